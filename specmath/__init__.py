@@ -1,0 +1,19 @@
+"""specmath: prove exactly that speculative decoding (and its classic cousins) is lossless.
+
+Notation everywhere: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)).
+"""
+
+from .exact import ExactResult, Limits, NotExactError, exact, exact_paths, exact_symbolic
+from .laws import Law, LawError, check_same_vocabulary, difference_table, point, tv_distance, uniform
+from .program import RESTART, Recur, coin, die, draw, tick
+from .sampled import sample, sample_many, sample_with_costs
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ExactResult", "Limits", "NotExactError", "exact", "exact_paths", "exact_symbolic",
+    "Law", "LawError", "check_same_vocabulary", "difference_table", "point", "tv_distance", "uniform",
+    "RESTART", "Recur", "coin", "die", "draw", "tick",
+    "sample", "sample_many", "sample_with_costs",
+]
