@@ -1,0 +1,34 @@
+"""The ``specmath`` command line. Each subcommand lives in ``specmath/commands/<name>.py`` with
+``configure(parser)`` and ``run(args) -> int``; add a module name to COMMANDS to expose one.
+Modules are imported lazily, so ``specmath verify`` never imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: subcommand -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "verify": ("specmath.commands.verify", "prove a sampler lossless: exact law vs target, TV distance, verdict"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="specmath", description="Exact proofs that speculative decoding is lossless.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+        importlib.import_module(module).configure(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(importlib.import_module(args._module).run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
