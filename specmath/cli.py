@@ -11,6 +11,7 @@ import sys
 
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "figures": ("specmath.commands.figures", "regenerate every file in figures/ from library plotting functions"),
     "verify": ("specmath.commands.verify", "prove a sampler lossless: exact law vs target, TV distance, verdict"),
 }
 
