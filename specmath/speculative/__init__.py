@@ -5,5 +5,7 @@ alpha = sum_x min(p(x), q(x)).
 """
 
 from .step import Rule, acceptance_rate, residual_law, speculative_step, standard_rule, step_law
+from .round import draft_block, round_law, speculative_round, verify_block
 
 __all__ = ["Rule", "acceptance_rate", "residual_law", "speculative_step", "standard_rule", "step_law"]
+__all__ += ["draft_block", "verify_block", "speculative_round", "round_law"]

@@ -1,0 +1,170 @@
+"""One speculative decoding round: draft gamma tokens, verify them in order, emit 1..gamma+1 tokens.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)). A toy LM is ``lm(context) -> Law`` (see ``specmath.toy_lm``).
+
+The round (Leviathan et al. 2023, Algorithm 1; Chen et al. 2023, Algorithm 2):
+
+1. draft: x_1 ~ q(. | prefix), x_2 ~ q(. | prefix x_1), ..., x_gamma (gamma draft passes);
+2. verify: one target pass gives p_i = p(. | prefix x_1..x_{i-1}) for i = 1..gamma+1 at once
+   (position t's logits predict token t+1, so all gamma+1 laws come out of one forward pass);
+3. for i = 1..gamma accept x_i with probability min(1, p_i(x_i)/q_i(x_i)); at the first rejection
+   emit y ~ norm(max(0, p_i - q_i)) and stop (the rest of the draft is discarded);
+4. if all gamma are accepted, emit a *bonus* token y ~ p_{gamma+1}.
+
+The round is written once as a sampling program from two blocks, ``draft_block`` and
+``verify_block``, so a variant (a bug, block verification) swaps one block and keeps the other.
+``exact(speculative_round, ...)`` is the reference meaning. ``round_law`` computes the same law by a
+direct recursion over the tree of accepted prefixes (much faster than replaying the program); the
+tests prove the two equal.
+
+Why the round is lossless: at every position the accept/resample step emits a token with law p_i
+exactly (``specmath.speculative.step``), and the next position's laws are conditioned on the token
+actually emitted, so the emitted tokens are a prefix of an autoregressive sample from p.
+
+References: Leviathan, Kalman, Matias, "Fast Inference from Transformers via Speculative Decoding",
+ICML 2023; Chen et al., "Accelerating Large Language Model Decoding with Speculative Sampling", 2023.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from fractions import Fraction
+
+from ..laws import Law, LawError, check_same_vocabulary, to_fraction
+from ..program import coin, draw, tick
+from .step import Rule, standard_rule
+
+__all__ = [
+    "LM",
+    "draft_block",
+    "verify_block",
+    "speculative_round",
+    "round_law",
+    "check_round_arguments",
+]
+
+#: a (toy) language model: context tuple -> next-token law
+LM = Callable[[tuple], Law]
+
+
+def check_round_arguments(prefix: object, gamma: object) -> tuple:
+    """Validate a round's prefix (a tuple/list of tokens) and gamma (an int >= 0); return the prefix tuple."""
+    if isinstance(prefix, (str, bytes)) or not isinstance(prefix, (tuple, list)):
+        raise LawError(f"prefix must be a tuple of tokens, got {type(prefix).__name__} {prefix!r}")
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 0:
+        raise LawError(f"gamma (draft tokens per round) must be an integer >= 0, got {gamma!r}")
+    return tuple(prefix)
+
+
+def draft_block(draft: LM, prefix: tuple, gamma: int):
+    """Sampling program: draft gamma tokens autoregressively, x_i ~ q(. | prefix x_1..x_{i-1}).
+
+    Returns ``(tokens, q_laws)``: the drafted tokens and the law q_i each one was drawn from (the
+    verifier must use exactly these laws). One "draft" request per draft pass.
+    """
+    tokens: tuple = ()
+    q_laws: tuple = ()
+    for _ in range(gamma):
+        q = draft(prefix + tokens)
+        x = yield draw(q, label="draft")
+        tokens += (x,)
+        q_laws += (q,)
+    return tokens, q_laws
+
+
+def verify_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple, rule: Rule = standard_rule):
+    """Sampling program: verify drafted ``tokens`` in order with ``rule``; return the emitted tuple.
+
+    One target forward pass (``tick("target")``) scores every position. Position i accepts x_i with
+    the rule's probability (standard: min(1, p_i(x_i)/q_i(x_i))); the first rejection emits a token
+    from the rule's resample law (standard: norm(max(0, p_i - q_i))) and ends the round; if all are
+    accepted a bonus token is drawn from p(. | prefix x_1..x_gamma).
+    """
+    if len(tokens) != len(q_laws):
+        raise LawError(f"verify_block got {len(tokens)} draft tokens but {len(q_laws)} draft laws")
+    # one forward pass over prefix + drafted tokens yields all gamma + 1 next-token laws
+    yield tick("target")
+    for i, (x, q) in enumerate(zip(tokens, q_laws, strict=True)):
+        # position i's law is conditioned on the accepted tokens x_1..x_{i-1}
+        p = target(prefix + tokens[:i])
+        check_same_vocabulary(p, q, p_name=f"target({prefix + tokens[:i]!r})", q_name="its draft law")
+        accept_probability, resample = rule(p, q, x)
+        accepted = yield coin(accept_probability, label="accept")
+        if not accepted:
+            if resample is None:
+                raise LawError(f"the rule rejected token {x!r} but gave no law to resample from")
+            y = yield draw(resample, label="resample")
+            return tokens[:i] + (y,)
+    # all gamma accepted: the last position's law is already computed, sample a bonus token
+    bonus = yield draw(target(prefix + tokens), label="bonus")
+    return tokens + (bonus,)
+
+
+def speculative_round(target: LM, draft: LM, prefix: tuple, gamma: int, rule: Rule = standard_rule):
+    """Sampling program for one round: ``draft_block`` then ``verify_block``; returns the emitted tuple."""
+    prefix = check_round_arguments(prefix, gamma)
+    tokens, q_laws = yield from draft_block(draft, prefix, gamma)
+    emitted = yield from verify_block(target, prefix, tokens, q_laws, rule)
+    return emitted
+
+
+def round_law(target: LM, draft: LM, prefix: tuple, gamma: int, rule: Rule | None = None) -> Law:
+    """Exact law of the tuple emitted by one round (lengths 1..gamma+1), by recursion over accepted prefixes.
+
+    For an accepted prefix a = x_1..x_k with probability w(a) (all accepted so far):
+
+        standard rule:  w(a x) = w(a) min(p_k(x), q_k(x))   and   P(emit a y) += w(a) max(0, p_k(y) - q_k(y)),
+        general rule:   w(a x) = w(a) q_k(x) acc(x)         and   P(emit a y) += w(a) sum_z q_k(z)(1 - acc(z)) R_z(y),
+        k = gamma:      P(emit a y) = w(a) p(y | prefix a)  (the bonus token).
+
+    Draft tokens after a rejection are discarded, so their laws sum out to 1. Equal to
+    ``exact(speculative_round, target, draft, prefix, gamma, rule).law`` (proved in the tests).
+    """
+    prefix = check_round_arguments(prefix, gamma)
+    out: dict[Hashable, Fraction] = {}
+    standard = rule is None or rule is standard_rule
+
+    def emit(sequence: tuple, weight: Fraction) -> None:
+        out[sequence] = out.get(sequence, Fraction(0)) + weight
+
+    def visit(accepted: tuple, weight: Fraction) -> None:
+        context = prefix + accepted
+        p = target(context)
+        if len(accepted) == gamma:
+            # bonus token from the target law after all gamma draft tokens
+            for y, py in p.items():
+                if py:
+                    emit(accepted + (y,), weight * py)
+            return
+        q = draft(context)
+        check_same_vocabulary(p, q, p_name=f"target({context!r})", q_name=f"draft({context!r})")
+        if standard:
+            for x, px in p.items():
+                qx = q[x]
+                # q(x) min(1, p(x)/q(x)) = min(p(x), q(x)) is the mass that keeps x
+                kept = min(px, qx)
+                if kept:
+                    visit(accepted + (x,), weight * kept)
+                # P(reject) residual(x) = (1 - alpha) max(0, p - q)(x) / (1 - alpha) = max(0, p(x) - q(x))
+                if px > qx:
+                    emit(accepted + (x,), weight * (px - qx))
+            return
+        for x, qx in q.items():
+            if not qx:
+                continue
+            accept, resample = rule(p, q, x)
+            a = to_fraction(accept, what=f"accept probability of token {x!r}")
+            if not 0 <= a <= 1:
+                raise LawError(f"the rule's accept probability for token {x!r} is {a}, not in [0, 1]")
+            if a:
+                visit(accepted + (x,), weight * qx * a)
+            if a < 1:
+                if resample is None:
+                    raise LawError(f"the rule rejected token {x!r} but gave no law to resample from")
+                for y, r in resample.items():
+                    if r:
+                        emit(accepted + (y,), weight * qx * (1 - a) * r)
+
+    visit((), Fraction(1))
+    return Law(out, name="round law")

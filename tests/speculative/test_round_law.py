@@ -1,0 +1,99 @@
+"""The round law computed by recursion equals the exact law of the round program (one program, two meanings)."""
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from specmath.exact import exact
+from specmath.laws import Law, LawError
+from specmath.speculative import round_law, speculative_round
+from specmath.toy_lm import ToyLM, random_toy_lm
+
+P_AB = Law({"A": Fraction(7, 10), "B": Fraction(3, 10)})
+Q_AB = Law({"A": Fraction(2, 5), "B": Fraction(3, 5)})
+
+
+def constant_lm(law: Law, name: str) -> ToyLM:
+    return ToyLM(lambda ctx: law, tuple(law), name=name)
+
+
+def test_round_law_equals_exact_law_of_round_program_for_two_token_world_gamma_1_to_3():
+    target, draft = constant_lm(P_AB, "p"), constant_lm(Q_AB, "q")
+    for gamma in range(1, 4):
+        assert round_law(target, draft, (), gamma) == exact(speculative_round, target, draft, (), gamma).law
+
+
+@settings(max_examples=12, deadline=None)
+@given(vocab=st.integers(1, 3), gamma=st.integers(0, 3), seed_p=st.integers(0, 10**6), seed_q=st.integers(0, 10**6))
+@example(vocab=1, gamma=2, seed_p=0, seed_q=0)
+@example(vocab=3, gamma=3, seed_p=5, seed_q=5)
+def test_round_law_equals_exact_law_of_round_program_for_random_toy_lms(vocab, gamma, seed_p, seed_q):
+    target, draft = random_toy_lm(vocab, seed_p), random_toy_lm(vocab, seed_q)
+    assert round_law(target, draft, (0,), gamma) == exact(speculative_round, target, draft, (0,), gamma).law
+
+
+def reject_everything_rule(p, q, x):
+    """A lossy rule: always reject and resample from q (so the round emits one draft-law token)."""
+    return Fraction(0), q
+
+
+def half_accept_rule(p, q, x):
+    """A lossy rule: accept every token with probability 1/2, resample from p."""
+    return Fraction(1, 2), p
+
+
+@pytest.mark.parametrize("rule", [reject_everything_rule, half_accept_rule])
+def test_round_law_follows_a_custom_rule_exactly_like_the_program(rule):
+    target, draft = random_toy_lm(3, 11), random_toy_lm(3, 12)
+    for gamma in (1, 2, 3):
+        assert round_law(target, draft, (1,), gamma, rule) == exact(speculative_round, target, draft, (1,), gamma, rule).law
+
+
+def test_round_emits_between_one_and_gamma_plus_one_tokens_and_the_bonus_only_after_all_accepted():
+    target, draft = constant_lm(P_AB, "p"), constant_lm(Q_AB, "q")
+    law = round_law(target, draft, (), 3)
+    assert {len(e) for e in law.support} == {1, 2, 3, 4}
+    # alpha = 7/10 here: P(all 3 accepted) = alpha^3, and then the bonus is drawn from p
+    alpha = Fraction(7, 10)
+    assert law.P(lambda e: len(e) == 4) == alpha**3
+
+
+def test_round_with_identical_target_and_draft_always_emits_gamma_plus_one_tokens():
+    lm = random_toy_lm(3, 4)
+    law = round_law(lm, lm, (), 2)
+    assert law.P(lambda e: len(e) == 3) == 1
+
+
+@pytest.mark.parametrize("bad_prefix", ["AB", 3, None])
+def test_round_rejects_a_prefix_that_is_not_a_tuple_of_tokens(bad_prefix):
+    lm = random_toy_lm(2, 0)
+    with pytest.raises(ValueError, match="prefix must be a tuple"):
+        round_law(lm, lm, bad_prefix, 1)
+
+
+@pytest.mark.parametrize("bad_gamma", [-1, 1.5, True])
+def test_round_rejects_a_gamma_that_is_not_a_nonnegative_integer(bad_gamma):
+    lm = random_toy_lm(2, 0)
+    with pytest.raises(ValueError, match="gamma"):
+        round_law(lm, lm, (), bad_gamma)
+
+
+def test_round_rejects_target_and_draft_over_different_vocabularies():
+    target, draft = random_toy_lm(2, 0), random_toy_lm(3, 0)
+    with pytest.raises(ValueError, match="different vocabularies"):
+        round_law(target, draft, (), 1)
+    with pytest.raises(ValueError, match="different vocabularies"):
+        exact(speculative_round, target, draft, (), 1)
+
+
+def test_round_rejects_a_rule_with_accept_probability_outside_zero_one():
+    lm = random_toy_lm(2, 0)
+    with pytest.raises(ValueError, match="not in \\[0, 1\\]"):
+        round_law(lm, random_toy_lm(2, 1), (), 1, lambda p, q, x: (Fraction(3, 2), p))
+
+
+def test_round_rejects_a_rule_that_rejects_without_a_resample_law():
+    with pytest.raises(LawError, match="no law to resample"):
+        round_law(random_toy_lm(2, 0), random_toy_lm(2, 1), (), 1, lambda p, q, x: (Fraction(0), None))
