@@ -4,8 +4,22 @@ Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
 """
 
-from .step import Rule, acceptance_rate, residual_law, speculative_step, standard_rule, step_law
+from .generate import (
+    autoregressive_generation,
+    autoregressive_law,
+    completed_round_law,
+    generate_law,
+    speculative_generation,
+)
 from .round import draft_block, round_law, speculative_round, verify_block
+from .step import Rule, acceptance_rate, residual_law, speculative_step, standard_rule, step_law
 
 __all__ = ["Rule", "acceptance_rate", "residual_law", "speculative_step", "standard_rule", "step_law"]
 __all__ += ["draft_block", "verify_block", "speculative_round", "round_law"]
+__all__ += [
+    "autoregressive_generation",
+    "autoregressive_law",
+    "completed_round_law",
+    "generate_law",
+    "speculative_generation",
+]
