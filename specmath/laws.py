@@ -50,8 +50,18 @@ def to_fraction(value: Any, *, what: str = "weight") -> Fraction:
         raise LawError(f"{what} {value!r} is a bool, not a number")
     if isinstance(value, Fraction):
         return value
-    if isinstance(value, (int, Rational)):
+    if isinstance(value, int) and type(value) is int:
         return Fraction(value)
+    if hasattr(value, "dtype"):  # numpy scalars: exactly via Python int / float
+        kind = getattr(value.dtype, "kind", "")
+        if kind in "iu":
+            return Fraction(int(value))
+        if kind == "f":
+            return to_fraction(float(value), what=what)
+        if kind == "b":
+            raise LawError(f"{what} {value!r} is a bool, not a number")
+    if isinstance(value, Rational):
+        return Fraction(int(value.numerator), int(value.denominator))
     if isinstance(value, float):
         if math.isnan(value):
             raise LawError(f"{what} is NaN")
@@ -63,13 +73,6 @@ def to_fraction(value: Any, *, what: str = "weight") -> Fraction:
             return Fraction(value)
         except (ValueError, ZeroDivisionError) as exc:
             raise LawError(f"{what} {value!r} is not a rational number") from exc
-    # numpy scalars and similar: go through float (exactly) or int.
-    if hasattr(value, "dtype"):
-        kind = getattr(value.dtype, "kind", "")
-        if kind in "iu":
-            return Fraction(int(value))
-        if kind == "f":
-            return to_fraction(float(value), what=what)
     raise LawError(f"{what} {value!r} of type {type(value).__name__} is not a number")
 
 

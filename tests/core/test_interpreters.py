@@ -1,0 +1,149 @@
+"""The two interpreters: exact enumeration (Fractions) and seeded sampling, on small programs."""
+
+from collections import Counter
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy
+
+from specmath import RESTART, Law, Limits, NotExactError, Recur, coin, die, draw, exact, exact_paths, exact_symbolic, tick
+from specmath.sampled import sample, sample_with_costs
+from specmath.stats import detectable_tv, g_test
+
+
+def two_dice_sum():
+    a = yield die(6)
+    b = yield die(6)
+    return a + b
+
+
+def test_exact_law_of_two_dice_is_the_triangle():
+    law = exact(two_dice_sum).law
+    assert law == Law({s: Fraction(6 - abs(s - 7), 36) for s in range(2, 13)})
+
+
+def geometric_until_six():
+    r = yield die(6, label="roll")
+    return "six" if r == 6 else RESTART
+
+
+def test_restart_is_normalised_and_costs_are_exact():
+    result = exact(geometric_until_six)
+    assert result.law == Law({"six": 1})
+    assert result.expected_cost("roll") == 6  # geometric with success 1/6
+    assert result.attempt_restart_probability == Fraction(5, 6)
+
+
+def count_heads_until_tail(heads: int):
+    # a state machine: state = heads so far (capped), solved as an absorbing Markov chain
+    flip = yield coin(Fraction(1, 2), label="flip")
+    if not flip:
+        return min(heads, 3)
+    return Recur(count_heads_until_tail, min(heads + 1, 3))
+
+
+def test_recur_state_machine_is_solved_exactly():
+    result = exact(count_heads_until_tail, 0)
+    assert result.law == Law({0: "1/2", 1: "1/4", 2: "1/8", 3: "1/8"})
+    assert result.expected_cost("flip") == 2
+    assert result.states == 4
+
+
+def never_returns():
+    yield coin(Fraction(1, 2))
+    return RESTART
+
+
+def ping():
+    yield tick("ping")
+    return Recur(pong)
+
+
+def pong():
+    yield tick("pong")
+    return Recur(ping)
+
+
+def endless_loop():
+    while True:
+        yield coin(Fraction(1, 2))
+
+
+def forgets_to_return():
+    yield coin(Fraction(1, 2))
+
+
+def test_programs_that_do_not_halt_raise_instead_of_hanging():
+    with pytest.raises(NotExactError, match="probability 1"):
+        exact(never_returns)
+    with pytest.raises(NotExactError):
+        exact(ping)
+    with pytest.raises(NotExactError, match="RESTART or Recur"):
+        exact(endless_loop, limits=Limits(max_depth=50))
+    with pytest.raises(NotExactError, match="returned None"):
+        exact(forgets_to_return)
+    with pytest.raises(NotExactError, match="no outcome"):
+        sample(never_returns, rng=np.random.default_rng(0), max_attempts=100)
+
+
+def test_exact_paths_list_each_leaf_with_its_answers():
+    paths = exact_paths(two_dice_sum)
+    assert len(paths) == 36 and all(p.probability == Fraction(1, 36) for p in paths)
+    assert paths[0].steps == (("die", 1), ("die", 1)) and paths[0].end == 2
+
+
+def biased(p):
+    x = yield coin(p)
+    y = yield coin(p)
+    return (x, y)
+
+
+def test_symbolic_interpreter_keeps_the_bias_as_a_symbol():
+    p = sympy.Symbol("p", positive=True)
+    law, _ = exact_symbolic(biased, p)
+    assert sympy.simplify(law[(True, False)] - p * (1 - p)) == 0
+
+
+def test_sampler_refuses_global_randomness():
+    with pytest.raises(TypeError, match="numpy.random.Generator"):
+        sample(two_dice_sum, rng=None)
+
+
+def test_same_seed_gives_the_same_samples():
+    a = [sample(two_dice_sum, rng=np.random.default_rng(7)) for _ in range(3)]
+    b = [sample(two_dice_sum, rng=np.random.default_rng(7)) for _ in range(3)]
+    assert a == b
+
+
+def test_sampled_interpreter_agrees_with_the_exact_one_g_test():
+    """Power: with N = 40000 samples over 11 cells at alpha = 1e-6, any sampler whose law is at TV
+    >= detectable_tv (about 0.022) from the exact law is rejected with probability >= 0.99."""
+    rng = np.random.default_rng(2024)
+    n = 40_000
+    counts = Counter(sample(two_dice_sum, rng=rng) for _ in range(n))
+    law = exact(two_dice_sum).law
+    eps = detectable_tv(law, n, alpha=1e-6, power=0.99)
+    assert eps < 0.025, eps
+    result = g_test(counts, law)
+    assert result.p_value > 1e-6, result
+    # the same test rejects a sampler that is off by eps (the negative control for its power)
+    lossy = Law.from_weights({s: (w + (Fraction(3, 100) if s == 7 else 0)) for s, w in law.items()})
+    bad_counts = Counter(np.random.default_rng(5).choice(list(lossy), size=n, p=[float(lossy[s]) for s in lossy]))
+    assert g_test(bad_counts, law).p_value < 1e-6
+
+
+def test_costs_are_counted_per_label_on_the_sampled_side():
+    _, costs = sample_with_costs(geometric_until_six, rng=np.random.default_rng(1))
+    assert costs["roll"] >= 1
+
+
+def test_draw_requires_a_law_and_coin_a_probability():
+    with pytest.raises(TypeError):
+        draw({"A": 1})
+    with pytest.raises(ValueError, match="must lie in"):
+        coin(Fraction(3, 2))
+    with pytest.raises(ValueError, match="NaN"):
+        coin(float("nan"))
+    with pytest.raises(ValueError, match="positive integer"):
+        die(0)
