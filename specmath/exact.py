@@ -227,8 +227,8 @@ def _solve(summaries: list[dict], simplify: Callable[[Any], Any]) -> tuple[dict,
         stay = simplify(1 - r)
         if stay == 0:
             raise NotExactError("the program restarts with probability 1: it never returns")
-        law = {x: simplify(w / stay) for x, w in summaries[0]["A"].items()}
-        costs = {c: simplify(v / stay) for c, v in summaries[0]["C"].items()}
+        law = {x: simplify(_divide(w, stay)) for x, w in summaries[0]["A"].items()}
+        costs = {c: simplify(_divide(v, stay)) for c, v in summaries[0]["C"].items()}
         return law, costs
     m = len(outcomes) + len(labels)
     # augmented matrix [I - T | A | C]
@@ -256,7 +256,7 @@ def _solve(summaries: list[dict], simplify: Callable[[Any], Any]) -> tuple[dict,
             )
         rows[col], rows[pivot] = rows[pivot], rows[col]
         pv = rows[col][col]
-        rows[col] = [simplify(v / pv) for v in rows[col]]
+        rows[col] = [simplify(_divide(v, pv)) for v in rows[col]]
         for r in range(n):
             if r != col and rows[r][col] != 0:
                 factor = rows[r][col]
@@ -265,6 +265,13 @@ def _solve(summaries: list[dict], simplify: Callable[[Any], Any]) -> tuple[dict,
     law = {x: start[n + a] for a, x in enumerate(outcomes)}
     costs = {c: start[n + len(outcomes) + b] for b, c in enumerate(labels)}
     return law, costs
+
+
+def _divide(x: Any, y: Any) -> Any:
+    """x / y, kept exact when both are plain ints (int / int would make a float in Python)."""
+    if isinstance(x, int) and isinstance(y, int):
+        return Fraction(x, y)
+    return x / y
 
 
 def _identity(x: Any) -> Any:
