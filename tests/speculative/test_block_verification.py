@@ -1,0 +1,92 @@
+"""Block verification (Sun et al. 2024) is lossless and never accepts fewer tokens than token-wise."""
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from specmath.exact import exact
+from specmath.laws import Law, LawError
+from specmath.speculative import autoregressive_law, round_law
+from specmath.speculative.block import (
+    PAPER_EXAMPLE,
+    block_generation_law,
+    block_round,
+    block_round_law,
+    block_verify,
+    block_vs_tokenwise,
+    block_weights,
+)
+from specmath.speculative.variants import completion_law_of
+from specmath.toy_lm import ToyLM, random_toy_lm
+
+
+def test_block_verification_reproduces_the_papers_example_10_9_vs_11_9():
+    target, draft = PAPER_EXAMPLE
+    assert block_vs_tokenwise(target, draft, (), 2) == {"token-wise": Fraction(10, 9), "block": Fraction(11, 9)}
+
+
+@pytest.mark.parametrize("gamma", [1, 2, 3])
+def test_block_generation_law_equals_autoregressive_law_on_the_papers_example(gamma):
+    target, draft = PAPER_EXAMPLE
+    assert block_generation_law(target, draft, (), gamma, 4) == autoregressive_law(target, (), 4)
+
+
+def test_block_round_with_gamma_1_is_the_standard_step():
+    target, draft = random_toy_lm(4, 3), random_toy_lm(4, 9)
+    assert block_round_law(target, draft, (), 1) == round_law(target, draft, (), 1)
+
+
+@settings(max_examples=12, deadline=None)
+@given(vocab=st.integers(1, 3), gamma=st.integers(1, 3), seed_p=st.integers(0, 10**6), seed_q=st.integers(0, 10**6))
+@example(vocab=3, gamma=3, seed_p=1, seed_q=101)
+@example(vocab=2, gamma=2, seed_p=0, seed_q=0)  # p == q: nothing is ever rejected
+def test_block_round_is_lossless_and_accepts_at_least_as_much_as_token_wise_for_random_toy_lms(vocab, gamma, seed_p, seed_q):
+    target, draft = random_toy_lm(vocab, seed_p), random_toy_lm(vocab, seed_q)
+    law = block_round_law(target, draft, (), gamma)
+    # what one round emits, continued by plain target sampling, is an autoregressive sample
+    assert completion_law_of(law, target, (), gamma + 1) == autoregressive_law(target, (), gamma + 1)
+    compared = block_vs_tokenwise(target, draft, (), gamma)
+    assert compared["block"] >= compared["token-wise"]
+
+
+def test_block_generation_over_several_rounds_equals_autoregressive_law_for_context_dependent_lms():
+    target, draft = random_toy_lm(3, 1), random_toy_lm(3, 101)
+    assert block_generation_law(target, draft, (0,), 2, 4) == autoregressive_law(target, (0,), 4)
+
+
+def test_block_verification_is_strictly_better_on_a_context_dependent_pair():
+    target, draft = random_toy_lm(3, 1), random_toy_lm(3, 101)
+    compared = block_vs_tokenwise(target, draft, (), 3)
+    assert compared["block"] == Fraction(10889, 18480) > compared["token-wise"] == Fraction(168541, 332640)
+
+
+def test_block_weights_follow_the_running_minimum_formula():
+    target, draft = PAPER_EXAMPLE
+    p, q = target(()), draft(())
+    weights, stops, _ = block_weights((p, p, p), ("a", "a"), (q, q))
+    # w_1 = min(1, (1/3)/(2/3)) = 1/2, w_2 = min(1, 1/2 * 1/2) = 1/4; h_2 = w_2
+    assert weights == [1, Fraction(1, 2), Fraction(1, 4)]
+    assert stops[2] == Fraction(1, 4)
+    # h_1: r_1 = max(0, p/2 - q) = {a: 0, b: 0} -> nothing to resample after one token
+    assert stops[1] == 0
+
+
+def test_block_verify_rejects_a_draft_token_of_draft_probability_zero():
+    q = Law({"a": 1, "b": 0})
+    target = ToyLM(lambda c: Law({"a": Fraction(1, 2), "b": Fraction(1, 2)}), ("a", "b"))
+    with pytest.raises(LawError, match="draft probability 0"):
+        exact(block_verify, target, (), ("b",), (q,))
+
+
+def test_block_verify_rejects_mismatched_tokens_and_laws():
+    target, _ = PAPER_EXAMPLE
+    with pytest.raises(LawError, match="2 draft tokens but 1 draft laws"):
+        exact(block_verify, target, (), ("a", "b"), (target(()),))
+
+
+def test_block_round_rejects_a_negative_gamma():
+    target, draft = PAPER_EXAMPLE
+    with pytest.raises(LawError, match="gamma"):
+        exact(block_round, target, draft, (), -1)
