@@ -4,6 +4,7 @@ Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
 """
 
+from .costs import expected_round_tokens, expected_target_passes, target_passes_per_token
 from .generate import (
     autoregressive_generation,
     autoregressive_law,
@@ -23,3 +24,4 @@ __all__ += [
     "generate_law",
     "speculative_generation",
 ]
+__all__ += ["expected_round_tokens", "expected_target_passes", "target_passes_per_token"]

@@ -1,0 +1,146 @@
+"""Closed forms for speculative decoding: tokens per round, the speedup model, the optimal gamma.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)) = P(a draft token is accepted), c = cost of one draft pass divided
+by the cost of one target pass.
+
+With a constant acceptance rate alpha (the same at every position), the number of tokens one round
+emits is 1 + (number of accepted draft tokens, capped at gamma), so (Leviathan et al. 2023, Eq. 1)
+
+    E[tokens per round] = sum_{k=0}^{gamma} alpha^k = (1 - alpha^(gamma+1)) / (1 - alpha),
+
+and a round costs gamma draft passes plus one target pass, gamma*c + 1 target-pass units, so the
+wall-time improvement over plain decoding (one target pass per token) is (their Theorem 3.8)
+
+    speedup(alpha, gamma, c) = (1 - alpha^(gamma+1)) / ((1 - alpha) (gamma*c + 1)).
+
+Exact arithmetic: ints, Fractions and strings give Fractions; floats give floats.
+
+References: Leviathan, Kalman, Matias, "Fast Inference from Transformers via Speculative
+Decoding", ICML 2023, Sections 3.1-3.4. The worked example is the seed article's (3 tokens per
+round at 10 ms a token, against a 3 ms draft and a 12 ms verification).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .laws import LawError, to_fraction
+
+__all__ = [
+    "expected_tokens_per_round",
+    "speedup",
+    "optimal_gamma",
+    "speedup_from_timings",
+    "article_speedup_example",
+    "alpha_for_expected_tokens",
+]
+
+Number = Fraction | float
+
+
+def _number(value: object, what: str) -> Number:
+    """Floats stay floats; everything else is converted to a Fraction exactly."""
+    exact_value = to_fraction(value, what=what)  # rejects NaN, infinities and non-numbers
+    return value if isinstance(value, float) else exact_value
+
+
+def _alpha(alpha: object) -> Number:
+    a = _number(alpha, "alpha")
+    if not 0 <= a <= 1:
+        raise LawError(f"alpha (acceptance rate) must lie in [0, 1], got {alpha!r}")
+    return a
+
+
+def _gamma(gamma: object) -> int:
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 0:
+        raise LawError(f"gamma (draft tokens per round) must be an integer >= 0, got {gamma!r}")
+    return gamma
+
+
+def _cost_ratio(c: object) -> Number:
+    value = _number(c, "c (draft/target cost ratio)")
+    if value < 0:
+        raise LawError(f"c (draft/target cost ratio) must be >= 0, got {c!r}")
+    return value
+
+
+def expected_tokens_per_round(alpha: object, gamma: int) -> Number:
+    """E[tokens per round] = (1 - alpha^(gamma+1)) / (1 - alpha) = sum_{k=0}^{gamma} alpha^k (gamma + 1 at alpha = 1)."""
+    a, g = _alpha(alpha), _gamma(gamma)
+    if a == 1:
+        # the geometric sum has gamma + 1 terms equal to 1
+        return a * (g + 1)
+    # geometric series: the round reaches position k+1 with probability alpha^k
+    return (1 - a ** (g + 1)) / (1 - a)
+
+
+def speedup(alpha: object, gamma: int, c: object) -> Number:
+    """Walltime improvement (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma*c + 1)) over plain decoding."""
+    tokens = expected_tokens_per_round(alpha, gamma)
+    # one round costs gamma draft passes (c each) and one target pass
+    return tokens / (_gamma(gamma) * _cost_ratio(c) + 1)
+
+
+def optimal_gamma(alpha: object, c: object) -> int:
+    """The gamma >= 0 maximising ``speedup(alpha, gamma, c)`` (the smallest one on ties).
+
+    Search stops once the bound speedup(gamma') <= 1 / ((1 - alpha)(gamma' c + 1)) for every
+    gamma' >= gamma falls to the best value found. Raises ValueError when no finite gamma is optimal
+    (c = 0 with alpha > 0, or alpha = 1 with c < 1: the speedup then grows with gamma forever).
+    """
+    a, cost = _alpha(alpha), _cost_ratio(c)
+    if a == 0:
+        return 0  # nothing is ever accepted: speculating only adds draft cost
+    if a == 1:
+        if cost < 1:
+            raise LawError(f"alpha = 1 and c = {c} < 1: the speedup (gamma+1)/(gamma c+1) grows with gamma, no optimum")
+        return 0
+    if cost == 0:
+        raise LawError(f"c = 0 with alpha = {alpha}: free drafts make the speedup grow with gamma, no optimum")
+    best_gamma, best = 0, speedup(a, 0, cost)
+    gamma = 1
+    # every later gamma' has speedup < 1 / ((1 - alpha)(gamma' c + 1)); stop when that bound is beaten
+    while 1 / ((1 - a) * (gamma * cost + 1)) > best:
+        value = speedup(a, gamma, cost)
+        if value > best:
+            best_gamma, best = gamma, value
+        gamma += 1
+    return best_gamma
+
+
+def speedup_from_timings(tokens_per_round: object, decode_time: object, draft_time: object, verify_time: object) -> Number:
+    """Speedup = E[tokens per round] * T_decode / (T_draft + T_verify) (time per token, plain vs speculative)."""
+    tokens = _number(tokens_per_round, "tokens per round")
+    times = [_number(t, name) for t, name in ((decode_time, "decode time"), (draft_time, "draft time"), (verify_time, "verify time"))]
+    if tokens < 1:
+        raise LawError(f"a round emits at least one token, got tokens per round = {tokens_per_round!r}")
+    if any(t < 0 for t in times) or times[1] + times[2] == 0:
+        raise LawError(f"times must be >= 0 with a positive round time, got {decode_time!r}, {draft_time!r}, {verify_time!r}")
+    decode, draft, verify = times
+    # plain decoding spends T_decode per token; a round spends T_draft + T_verify for E[tokens] tokens
+    return tokens * decode / (draft + verify)
+
+
+def article_speedup_example() -> Fraction:
+    """The article's worked example: 3 tokens per round, 10 ms/token decode, 3 ms draft, 12 ms verify -> 2."""
+    return speedup_from_timings(3, 10, 3, 12)
+
+
+def alpha_for_expected_tokens(tokens: float, gamma: int, *, tolerance: float = 1e-12) -> float:
+    """The alpha in [0, 1] with (1 - alpha^(gamma+1)) / (1 - alpha) = tokens, by bisection (floats).
+
+    The left side increases from 1 (alpha = 0) to gamma + 1 (alpha = 1), so a root exists iff
+    1 <= tokens <= gamma + 1. (E.g. the article's 3 tokens per round with gamma = 4 need alpha ~ 0.741.)
+    """
+    g = _gamma(gamma)
+    if not 1 <= tokens <= g + 1:
+        raise LawError(f"a round with gamma = {g} emits between 1 and {g + 1} tokens on average, not {tokens}")
+    lo, hi = 0.0, 1.0
+    while hi - lo > tolerance:
+        mid = (lo + hi) / 2
+        if float(expected_tokens_per_round(mid, g)) < tokens:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
