@@ -1,0 +1,97 @@
+"""Multi-draft recursive rejection sampling (SpecInfer-style) and one-hot n-gram drafts are lossless."""
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from specmath.exact import exact
+from specmath.laws import Law, LawError
+from specmath.speculative import autoregressive_law, round_law
+from specmath.speculative.block import PAPER_EXAMPLE
+from specmath.speculative.multidraft import (
+    accepted_length_against_k,
+    multidraft_acceptance,
+    multidraft_generation_law,
+    multidraft_round_law,
+    multidraft_step,
+    multidraft_step_law,
+    one_hot,
+    one_hot_drafter,
+)
+from specmath.speculative.variants import completion_law_of
+from specmath.toy_lm import random_toy_lm
+
+VOCAB = (0, 1, 2)
+weights = st.lists(st.integers(0, 6), min_size=3, max_size=3).filter(any)
+
+
+def law(ws):
+    return Law.from_weights(dict(zip(VOCAB, ws)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(p=weights, qs=st.lists(weights, min_size=1, max_size=3))
+@example(p=[1, 1, 1], qs=[[1, 1, 1], [1, 1, 1]])  # p == q: the first draft is always accepted
+@example(p=[1, 0, 0], qs=[[0, 1, 0], [0, 0, 1]])  # disjoint supports: every draft is rejected
+def test_multidraft_step_emits_the_target_law_and_its_acceptance_matches_the_residual_chain(p, qs):
+    p, q_laws = law(p), tuple(law(q) for q in qs)
+    result = exact(multidraft_step, p, q_laws)
+    assert result.law == p
+    # the final resample happens exactly when all k drafts are rejected
+    assert 1 - result.expected_cost("resample") == multidraft_acceptance(p, q_laws)
+
+
+@settings(max_examples=30, deadline=None)
+@given(p=weights, tokens=st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3))
+@example(p=[2, 1, 0], tokens=[2, 2])  # a zero-probability proposal, proposed twice
+def test_deterministic_one_hot_drafts_are_lossless_and_accept_with_the_proposed_mass(p, tokens):
+    p = law(p)
+    q_laws = tuple(one_hot(t, VOCAB) for t in tokens)
+    assert multidraft_step_law(p, q_laws) == p
+    # distinct proposals are accepted with the target mass they cover
+    assert multidraft_acceptance(p, q_laws) == sum((p[t] for t in set(tokens)), Fraction(0))
+
+
+def test_acceptance_grows_with_k_on_the_paper_example_2_3_then_7_9_then_23_27():
+    target, draft = PAPER_EXAMPLE
+    p, q = target(()), draft(())
+    assert [multidraft_acceptance(p, (q,) * k) for k in (1, 2, 3)] == [Fraction(2, 3), Fraction(7, 9), Fraction(23, 27)]
+
+
+def test_multidraft_round_with_one_draft_is_the_token_wise_round():
+    target, draft = random_toy_lm(3, 1), random_toy_lm(3, 101)
+    assert multidraft_round_law(target, (draft,), (), 2) == round_law(target, draft, (), 2)
+
+
+@settings(max_examples=8, deadline=None)
+@given(vocab=st.integers(1, 3), k=st.integers(1, 3), seed_p=st.integers(0, 10**6), seed_q=st.integers(0, 10**6))
+@example(vocab=3, k=3, seed_p=1, seed_q=101)
+def test_multidraft_round_is_lossless_for_random_context_dependent_toy_lms(vocab, k, seed_p, seed_q):
+    target = random_toy_lm(vocab, seed_p)
+    drafts = tuple(random_toy_lm(vocab, seed_q + j) for j in range(k))  # k different drafters
+    law_ = multidraft_round_law(target, drafts, (), 2)
+    assert completion_law_of(law_, target, (), 3) == autoregressive_law(target, (), 3)
+
+
+def test_generation_with_an_ngram_drafter_and_a_model_drafter_equals_autoregressive_law():
+    target, draft = random_toy_lm(3, 1), random_toy_lm(3, 101)
+    ngram = one_hot_drafter(lambda c: c[-1] if c else 0, VOCAB, name="repeat-last-token lookup")
+    assert multidraft_generation_law(target, (ngram, draft), (2,), 2, 3) == autoregressive_law(target, (2,), 3)
+
+
+def test_expected_accepted_length_grows_with_k_on_the_paper_example():
+    target, draft = PAPER_EXAMPLE
+    assert accepted_length_against_k(target, draft, (), 2, [1, 2, 3]) == {
+        1: Fraction(10, 9),
+        2: Fraction(4, 3),
+        3: Fraction(1087, 729),
+    }
+
+
+def test_multidraft_rejects_an_empty_list_of_drafts_and_a_token_outside_the_vocabulary():
+    with pytest.raises(LawError, match="k >= 1"):
+        multidraft_step_law(law([1, 1, 1]), ())
+    with pytest.raises(LawError, match="not in the vocabulary"):
+        one_hot(7, VOCAB)
