@@ -13,6 +13,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "figures": ("specmath.commands.figures", "regenerate every file in figures/ from library plotting functions"),
     "verify": ("specmath.commands.verify", "prove a sampler lossless: exact law vs target, TV distance, verdict"),
+    "verify-rule": ("specmath.commands.verify_rule", "check a user's rule(p, q, x): lossless on a battery, or the smallest counterexample"),
     "article": ("specmath.commands.article", "check every number the article states against its exact value"),
 }
 

@@ -13,6 +13,7 @@ from .generate import (
     speculative_generation,
 )
 from .round import draft_block, round_law, speculative_round, verify_block
+from .rules import RuleReport, verify_rule
 from .step import Rule, acceptance_rate, residual_law, speculative_step, standard_rule, step_law
 
 __all__ = ["Rule", "acceptance_rate", "residual_law", "speculative_step", "standard_rule", "step_law"]
@@ -25,3 +26,4 @@ __all__ += [
     "speculative_generation",
 ]
 __all__ += ["expected_round_tokens", "expected_target_passes", "target_passes_per_token"]
+__all__ += ["RuleReport", "verify_rule"]
