@@ -13,6 +13,7 @@ from .generate import (
     speculative_generation,
 )
 from .round import draft_block, round_law, speculative_round, verify_block
+from .round_proof import RoundProof, prove_round
 from .rules import RuleReport, verify_rule
 from .step import Rule, acceptance_rate, residual_law, speculative_step, standard_rule, step_law
 
@@ -27,3 +28,4 @@ __all__ += [
 ]
 __all__ += ["expected_round_tokens", "expected_target_passes", "target_passes_per_token"]
 __all__ += ["RuleReport", "verify_rule"]
+__all__ += ["RoundProof", "prove_round"]
