@@ -18,22 +18,25 @@ def plot_two_token_paths():
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     tokens = ["A", "B"]
     bottoms = {t: 0.0 for t in tokens}
-    colors = {True: "#4C72B0", False: "#DD8452"}
+    # one colour per path: (draft token, accepted?)
+    colors = {("A", True): "#4C72B0", ("B", True): "#55A868", ("B", False): "#C44E52", ("A", False): "#DD8452"}
     for row in rows:
         out = row["output"]
         label = f"draft {row['draft']}, " + ("accepted" if row["accepted"] else f"rejected -> resample {row['resampled']}")
         h = float(row["probability"])
-        ax.bar(tokens.index(out), h, bottom=bottoms[out], color=colors[row["accepted"]] if row["draft"] == "A" else ("#55A868" if row["accepted"] else "#C44E52"), edgecolor="white", label=f"{label}: {row['probability']}")
+        ax.bar(tokens.index(out), h, bottom=bottoms[out], color=colors[(row["draft"], row["accepted"])],
+               edgecolor="white", label=f"{label}: {row['probability']}")
         bottoms[out] += h
     for i, t in enumerate(tokens):
-        ax.hlines(float(two_token.TARGET[t]), i - 0.45, i + 0.45, colors="black", linestyles="--")
+        ax.hlines(float(two_token.TARGET[t]), i - 0.45, i + 0.45, colors="black", linestyles="--",
+                  label="target p(x)" if i == 0 else None)
         ax.text(i + 0.47, float(two_token.TARGET[t]), f"p({t}) = {two_token.TARGET[t]}", va="center", fontsize=8)
-        ax.plot(i - 0.3, float(two_token.DRAFT[t]), "v", color="gray")
+        ax.plot(i - 0.3, float(two_token.DRAFT[t]), "v", color="gray", label="draft q(x)" if i == 0 else None)
     ax.set_xticks([0, 1], tokens)
     ax.set_ylabel("probability")
     ax.set_title("Two-token world: the three paths add up to p exactly")
     ax.legend(fontsize=8, loc="upper right")
-    ax.set_ylim(0, 0.9)
+    ax.set_ylim(0, 1.2)
     return fig
 
 
@@ -55,6 +58,7 @@ def plot_rand7_levels():
     probs = [article.expected_cost(k) for k in levels]
     ax2.bar(levels, [float(p) for p in probs], color="#55A868")
     ax2.set_yscale("log")
+    ax2.set_ylim(1e-3, 3)
     for i, p in enumerate(probs):
         ax2.text(i, float(p) * 1.15, f"{p}", ha="center", fontsize=9)
     ax2.set_ylabel("P(output produced here)")

