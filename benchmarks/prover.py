@@ -18,7 +18,8 @@ Prints, in one run:
 
 Run:  .venv/bin/python benchmarks/prover.py            (full, a few minutes)
       .venv/bin/python benchmarks/prover.py --quick    (headline and ratios only)
-Timings are wall-clock seconds of one run each; on a shared machine they are noisy.
+Timings are of one run each: CPU seconds of this process (``time.process_time``, robust to other
+jobs sharing the machine; the frontier uses them) and wall-clock seconds (noisy when shared).
 """
 
 from __future__ import annotations
@@ -32,36 +33,36 @@ from specmath.speculative.round_proof import prove_round
 from specmath.toy_lm import random_toy_lm
 
 VOCABULARIES = [2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 256]
+VOCABULARIES += [320, 384, 448, 512, 640, 768, 1024]
 
 
-def literal_proof(vocab: int, gamma: int, seed: int = 0) -> tuple[bool, float]:
-    """completed_round_law == autoregressive_law on fresh random toy LMs; return (lossless, seconds)."""
+def timed(fn, *args) -> tuple[object, float, float]:
+    """(result, CPU seconds, wall seconds) of fn(*args)."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = fn(*args)
+    return result, time.process_time() - cpu, time.perf_counter() - wall
+
+
+def literal_proof(vocab: int, gamma: int, seed: int = 0) -> tuple[bool, float, float]:
+    """completed_round_law == autoregressive_law on fresh random toy LMs; (lossless, CPU s, wall s)."""
     target, draft = random_toy_lm(vocab, seed), random_toy_lm(vocab, seed + 1)
-    start = time.perf_counter()
-    lossless = completed_round_law(target, draft, (0,), gamma) == autoregressive_law(target, (0,), gamma + 1)
-    return lossless, time.perf_counter() - start
+    return timed(lambda: completed_round_law(target, draft, (0,), gamma) == autoregressive_law(target, (0,), gamma + 1))
 
 
-def positional_proof(vocab: int, gamma: int, seed: int = 0) -> tuple[bool, float]:
-    """prove_round on fresh random toy LMs; return (lossless, seconds)."""
+def positional_proof(vocab: int, gamma: int, seed: int = 0) -> tuple[bool, float, float]:
+    """prove_round on fresh random toy LMs; (lossless, CPU s, wall s)."""
     target, draft = random_toy_lm(vocab, seed), random_toy_lm(vocab, seed + 1)
-    start = time.perf_counter()
-    lossless = prove_round(target, draft, (0,), gamma).lossless
-    return lossless, time.perf_counter() - start
+    return timed(lambda: prove_round(target, draft, (0,), gamma).lossless)
 
 
 def replay_vs_recursion(vocab: int, gamma: int, seed: int = 0) -> tuple[float, float, bool]:
-    """Seconds of exact(speculative_round).law and of round_law on the same pair, and whether they agree."""
+    """CPU seconds of exact(speculative_round).law and of round_law on the same pair, and whether they agree."""
     target, draft = random_toy_lm(vocab, seed), random_toy_lm(vocab, seed + 1)
-    start = time.perf_counter()
-    replay = exact(speculative_round, target, draft, (0,), gamma).law
-    middle = time.perf_counter()
+    replay, replay_cpu, _ = timed(lambda: exact(speculative_round, target, draft, (0,), gamma).law)
     # fresh LMs, so neither side profits from the other's cached laws
     target, draft = random_toy_lm(vocab, seed), random_toy_lm(vocab, seed + 1)
-    middle2 = time.perf_counter()
-    direct = round_law(target, draft, (0,), gamma)
-    end = time.perf_counter()
-    return middle - start, end - middle2, replay == direct
+    direct, direct_cpu, _ = timed(lambda: round_law(target, draft, (0,), gamma))
+    return replay_cpu, direct_cpu, replay == direct
 
 
 def frontier(limit: float, gammas: range) -> list[tuple[int, int, float]]:
@@ -74,9 +75,9 @@ def frontier(limit: float, gammas: range) -> list[tuple[int, int, float]]:
                 predicted = last[1] * (vocab / last[0]) ** (gamma + 1)
                 if predicted > 2.5 * limit:
                     break
-            lossless, seconds = positional_proof(vocab, gamma)
+            lossless, seconds, wall = positional_proof(vocab, gamma)
             assert lossless, f"round not lossless at V={vocab}, gamma={gamma}"
-            print(f"  gamma={gamma} V={vocab:>3}: {seconds:7.3f} s")
+            print(f"  gamma={gamma} V={vocab:>4}: {seconds:7.3f} s CPU ({wall:.3f} s wall)", flush=True)
             if seconds > limit:
                 break
             best, best_time, last = vocab, seconds, (vocab, seconds)
@@ -93,20 +94,20 @@ def main() -> None:
 
     print("headline: one round, gamma=4, V=8, context-dependent toy LMs (target < 2 s):")
     for name, check in (("literal C == AR", literal_proof), ("by positions", positional_proof)):
-        lossless, seconds = check(8, 4)
-        print(f"  {name:<16} lossless={lossless}  {seconds:.3f} s")
+        lossless, seconds, wall = check(8, 4)
+        print(f"  {name:<16} lossless={lossless}  {seconds:.3f} s CPU  ({wall:.3f} s wall)")
 
     print("\nreplay interpreter vs direct recursion (round law only):")
-    print(f"  {'V':>3} {'gamma':>5} {'exact(program) s':>17} {'round_law s':>12} {'ratio':>8} equal")
-    for vocab, gamma in [(2, 2), (3, 3), (4, 3), (4, 4), (8, 2), (8, 3)]:
+    print(f"  {'V':>3} {'gamma':>5} {'exact(program) CPU s':>21} {'round_law CPU s':>16} {'ratio':>8} equal")
+    for vocab, gamma in [(2, 2), (3, 3), (4, 3), (4, 4), (8, 2), (8, 3), (8, 4)]:
         replay, direct, equal = replay_vs_recursion(vocab, gamma)
-        print(f"  {vocab:>3} {gamma:>5} {replay:>17.3f} {direct:>12.4f} {replay / direct:>8.1f} {equal}")
+        print(f"  {vocab:>3} {gamma:>5} {replay:>21.3f} {direct:>16.4f} {replay / direct:>8.1f} {equal}")
     if args.quick:
         return
 
-    print(f"\nfrontier: the largest vocabulary proving one round within {args.limit:g} s, per gamma:")
+    print(f"\nfrontier: the largest vocabulary proving one round within {args.limit:g} CPU s, per gamma:")
     rows = frontier(args.limit, range(1, args.max_gamma + 1))
-    print(f"\n  {'gamma':>5} {'largest V':>9} {'seconds':>8}")
+    print(f"\n  {'gamma':>5} {'largest V':>9} {'CPU s':>8}")
     for gamma, vocab, seconds in rows:
         print(f"  {gamma:>5} {vocab if vocab else '-':>9} {seconds:>8.3f}")
 
