@@ -78,7 +78,7 @@ def multidraft_step(p: Law, q_laws: tuple):
     for q in q_laws:
         proposals.append((yield draw(q, label="draft")))
     current = p
-    for q, x in zip(q_laws, proposals):
+    for q, x in zip(q_laws, proposals, strict=True):
         # a standard step towards the current target p^(j); on rejection the residual is the next target
         accept_probability, residual = standard_rule(current, q, x)
         accepted = yield coin(accept_probability, label="accept")

@@ -54,7 +54,7 @@ def mismatched_round(target: LM, draft_sampled: LM, draft_claimed: LM, prefix: t
     tokens, _ = yield from draft_block(draft_sampled, prefix, gamma)
     # the verifier is handed q' = draft_claimed at each drafted position, not the law actually used
     claimed = tuple(draft_claimed(prefix + tokens[:i]) for i in range(gamma))
-    for i, (x, q) in enumerate(zip(tokens, claimed)):
+    for i, (x, q) in enumerate(zip(tokens, claimed, strict=True)):
         if q.prob(x) == 0:
             raise LawError(f"draft token {x!r} at position {i} was drawn, but the claimed draft law gives it probability 0")
     emitted = yield from verify_block(target, prefix, tokens, claimed)

@@ -28,7 +28,7 @@ weights = st.lists(st.integers(0, 6), min_size=3, max_size=3).filter(any)
 
 
 def law(ws):
-    return Law.from_weights(dict(zip(VOCAB, ws)))
+    return Law.from_weights(dict(zip(VOCAB, ws, strict=True)))
 
 
 @settings(max_examples=40, deadline=None)
