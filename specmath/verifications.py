@@ -143,5 +143,4 @@ def _rejection() -> Verification:
 # Further verifications register themselves when their modules are imported:
 # (one import line per module, e.g. ``from . import entropy  # noqa: F401``)
 from . import verifications_beyond  # noqa: E402, F401
-from . import verifications_rounds  # noqa: E402, F401
 from . import verifications_entropy  # noqa: E402, F401
