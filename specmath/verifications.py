@@ -144,3 +144,4 @@ def _rejection() -> Verification:
 # (one import line per module, e.g. ``from . import entropy  # noqa: F401``)
 from . import verifications_beyond  # noqa: E402, F401
 from . import verifications_entropy  # noqa: E402, F401
+from . import verifications_rounds  # noqa: E402, F401
