@@ -1,0 +1,21 @@
+"""specmath.explorers: the computations behind the course's interactive explorers (notebook 08).
+
+Notation as everywhere in specmath: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)) (Leviathan et al. 2023; Chen et al. 2023 swap the names p and q).
+
+Each explorer is a pure function from the widget's inputs to a small frozen view, tested like the
+rest of the library; ``widgets`` only wires ipywidgets sliders to these functions and prints the view.
+
+* ``two_token``   p(A), q(A) -> acceptance per token, alpha, residual, the path table, the output law
+* ``rand``        method, a, b -> the exact law of rand_a -> rand_b and its exact expected die calls
+* ``rounds``      alpha, gamma, c -> expected tokens per round, speedup, the best gamma
+* ``model_step``  (torch) a prompt through a real target/draft pair -> p, q bars, acceptance per draft token
+
+Only ``model_step`` imports torch; importing this package does not.
+"""
+
+from .rand import METHODS, RandView, rand_view
+from .rounds import RoundView, round_view
+from .two_token import TwoTokenView, two_token_view
+
+__all__ = ["two_token_view", "TwoTokenView", "rand_view", "RandView", "METHODS", "round_view", "RoundView"]

@@ -1,0 +1,106 @@
+"""ipywidgets front ends of the explorers: sliders wired to the tested view functions.
+
+Each ``*_explorer()`` returns an ``ipywidgets.interactive`` whose ``result`` is the current view;
+moving a slider recomputes the view (exactly, for the toy explorers), prints its report and redraws
+its plot. The computations live in ``two_token``, ``rand``, ``rounds`` and ``model_step``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import ipywidgets as w
+import matplotlib.pyplot as plt
+
+from .plots import plot_model_step, plot_rand_view, plot_round_view, plot_two_token_view
+from .rand import METHODS, format_rand, rand_view
+from .rounds import format_round, round_view
+from .two_token import format_two_token, two_token_view
+
+__all__ = ["show_two_token", "show_rand", "show_round", "two_token_explorer", "rand_explorer", "round_explorer", "model_step_explorer"]
+
+
+def show_two_token(p_percent: int = 70, q_percent: int = 40):
+    """Print and plot the two-token step at p(A) = p_percent/100, q(A) = q_percent/100 (exact)."""
+    view = two_token_view(Fraction(p_percent, 100), Fraction(q_percent, 100))
+    print(format_two_token(view))
+    plot_two_token_view(view)
+    plt.show()
+    return view
+
+
+def show_rand(method: str = "basic", a: int = 5, b: int = 7):
+    """Print and plot rand_a -> rand_b by ``method``; a bad combination prints the ValueError's reason."""
+    try:
+        view = rand_view(method, a, b)
+    except ValueError as error:
+        print(f"not available: {error}")
+        return None
+    print(format_rand(view))
+    plot_rand_view(view)
+    plt.show()
+    return view
+
+
+def show_round(alpha_percent: int = 80, gamma: int = 4, c_percent: int = 10):
+    """Print and plot the speedup model at alpha = alpha_percent/100, c = c_percent/100 (exact)."""
+    view = round_view(Fraction(alpha_percent, 100), gamma, Fraction(c_percent, 100))
+    print(format_round(view))
+    plot_round_view(view)
+    plt.show()
+    return view
+
+
+def two_token_explorer() -> w.interactive:
+    """Sliders p(A), q(A) in percent -> acceptance, residual, path table, output law."""
+    return w.interactive(
+        show_two_token,
+        p_percent=w.IntSlider(70, 0, 100, description="p(A) %"),
+        q_percent=w.IntSlider(40, 0, 100, description="q(A) %"),
+    )
+
+
+def rand_explorer() -> w.interactive:
+    """Method and die sizes a, b -> exact law and expected calls."""
+    return w.interactive(
+        show_rand,
+        method=w.Dropdown(options=METHODS, value="basic", description="method"),
+        a=w.IntSlider(5, 2, 12, description="a (die)"),
+        b=w.IntSlider(7, 2, 12, description="b (target)"),
+    )
+
+
+def round_explorer() -> w.interactive:
+    """alpha, gamma, c -> expected tokens per round, speedup and the best gamma."""
+    return w.interactive(
+        show_round,
+        alpha_percent=w.IntSlider(80, 0, 100, description="alpha %"),
+        gamma=w.IntSlider(4, 0, 16, description="gamma"),
+        c_percent=w.IntSlider(10, 0, 100, description="c %"),
+    )
+
+
+def model_step_explorer(target, draft, tokenizer) -> w.interactive:
+    """Prompt, gamma, seed, temperature -> p and q bars and the acceptance of each draft token."""
+    from ..lm.warps import Sampling
+    from .model_step import format_model_step, model_step
+
+    def show_model_step(prompt: str = "The capital of France is", gamma: int = 4, seed: int = 0, temperature: float = 1.0):
+        try:
+            view = model_step(target, draft, tokenizer, prompt, gamma, seed=seed, sampling=Sampling(temperature=temperature))
+        except ValueError as error:
+            print(f"not available: {error}")
+            return None
+        print(format_model_step(view))
+        plot_model_step(view)
+        plt.show()
+        return view
+
+    return w.interactive(
+        show_model_step,
+        {"manual": True, "manual_name": "run one round"},
+        prompt=w.Text("The capital of France is", description="prompt", continuous_update=False),
+        gamma=w.IntSlider(4, 1, 8, description="gamma"),
+        seed=w.IntText(0, description="seed"),
+        temperature=w.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.1, description="temperature"),
+    )
