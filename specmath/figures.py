@@ -21,6 +21,7 @@ FIGURES: dict[str, Callable] = {}
 PLOT_MODULES: list[str] = [
     "specmath.plots.classic",
     "specmath.plots.speculative",
+    "specmath.plots.beyond",
 ]
 
 
