@@ -22,6 +22,7 @@ PLOT_MODULES: list[str] = [
     "specmath.plots.classic",
     "specmath.plots.speculative",
     "specmath.plots.beyond",
+    "specmath.plots.entropy",
 ]
 
 
