@@ -49,15 +49,16 @@ def expected_target_passes(target: LM, draft: LM, prefix: tuple, gamma: int, len
     if isinstance(length, bool) or not isinstance(length, int) or length < 1:
         raise LawError(f"length (tokens to generate) must be an integer >= 1, got {length!r}")
     memo: dict[tuple, Fraction] = {}
+    rounds: dict[tuple, dict] = {}  # one round law per context, shared by every remaining length
 
     def passes(context: tuple, remaining: int) -> Fraction:
         key = (context, remaining)
         if key not in memo:
+            if context not in rounds:
+                rounds[context] = round_law(target, draft, context, gamma, rule)
+            short = [(e, w) for e, w in rounds[context].items() if w and len(e) < remaining]
             # this round's target pass, plus the rounds still needed after a short round
-            memo[key] = 1 + sum(
-                (w * passes(context + e, remaining - len(e)) for e, w in round_law(target, draft, context, gamma, rule).items() if w and len(e) < remaining),
-                Fraction(0),
-            )
+            memo[key] = 1 + sum((w * passes(context + e, remaining - len(e)) for e, w in short), Fraction(0))
         return memo[key]
 
     return passes(prefix, length)

@@ -74,13 +74,16 @@ def generate_law(target: LM, draft: LM, prefix: tuple, gamma: int, length: int, 
     prefix = check_round_arguments(prefix, gamma)
     _check_length(length)
     memo: dict[tuple, dict[tuple, Fraction]] = {}
+    rounds: dict[tuple, Law] = {}  # one round law per context, shared by every remaining length
 
     def law_from(context: tuple, remaining: int) -> dict[tuple, Fraction]:
         key = (context, remaining)
         if key in memo:
             return memo[key]
         out: dict[tuple, Fraction] = {}
-        for emitted, w in round_law(target, draft, context, gamma, rule).items():
+        if context not in rounds:
+            rounds[context] = round_law(target, draft, context, gamma, rule)
+        for emitted, w in rounds[context].items():
             if not w:
                 continue
             if len(emitted) >= remaining:

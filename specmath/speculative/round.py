@@ -42,10 +42,19 @@ __all__ = [
     "speculative_round",
     "round_law",
     "check_round_arguments",
+    "law_at",
 ]
 
 #: a (toy) language model: context tuple -> next-token law
 LM = Callable[[tuple], Law]
+
+
+def law_at(lm: LM, context: tuple, role: str) -> Law:
+    """``lm(context)``, checked to be a specmath Law (a LawError names the model and context otherwise)."""
+    law = lm(context)
+    if not isinstance(law, Law):
+        raise LawError(f"the {role} model returned {type(law).__name__} for context {context!r}, not a specmath Law")
+    return law
 
 
 def check_round_arguments(prefix: object, gamma: object) -> tuple:
@@ -66,7 +75,7 @@ def draft_block(draft: LM, prefix: tuple, gamma: int):
     tokens: tuple = ()
     q_laws: tuple = ()
     for _ in range(gamma):
-        q = draft(prefix + tokens)
+        q = law_at(draft, prefix + tokens, "draft")
         x = yield draw(q, label="draft")
         tokens += (x,)
         q_laws += (q,)
@@ -87,7 +96,7 @@ def verify_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple, rule: 
     yield tick("target")
     for i, (x, q) in enumerate(zip(tokens, q_laws, strict=True)):
         # position i's law is conditioned on the accepted tokens x_1..x_{i-1}
-        p = target(prefix + tokens[:i])
+        p = law_at(target, prefix + tokens[:i], "target")
         check_same_vocabulary(p, q, p_name=f"target({prefix + tokens[:i]!r})", q_name="its draft law")
         accept_probability, resample = rule(p, q, x)
         accepted = yield coin(accept_probability, label="accept")
@@ -97,7 +106,7 @@ def verify_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple, rule: 
             y = yield draw(resample, label="resample")
             return tokens[:i] + (y,)
     # all gamma accepted: the last position's law is already computed, sample a bonus token
-    bonus = yield draw(target(prefix + tokens), label="bonus")
+    bonus = yield draw(law_at(target, prefix + tokens, "target"), label="bonus")
     return tokens + (bonus,)
 
 
@@ -130,14 +139,14 @@ def round_law(target: LM, draft: LM, prefix: tuple, gamma: int, rule: Rule | Non
 
     def visit(accepted: tuple, weight: Fraction) -> None:
         context = prefix + accepted
-        p = target(context)
+        p = law_at(target, context, "target")
         if len(accepted) == gamma:
             # bonus token from the target law after all gamma draft tokens
             for y, py in p.items():
                 if py:
                     emit(accepted + (y,), weight * py)
             return
-        q = draft(context)
+        q = law_at(draft, context, "draft")
         check_same_vocabulary(p, q, p_name=f"target({context!r})", q_name=f"draft({context!r})")
         if standard:
             for x, px in p.items():

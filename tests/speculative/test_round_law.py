@@ -97,3 +97,14 @@ def test_round_rejects_a_rule_with_accept_probability_outside_zero_one():
 def test_round_rejects_a_rule_that_rejects_without_a_resample_law():
     with pytest.raises(LawError, match="no law to resample"):
         round_law(random_toy_lm(2, 0), random_toy_lm(2, 1), (), 1, lambda p, q, x: (Fraction(0), None))
+
+
+def test_round_rejects_a_model_that_returns_a_dict_instead_of_a_law():
+    def plain_dict_lm(context):
+        return {"A": Fraction(1, 2), "B": Fraction(1, 2)}
+
+    good = ToyLM(lambda c: Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}), ("A", "B"))
+    with pytest.raises(LawError, match="target model returned dict"):
+        round_law(plain_dict_lm, good, (), 1)
+    with pytest.raises(LawError, match="draft model returned dict"):
+        exact(speculative_round, good, plain_dict_lm, (), 1)
