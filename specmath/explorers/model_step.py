@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..lm.generation import model_vocab_size
 from ..lm.verify import verify_drafts
 from ..lm.warps import Sampling
 
@@ -82,6 +83,9 @@ def model_step(
         raise ValueError(f"gamma (draft tokens per round) must be an integer in 1..32, got {gamma!r}")
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ValueError(f"top (tokens shown in the bars) must be an integer >= 1, got {top!r}")
+    widths = model_vocab_size(target), model_vocab_size(draft)
+    if widths[0] != widths[1]:
+        raise ValueError(f"target and draft output widths differ ({widths[0]} vs {widths[1]}): one vocabulary is needed")
     sampling = sampling or Sampling()
     generator = torch.Generator().manual_seed(seed)
     ids = list(tokenizer.encode(prompt))
@@ -97,8 +101,6 @@ def model_step(
     q = torch.stack(q_rows)  # (gamma, V)
     # 2. one target pass scores every draft position and the bonus position: p_0..p_gamma
     p = _forward_probs(target, ids + drafts, sampling)[len(ids) - 1 :]  # (gamma + 1, V)
-    if p.shape[-1] != q.shape[-1]:
-        raise ValueError(f"target and draft output widths differ ({p.shape[-1]} vs {q.shape[-1]}): one vocabulary is needed")
     # 3. accept with min(1, p/q), stop at the first rejection, then residual or bonus
     result = verify_drafts(p.unsqueeze(0), q.unsqueeze(0), torch.tensor([drafts]), generator)
     n = int(result.n_accepted[0])
