@@ -11,7 +11,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: all venv demo test test-fast notebooks figures verify article bench lint clean
+.PHONY: all venv demo test test-fast notebooks figures verify article bench lint clean html slides
 
 all: demo
 
@@ -52,6 +52,13 @@ verify: $(STAMP)
 
 article: $(STAMP)
 	$(PY) -m specmath article
+
+## the course offline: static HTML and reveal.js slides of every executed notebook, in _build/ (no CDN at view time)
+html: $(STAMP)
+	$(PY) -m specmath.course html --out _build/html
+
+slides: $(STAMP)
+	$(PY) -m specmath.course slides --out _build/slides
 
 lint: $(STAMP)
 	$(PY) -m ruff check specmath tests

@@ -1,0 +1,153 @@
+"""Export the executed notebooks to static HTML and reveal.js slides that work offline.
+
+nbconvert's templates load require.js, MathJax, mermaid and reveal.js from CDNs when a page is
+viewed. Here nothing is fetched at view time:
+
+* MathJax 2.7 comes from the PyPI package ``jupyter-server-mathjax`` (the files Jupyter's classic
+  notebook served), copied to ``<out>/_static/mathjax`` and loaded with the combined configuration
+  ``TeX-AMS-MML_HTMLorMML-full`` (the package ships no CommonHTML output, which nbconvert's default
+  ``TeX-AMS_CHTML-full`` would need);
+* reveal.js 5 comes from the PyPI package ``sphinx-revealjs`` (its ``_static/revealjs`` folder:
+  ``dist/`` and the notes plugin), copied to ``<out>/_static/reveal.js``;
+* the templates ``specmath_lab`` and ``specmath_reveal`` (beside this file) drop require.js,
+  mermaid and the widget manager, and load reveal.js with plain script tags.
+
+The packages are located through ``importlib.metadata``; neither is imported. The notebooks are
+exported as committed (``make notebooks`` executes them); a notebook with an error output is
+refused, so a page never shows a traceback. Run ``python -m specmath.course html|slides``.
+
+References: nbconvert's ``HTMLExporter.mathjax_url`` and ``SlidesExporter.reveal_url_prefix``
+options; reveal.js (https://revealjs.com), MathJax 2.7.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.metadata
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import nbformat
+
+__all__ = ["locate_mathjax", "locate_reveal", "export_html", "export_slides", "error_cells", "notebook_title", "MATHJAX_CONFIG"]
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+MATHJAX_PACKAGE = "jupyter-server-mathjax"
+REVEAL_PACKAGE = "sphinx-revealjs"
+#: the MathJax 2 configuration the package ships: TeX input, HTML-CSS output, Safe mode
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+
+
+def _locate(package: str, suffix: str) -> Path:
+    """The folder holding the installed file of ``package`` whose path ends with ``suffix``."""
+    try:
+        dist = importlib.metadata.distribution(package)
+    except importlib.metadata.PackageNotFoundError:
+        raise ValueError(f"{package} is not installed: run `pip install {package}` (it ships the offline files)") from None
+    for f in dist.files or []:
+        if str(f).replace("\\", "/").endswith(suffix):
+            path = Path(dist.locate_file(f))
+            if path.exists():
+                return path.parents[suffix.count("/") - 1]
+    raise ValueError(f"{package} is installed but ships no {suffix}")
+
+
+def locate_mathjax() -> Path:
+    """The MathJax 2.7 folder (holding MathJax.js) inside ``jupyter-server-mathjax``."""
+    return _locate(MATHJAX_PACKAGE, "static/MathJax.js")
+
+
+def locate_reveal() -> Path:
+    """The reveal.js folder (holding dist/reveal.js) inside ``sphinx-revealjs``."""
+    return _locate(REVEAL_PACKAGE, "revealjs/dist/reveal.js")
+
+
+def error_cells(nb: nbformat.NotebookNode) -> list[int]:
+    """Indices of code cells with an error output (a traceback)."""
+    return [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and any(o.get("output_type") == "error" for o in c.get("outputs", []))]
+
+
+def notebook_title(nb: nbformat.NotebookNode, fallback: str) -> str:
+    """The first '# ' heading of the notebook's markdown, else ``fallback``."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return fallback
+
+
+def _read_checked(path: Path) -> nbformat.NotebookNode:
+    nb = nbformat.read(path, as_version=4)
+    bad = error_cells(nb)
+    if bad:
+        raise ValueError(f"{path} has error outputs in code cells {bad}: run `make notebooks` and fix them before exporting")
+    if not any(c.cell_type == "code" and c.get("execution_count") for c in nb.cells):
+        raise ValueError(f"{path} is not executed: run `make notebooks` first")
+    return nb
+
+
+def _copy_assets(out: Path, reveal: bool) -> None:
+    static = out / "_static"
+    # the translations are not needed for English pages; everything else MathJax may load lazily
+    shutil.copytree(locate_mathjax(), static / "mathjax", dirs_exist_ok=True, ignore=shutil.ignore_patterns("localization"))
+    if reveal:
+        src = locate_reveal()
+        for part in ("dist", "plugin/notes"):
+            shutil.copytree(src / part, static / "reveal.js" / part, dirs_exist_ok=True)
+
+
+def _write_index(out: Path, pages: list[tuple[Path, str]], what: str) -> Path:
+    items = "\n".join(f'<li><a href="{html.escape(p.name)}">{html.escape(title)}</a></li>' for p, title in pages)
+    index = out / "index.html"
+    index.write_text(
+        f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>specmath course: {what}</title></head>\n"
+        f"<body><h1>specmath: why speculative decoding is lossless ({what})</h1>\n<ol>\n{items}\n</ol></body></html>\n",
+        encoding="utf-8",
+    )
+    return index
+
+
+def _export(notebooks: Iterable[str | Path], out_dir: str | Path, exporter, suffix: str, what: str) -> list[Path]:
+    out = Path(out_dir)
+    paths = [Path(p) for p in notebooks]
+    if not paths:
+        raise ValueError("no notebooks to export")
+    out.mkdir(parents=True, exist_ok=True)
+    _copy_assets(out, reveal=suffix == ".slides.html")
+    pages = []
+    for path in paths:
+        nb = _read_checked(path)
+        body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+        page = out / f"{path.stem}{suffix}"
+        page.write_text(body, encoding="utf-8")
+        pages.append((page, notebook_title(nb, path.stem)))
+    _write_index(out, pages, what)
+    return [p for p, _ in pages]
+
+
+def export_html(notebooks: Iterable[str | Path], out_dir: str | Path = "_build/html") -> list[Path]:
+    """Write ``<stem>.html`` for every notebook (lab template, local MathJax) and an index.html."""
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(
+        template_name="specmath_lab",
+        extra_template_basedirs=[str(TEMPLATES)],
+        mathjax_url=f"_static/mathjax/MathJax.js?config={MATHJAX_CONFIG}",
+    )
+    return _export(notebooks, out_dir, exporter, ".html", "HTML")
+
+
+def export_slides(notebooks: Iterable[str | Path], out_dir: str | Path = "_build/slides") -> list[Path]:
+    """Write ``<stem>.slides.html`` (reveal.js, local copy) for every notebook and an index.html."""
+    from nbconvert import SlidesExporter
+
+    exporter = SlidesExporter(
+        template_name="specmath_reveal",
+        extra_template_basedirs=[str(TEMPLATES)],
+        mathjax_url=f"_static/mathjax/MathJax.js?config={MATHJAX_CONFIG}",
+        reveal_url_prefix="_static/reveal.js",
+        reveal_theme="white",
+    )
+    return _export(notebooks, out_dir, exporter, ".slides.html", "slides")
