@@ -1,0 +1,99 @@
+"""A causal LM with a KV cache whose rows hold different numbers of tokens, and how to roll it back.
+
+Speculative decoding feeds gamma + 1 tokens to the target, then keeps only the accepted ones; in a
+batch every row accepts a different number. We keep one HF ``DynamicCache`` for the batch plus a
+slot mask (B, S): slot s of row b holds a real token (1) or a hole (0).
+
+* feeding a block: row b's new tokens go right-padded into slots S..S+n-1; padding slots are holes.
+  Position ids count real tokens only (row b's next position = its number of real slots), so RoPE
+  sees each row as a contiguous sequence; the attention mask (B, S + n) hides the holes.
+* rollback (``keep``): row b keeps its first keep[b] real tokens; later slots become holes, and
+  the tail of slots that is a hole in every row is dropped with ``DynamicCache.crop``. With batch 1
+  this is exactly a crop (no holes ever), as in HF assisted generation; with batch > 1 a row that
+  accepted fewer tokens than the others carries a few masked slots instead of re-aligning the cache
+  (gpt-fast instead indexes a static cache by position and writes over rejected slots).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+
+import torch
+from transformers import DynamicCache
+
+__all__ = ["RowCache"]
+
+
+class RowCache:
+    """KV cache of ``model`` for a batch of sequences of different lengths."""
+
+    def __init__(self, model: torch.nn.Module, batch: int, vocab_size: int | None = None, pad_id: int = 0) -> None:
+        self.model = model
+        self.device = next(model.parameters()).device
+        self.cache = DynamicCache()
+        self.slots = torch.zeros(batch, 0, dtype=torch.long, device=self.device)  # (B, S) 1 = real token
+        self.lengths = [0] * batch  # real tokens per row (= next position id)
+        self.vocab_size = vocab_size
+        self.pad_id = pad_id
+        self.forwards = 0
+        # transformers 5.x renamed the forward argument past_key_values -> cache
+        self._cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+    @property
+    def batch(self) -> int:
+        return len(self.lengths)
+
+    @torch.no_grad()
+    def feed(self, rows: Sequence[Sequence[int]]) -> torch.Tensor:
+        """Append row b's tokens ``rows[b]`` (any lengths, some may be empty); return logits (B, n, V).
+
+        Logits of padding slots are meaningless; row b's logits for its i-th new token are at [b, i].
+        """
+        if len(rows) != self.batch:
+            raise ValueError(f"feed got {len(rows)} rows for a cache of batch {self.batch}")
+        n = max(len(r) for r in rows)
+        if n == 0:
+            raise ValueError("feed got no tokens in any row")
+        ids = torch.full((self.batch, n), self.pad_id, dtype=torch.long)
+        valid = torch.zeros(self.batch, n, dtype=torch.long)
+        for b, r in enumerate(rows):
+            ids[b, : len(r)] = torch.as_tensor(list(r), dtype=torch.long)
+            valid[b, : len(r)] = 1
+        ids, valid = ids.to(self.device), valid.to(self.device)
+        start = torch.tensor(self.lengths, device=self.device)[:, None]
+        # position of a new real token = real tokens before it in its row
+        positions = start + torch.cumsum(valid, dim=1) - 1
+        positions = positions.clamp(min=0)
+        mask = torch.cat([self.slots, valid], dim=1)  # (B, S + n)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **{self._cache_kw: self.cache})
+        self.forwards += 1
+        self.slots = mask
+        self.lengths = [length + len(r) for length, r in zip(self.lengths, rows)]
+        logits = out.logits  # (B, n, V_model)
+        if self.vocab_size is not None:
+            # padded vocabularies: only the first vocab_size columns are tokens (see models.shared_vocab_size)
+            logits = logits[..., : self.vocab_size]
+        return logits
+
+    def keep(self, keep: Sequence[int]) -> None:
+        """Roll back: row b keeps its first keep[b] real tokens, the rest become holes; crop the common tail."""
+        if any(k > n or k < 0 for k, n in zip(keep, self.lengths)):
+            raise ValueError(f"cannot keep {list(keep)} tokens of rows holding {self.lengths}")
+        rank = torch.cumsum(self.slots, dim=1)  # (B, S): real tokens up to and including slot s
+        k = torch.tensor(list(keep), device=self.device)[:, None]
+        self.slots = self.slots * (rank <= k)
+        used = self.slots.any(0).nonzero()
+        last = int(used.max()) + 1 if len(used) else 0
+        if last < self.slots.shape[1]:
+            _crop(self.cache, last, self.slots.shape[1])
+            self.slots = self.slots[:, :last]
+        self.lengths = list(keep)
+
+
+def _crop(cache: DynamicCache, new_length: int, old_length: int) -> None:
+    """DynamicCache.crop keeps ``new_length`` slots (transformers 4.x) / removes -n slots (5.x)."""
+    if "tokens_to_remove" in inspect.signature(cache.crop).parameters:
+        cache.crop(new_length - old_length)
+    else:
+        cache.crop(new_length)

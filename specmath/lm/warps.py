@@ -1,0 +1,78 @@
+"""Next-token probabilities from logits, with the sampling warps applied identically to p and q.
+
+Speculative sampling is lossless for the *warped* target law: if the user samples from
+p' = warp(p), the draft law must be q' = warp(q) with the same warp, and the verifier compares
+p'(x) with q'(x) (HF transformers, ``_speculative_sampling``, does the same). ``Sampling.probs``
+is the one function both sides call.
+
+* temperature T > 0: p'(x) = softmax(z / T)(x); T = 0 is greedy: the one-hot law on argmax z
+  (ties: the smallest token id, as torch.argmax).
+* top-k: keep the k largest logits (ties at the k-th value are all kept), renormalise.
+* top-p: keep the smallest set of most likely tokens whose mass reaches top_p, renormalise.
+
+Logits that are NaN or +inf are an error (ValueError naming the row), never a silent token;
+-inf marks a forbidden token and is allowed as long as one token per row stays finite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["Sampling", "check_logits"]
+
+
+def check_logits(logits: torch.Tensor, what: str = "logits") -> None:
+    """Raise ValueError if ``logits`` (..., V) holds NaN or +inf, or a row that is all -inf."""
+    if torch.isnan(logits).any():
+        rows = torch.isnan(logits).any(-1).nonzero().tolist()
+        raise ValueError(f"{what} contain NaN (rows {rows[:5]}): the model produced invalid scores")
+    if torch.isposinf(logits).any():
+        raise ValueError(f"{what} contain +inf: a softmax over them is undefined")
+    if torch.isneginf(logits).all(-1).any():
+        raise ValueError(f"{what} have a row where every token is -inf: no token can be sampled")
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The warp applied to both p and q: temperature (0 = greedy), top_k, top_p."""
+
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+
+    def __post_init__(self) -> None:
+        if not (self.temperature >= 0 and self.temperature != float("inf")):
+            raise ValueError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
+        if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
+            raise ValueError(f"top_k must be a positive int or None, got {self.top_k!r}")
+        if self.top_p is not None and not (0 < self.top_p <= 1):
+            raise ValueError(f"top_p must lie in (0, 1], got {self.top_p!r}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+    def probs(self, logits: torch.Tensor) -> torch.Tensor:
+        """(..., V) logits -> (..., V) float32 probabilities of the warped law."""
+        check_logits(logits)
+        z = logits.float()
+        if self.greedy:
+            # T -> 0 limit of softmax(z / T): all mass on the argmax
+            return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).to(torch.float32)
+        z = z / self.temperature
+        if self.top_k is not None and self.top_k < z.shape[-1]:
+            # keep tokens whose logit is >= the k-th largest
+            kth = torch.topk(z, self.top_k, dim=-1).values[..., -1:]
+            z = z.masked_fill(z < kth, float("-inf"))
+        probs = torch.softmax(z, dim=-1)
+        if self.top_p is not None and self.top_p < 1:
+            sorted_p, order = torch.sort(probs, dim=-1, descending=True)
+            # a token stays if the mass strictly before it is < top_p (so the first always stays)
+            before = torch.cumsum(sorted_p, dim=-1) - sorted_p
+            keep_sorted = before < self.top_p
+            keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+            probs = probs * keep
+            probs = probs / probs.sum(-1, keepdim=True)
+        return probs

@@ -1,0 +1,27 @@
+"""Tiny randomly initialised Llama models for the tests of specmath.lm (built in code, never downloaded)."""
+
+from __future__ import annotations
+
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+
+def tiny_llama(seed: int, vocab_size: int = 48, layers: int = 2, sharpness: float = 1.0) -> LlamaForCausalLM:
+    """A 2-layer Llama with hidden size 32; ``sharpness`` scales the LM head so the laws are peaked."""
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=False)
+    model = LlamaForCausalLM(config).eval().requires_grad_(False)
+    model.lm_head.weight.mul_(sharpness)
+    return model
+
+
+def noisy_copy(model: LlamaForCausalLM, noise: float, seed: int) -> LlamaForCausalLM:
+    """The same model with Gaussian noise on every weight: a draft that agrees with it often, not always."""
+    import copy
+
+    torch.manual_seed(seed)
+    draft = copy.deepcopy(model)
+    for w in draft.parameters():
+        w.add_(noise * torch.randn_like(w) * w.std().clamp(min=1e-3))
+    return draft

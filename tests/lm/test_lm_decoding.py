@@ -1,0 +1,84 @@
+"""Speculative decoding in torch on tiny random Llama models: caches, batches, seeds, dtypes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
+
+from specmath.lm.cache import RowCache  # noqa: E402
+from specmath.lm.drafts import PromptLookupDraft  # noqa: E402
+from specmath.lm.plain import plain_generate  # noqa: E402
+from specmath.lm.speculative import speculative_generate  # noqa: E402
+from specmath.lm.warps import Sampling  # noqa: E402
+
+GREEDY = Sampling(temperature=0)
+PROMPTS = [[1, 2, 3, 4, 5], [7, 8], [9, 10, 11, 12, 13, 14, 15, 16, 9, 10]]
+
+
+@pytest.fixture(scope="module")
+def pair():
+    target = tiny_llama(0, sharpness=4.0)
+    return target, noisy_copy(target, 0.3, seed=1)
+
+
+def test_row_cache_rollback_with_holes_gives_the_logits_of_a_fresh_forward(pair):
+    target, _ = pair
+    cache = RowCache(target, 2)
+    cache.feed([[1, 2, 3], [4, 5]])
+    cache.feed([[6, 7, 8], [9]])
+    cache.keep([4, 2])  # row 0 drops 7, 8; row 1 drops 9: holes and a crop
+    logits = cache.feed([[20, 21], [22]])
+    for b, seq in enumerate([[1, 2, 3, 6, 20, 21], [4, 5, 22]]):
+        fresh = target(input_ids=torch.tensor([seq])).logits[0, -1]
+        got = logits[b, 1 if b == 0 else 0]
+        assert torch.allclose(got, fresh, atol=1e-5), f"row {b}: cached logits differ from a fresh forward"
+
+
+def test_greedy_speculative_equals_greedy_plain_for_a_batch_with_different_acceptances(pair):
+    target, draft = pair
+    reference = [plain_generate(target, [p], 24, GREEDY).tokens[0] for p in PROMPTS]
+    assert plain_generate(target, PROMPTS, 24, GREEDY).tokens == reference
+    for gamma in (1, 3, 5):
+        out = speculative_generate(target, draft, PROMPTS, 24, gamma=gamma, sampling=GREEDY)
+        assert out.tokens == reference, f"gamma={gamma}"
+        # rows accepted different numbers of drafts in the same rounds
+        assert sum(1 for c in out.accepted_hist if c) >= 2, out.accepted_hist
+    lookup = speculative_generate(target, PromptLookupDraft(), PROMPTS, 24, gamma=3, sampling=GREEDY)
+    assert lookup.tokens == reference
+
+
+def test_same_seed_gives_same_tokens_and_another_seed_other_tokens(pair):
+    target, draft = pair
+    a = speculative_generate(target, draft, PROMPTS, 16, gamma=3, seed=5).tokens
+    b = speculative_generate(target, draft, PROMPTS, 16, gamma=3, seed=5).tokens
+    c = speculative_generate(target, draft, PROMPTS, 16, gamma=3, seed=6).tokens
+    assert a == b
+    assert a != c
+
+
+def test_a_draft_equal_to_the_target_is_always_accepted(pair):
+    target, _ = pair
+    out = speculative_generate(target, target, PROMPTS, 20, gamma=4, sampling=Sampling(temperature=0.7, top_k=10))
+    # alpha = sum_x min(p, p) = 1: every round accepts all gamma drafts and adds the bonus
+    assert out.accepted_hist[:-1] == [0, 0, 0, 0]
+    assert abs(out.alpha_mean - 1) < 1e-5
+    assert out.target_forwards == out.rounds + 1  # + the prefill
+
+
+def test_bfloat16_speculative_decoding_runs_and_is_reproducible(pair):
+    target, draft = (m.to(torch.bfloat16) for m in (tiny_llama(0, sharpness=4.0), noisy_copy(pair[0], 0.3, 1)))
+    a = speculative_generate(target, draft, PROMPTS, 12, gamma=3, seed=1)
+    b = speculative_generate(target, draft, PROMPTS, 12, gamma=3, seed=1)
+    assert a.tokens == b.tokens and all(len(r) == 12 and all(0 <= t < 48 for t in r) for r in a.tokens)
+
+
+def test_eos_stops_a_row_right_after_it(pair):
+    target, draft = pair
+    free = speculative_generate(target, draft, PROMPTS[:1], 12, gamma=3, sampling=GREEDY).tokens[0]
+    eos = free[4]
+    cut = speculative_generate(target, draft, PROMPTS[:1], 12, gamma=3, sampling=GREEDY, eos_token_id=eos).tokens[0]
+    assert cut == free[: free.index(eos) + 1]
