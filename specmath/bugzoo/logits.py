@@ -6,7 +6,7 @@ alpha = sum_x min(p(x), q(x)); w is the user's sampling warp (temperature / top-
 The correct round verifies w(p) against the law the draft tokens were drawn from, w(q)
 (``specmath.speculative.warped``). These entries keep the round and hand the verifier a wrong law.
 
-References: huggingface/transformers issue #47932 (fix: PR #47961); vllm-project/vllm PR #10198
+References: huggingface/transformers issue #47932 (proposed fix: PR #47961); vllm-project/vllm PR #10198
 (fixes issue #9834).
 """
 
@@ -63,7 +63,7 @@ def _top_p_instance() -> Instance:
 register_bug(Bug(
     name="q-from-raw-logits",
     explanation="draft tokens are sampled from processed (top-k) logits but q is read from the raw ones: p/q is off by the kept mass and the residual counts tokens the draft never proposes",
-    citation="huggingface/transformers issue #47932 (fix: PR #47961): candidate generators returned raw logits as q while sampling from processor-applied logits",
+    citation="huggingface/transformers issue #47932 (proposed fix: PR #47961): candidate generators returned raw logits as q while sampling from processor-applied logits",
     make_instance=_top2_instance,
     buggy_round=q_from_raw_logits_round,
     sample_round=partial(numpy_round, warp_target=TOP_2, warp_draft=None),

@@ -140,7 +140,7 @@ register_bug(Bug(
 register_bug(Bug(
     name="logits-off-by-one",
     explanation="verification logits are sliced from position 1, so x_i is judged by the law of the token after it, p(. | prefix x_1..x_i)",
-    citation="mlx-node/mlx-node PR #11, review thread 'Verification logits are shifted by one' on the Qwen3 speculative path",
+    citation="mlx-node/mlx-node PR #11, automated review comment 'Verification logits are shifted by one' on the Qwen3 speculative path (slicing target logits from position 1)",
     make_instance=_off_by_one_instance,
     buggy_round=logits_off_by_one_round,
     sample_round=partial(numpy_round, target_row=lambda i, gamma: min(i + 1, gamma)),
@@ -149,7 +149,7 @@ register_bug(Bug(
 register_bug(Bug(
     name="bonus-from-wrong-row",
     explanation="after all gamma drafts are accepted the bonus token is drawn from row gamma - 1, the law of x_gamma, not the law after it",
-    citation="modelled on the bonus-logit index (`cu_num_tokens - 1` per request) of vLLM's v1 spec-decode runner (vllm-project/vllm PR #13933), taken one row too early; no such issue is claimed",
+    citation="modelled on the bonus-logit index `recover_logits_idx = np.cumsum(sample_lens) - 1` of vLLM's v1 GPU model runner (vllm-project/vllm PR #13933), taken one row too early; no such issue is claimed",
     make_instance=_bonus_instance,
     buggy_round=bonus_wrong_position_round,
     sample_round=partial(numpy_round, bonus_row=lambda gamma: gamma - 1),
@@ -158,7 +158,7 @@ register_bug(Bug(
 register_bug(Bug(
     name="one-uniform-for-all-positions",
     explanation="one uniform u is drawn per round instead of per position, so after accepting x_1 (u < r_1) later acceptances are correlated and too likely",
-    citation="modelled on the batched acceptance test `uniform < target/draft` of vLLM's rejection sampler (vllm-project/vllm PR #2336) with the uniforms drawn with shape [batch, 1] instead of [batch, k]; no such issue is claimed",
+    citation="modelled on the batched acceptance test of vLLM's rejection sampler (vllm-project/vllm PR #2336), which draws one uniform per (sequence, position), here drawn once per sequence; no such issue is claimed",
     make_instance=_shared_uniform_instance,
     buggy_round=shared_uniform_round,
     sample_round=partial(numpy_round, uniforms=_one_uniform),

@@ -28,7 +28,7 @@ __all__ = ["softmax_residual_rule", "float32_uniform_le_rule", "always_accept_ru
 
 #: torch.rand(dtype=float32) returns k / 2^24, k = 0..2^24 - 1
 FLOAT32_UNIFORM_STEP = Fraction(1, 2**24)
-#: torch.finfo(torch.float32).tiny, the smallest positive normal float32
+#: the clamp floor, taken as torch.finfo(torch.float32).tiny = 2^-126 (the smallest positive normal float32)
 FLOAT32_TINY = Fraction(1, 2**126)
 
 
@@ -121,7 +121,7 @@ register_bug(Bug(
 register_bug(Bug(
     name="accept-on-u-equal-zero",
     explanation="accepting when u <= p/q with a float32 uniform that can be exactly 0 accepts a token of target probability 0 with probability 2^-24 per proposal",
-    citation="sgl-project/sglang issue #35771 (fix: PR #35788): `coin <= prob_acc / threshold_acc` with torch.rand float32 coins",
+    citation="sgl-project/sglang issue #35771 (proposed fix: PR #35788): `coin <= prob_acc / threshold_acc` with torch.rand float32 coins",
     make_instance=_certain_a_vs_half_half,
     buggy_round=_rule_round(float32_uniform_le_rule),
     sample_round=partial(numpy_round, uniforms=_float32_uniforms, accept=lambda u, p, q: u * q <= p),
@@ -130,7 +130,7 @@ register_bug(Bug(
 register_bug(Bug(
     name="uniform-fixed-at-zero",
     explanation="a backend without a random generator fixed u = 0, so the log-space test log u <= log p - log q accepts every draft: the output is the draft law",
-    citation="vllm-project/vllm-ascend issue #13730 (fix: PR #13766): 'NPU does not support tl_rand64; always accept the draft token'",
+    citation="vllm-project/vllm-ascend PR #13766 'Fix v2 rejection sampler always-accepting draft tokens on NPU (#13730)': the removed code set u = 0 with the comment 'NPU does not support tl_rand64; always accept the draft token'",
     make_instance=_three_quarters,
     buggy_round=_rule_round(always_accept_rule),
     sample_round=partial(numpy_round, accept=lambda u, p, q: True),

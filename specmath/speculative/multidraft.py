@@ -20,7 +20,7 @@ x_j is accepted with probability p^(j)(x_j) and the residual removes it, norm(p^
 Proposing the same token twice gains nothing: after its rejection p^(j+1)(x_j) = 0.
 
 References: X. Miao et al., "SpecInfer: Accelerating Generative LLM Serving with Tree-based
-Speculative Inference and Verification", ASPLOS 2024 (arXiv 2305.09781), Section 4;
+Speculative Inference and Verification", ASPLOS 2024 (arXiv 2305.09781), multi-step speculative sampling;
 Z. Sun et al., "SpecTr: Fast Speculative Decoding via Optimal Transport", NeurIPS 2023;
 A. Saxena, "Prompt Lookup Decoding", 2023 (n-gram drafts from the prompt).
 """

@@ -3,8 +3,8 @@
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
 
-Many engines verify sampled drafts this way (vLLM's "strict" rejection sampling, the self-speculative
-code of Zhang et al.): the target samples y_i ~ p_i at each position, the draft token x_i is kept
+Several engines verify sampled drafts this way (vLLM model runner V2's default "strict" rejection
+sampling, the "sampler-match" rule of lablup/mlxcel): the target samples y_i ~ p_i at each position, the draft token x_i is kept
 iff y_i == x_i, and the first mismatch emits y_i. Every emitted token *is* a target sample, so the
 output is lossless for any draft, trivially. The price is acceptance:
 
@@ -15,9 +15,9 @@ both are positive: the supports are disjoint, or the only shared token carries a
 q's mass. So for a deterministic (one-hot) draft such as n-gram lookup, sampled-verify loses
 nothing (both accept with p(x_draft)); for a sampled draft it accepts strictly less.
 
-References: vLLM model runner V2 strict vs probabilistic rejection sampling (vllm-project/vllm PR
-#35461); J. Zhang et al., "Draft & Verify: Lossless LLM acceleration via self-speculative
-decoding", ACL 2024; Leviathan et al., ICML 2023 (the min(1, p/q) rule it is compared with).
+References: vllm-project/vllm PR #35461 (strict vs probabilistic rejection sampling in model
+runner V2); lablup/mlxcel PR #992 (the "sampler-match" rule and its acceptance sum p q);
+Leviathan et al., ICML 2023 (the min(1, p/q) rule it is compared with).
 """
 
 from __future__ import annotations

@@ -15,8 +15,9 @@ criteria, both computed here from a function ``context -> round law``:
 * completion: C(s) = sum_{e prefix of s} R(e) prod_{i > |e|} p(s_i | prefix s_<i); lossless iff C
   equals the autoregressive law of gamma + 1 tokens (what a round emits is a prefix of a p-sample).
 
-References: Leviathan et al., ICML 2023, Appendix A.1; Sun et al., "Block verification
-accelerates speculative decoding", ICLR 2025 (arXiv 2403.10444), Section 3 (the same criterion).
+References: Leviathan et al., "Fast Inference from Transformers via Speculative Decoding", ICML 2023
+(correctness of one round); Sun et al., "Block verification accelerates speculative decoding",
+ICLR 2025 (arXiv 2403.10444), which states losslessness for variable-length rounds the same way.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Greedy decoding is the T -> 0 end: w = temperature 0 makes p and q one-hot on th
 min(1, p/q) accepts a draft token iff it is the target's argmax, and a round emits the longest
 agreeing prefix plus the target's own argmax, a point mass (``greedy_round_law``).
 
-References: Leviathan et al., ICML 2023, Section 2.3 (sampling settings are a change of p and q);
+References: Leviathan et al., ICML 2023 (the proof holds for any p and q, so for warped ones);
 vllm-project/vllm PR #10198; huggingface/transformers issue #47932 and PR #47961.
 """
 
