@@ -30,6 +30,8 @@ from pathlib import Path
 
 import nbformat
 
+from .slides import with_slide_metadata
+
 __all__ = ["locate_mathjax", "locate_reveal", "export_html", "export_slides", "error_cells", "notebook_title", "MATHJAX_CONFIG"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -119,6 +121,8 @@ def _export(notebooks: Iterable[str | Path], out_dir: str | Path, exporter, suff
     pages = []
     for path in paths:
         nb = _read_checked(path)
+        if suffix == ".slides.html":
+            nb = with_slide_metadata(nb)  # cells without slide metadata get a proposed structure
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
         page = out / f"{path.stem}{suffix}"
         page.write_text(body, encoding="utf-8")
