@@ -90,3 +90,32 @@ def test_block_round_rejects_a_negative_gamma():
     target, draft = PAPER_EXAMPLE
     with pytest.raises(LawError, match="gamma"):
         exact(block_round, target, draft, (), -1)
+
+
+def test_the_sampled_interpreter_running_the_same_block_round_fits_its_exact_law():
+    """Power: with N = 3000 the G-test at level 1e-6 catches any deviation of TV >= detectable_tv (~0.11 here)."""
+    import numpy as np
+
+    from specmath.sampled import sample_many
+    from specmath.stats import detectable_tv, g_test
+
+    target, draft = PAPER_EXAMPLE
+    law = block_round_law(target, draft, (), 2)
+    outcomes = sample_many(block_round, 3000, target, draft, (), 2, rng=np.random.default_rng(11))
+    counts = {}
+    for out in outcomes:
+        counts[out] = counts.get(out, 0) + 1
+    assert detectable_tv(law, 3000) < 0.15
+    assert g_test(counts, law).p_value > 1e-6
+
+
+def test_generation_and_completion_laws_reject_bad_lengths():
+    from specmath.speculative.variants import generation_law_of
+
+    target, draft = PAPER_EXAMPLE
+    with pytest.raises(LawError, match="length"):
+        generation_law_of(lambda c: block_round_law(target, draft, c, 1), (), 0)
+    with pytest.raises(LawError, match="more than total"):
+        completion_law_of(block_round_law(target, draft, (), 2), target, (), 2)
+    with pytest.raises(LawError, match="non-empty tuple"):
+        generation_law_of(lambda c: Law({(): 1}), (), 1)
