@@ -93,7 +93,7 @@ def test_block_round_rejects_a_negative_gamma():
 
 
 def test_the_sampled_interpreter_running_the_same_block_round_fits_its_exact_law():
-    """Power: with N = 3000 the G-test at level 1e-6 catches any deviation of TV >= detectable_tv (~0.11 here)."""
+    """Power: with N = 1500 the G-test at level 1e-6 catches any deviation of TV >= detectable_tv (~0.11 here)."""
     import numpy as np
 
     from specmath.sampled import sample_many
