@@ -21,8 +21,8 @@ This sampler's leftover size after k rolls is exactly a^k mod b, so it meets the
 E[T] equals it (checked exactly for many (a, b) in the tests). Doing better needs several outputs
 to share the leftover: ``specmath.recycling_stream`` reaches log_a(b) calls per output.
 
-References: D. Knuth, A. Yao (1976); T. Draper, F. Saad, "Efficient rejection sampling in the
-entropy-optimal range" / randomness recycling (2025).
+References: D. Knuth, A. Yao, "The complexity of nonuniform random number generation" (1976);
+T. Draper, F. Saad, "Efficient online random sampling via randomness recycling" (arXiv:2505.18879, 2025).
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ outputs (``stream_joint_law``): for 5 -> 7 the first three outputs are i.i.d. un
 ``RecyclingStream`` runs the same algorithm on plain integers for the 10^6-output measurement
 (``benchmarks/entropy_stream.py``); the tests check it agrees with ``stream_next`` draw for draw.
 
-References: T. Draper, F. Saad, "Efficient rejection sampling in the entropy-optimal range" and
-"Randomness recycling" (2025); J. Lumbroso, "Optimal discrete uniform generation from coin flips" (2013).
+References: T. Draper, F. Saad, "Efficient online random sampling via randomness recycling"
+(arXiv:2505.18879, 2025); J. Lumbroso, "Optimal discrete uniform generation from coin flips, and
+applications" (arXiv:1304.1916, 2013).
 """
 
 from __future__ import annotations
