@@ -114,8 +114,14 @@ def fair_given_length_target(law: Law) -> Law:
     return Law(out, name="fair bits given their number")
 
 
+def _check_rate_bias(p: Any) -> None:
+    if not 0 <= p <= 1:
+        raise LawError(f"a coin bias p must lie in [0, 1], got {p}")
+
+
 def von_neumann_rate(p: Any) -> Any:
     """p q bits per flip (one bit per 1 / (p q) flips on average)."""
+    _check_rate_bias(p)
     return p * (1 - p)
 
 
@@ -124,7 +130,10 @@ def peres_rate(p: Any, depth: int) -> Any:
 
     The n -> oo rate of Psi_d in bits per flip; exact for Fractions, a float for floats.
     """
-    if depth <= 0 or p == 0 or p == 1:
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+        raise LawError(f"Peres' depth must be an integer >= 0, got {depth!r}")
+    _check_rate_bias(p)
+    if depth == 0 or p == 0 or p == 1:
         return 0 * p
     q = 1 - p
     s = p * p + q * q  # P(equal pair)
@@ -133,6 +142,9 @@ def peres_rate(p: Any, depth: int) -> Any:
 
 def elias_rate(p: Any, n: int) -> Any:
     """E[bits] / n = (1/n) sum_h C(n,h) p^h q^(n-h) E_h, E_h = sum_(j: bit j of C(n,h)) j 2^j / C(n,h)."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise LawError(f"Elias' block length n must be a positive integer, got {n!r}")
+    _check_rate_bias(p)
     q = 1 - p
     total = 0 * p
     for h in range(n + 1):

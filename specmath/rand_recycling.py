@@ -74,6 +74,8 @@ def leftover_sizes(a: int, b: int, rolls: int) -> list[int]:
     P(no output after k rolls) = leftover / a^k, the Knuth-Yao bound term by term.
     """
     check_die_sizes(a, b)
+    if not isinstance(rolls, int) or isinstance(rolls, bool) or rolls < 0:
+        raise LawError(f"the number of rolls must be an integer >= 0, got {rolls!r}")
     sizes, size = [], 1
     for _ in range(rolls + 1):
         sizes.append(size)

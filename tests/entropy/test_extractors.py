@@ -98,3 +98,12 @@ def test_extractors_on_hand_worked_flips():
 def test_block_extractor_rejects_bad_input(args):
     with pytest.raises(LawError):
         exact(block_extractor, *args)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda: peres_rate(Fraction(1, 2), -1), lambda: peres_rate(Fraction(3, 2), 2), lambda: elias_rate(0.3, 0), lambda: von_neumann_rate(-0.1)],
+)
+def test_rate_formulas_reject_bad_input(call):
+    with pytest.raises(LawError):
+        call()

@@ -89,3 +89,12 @@ def test_knuth_yao_rejects_a_bad_die_size(a):
 def test_knuth_yao_rejects_a_non_law():
     with pytest.raises(LawError, match="Law"):
         next(knuth_yao({"a": 1}, 2))
+
+
+def test_optimal_expected_draws_rejects_bad_input():
+    with pytest.raises(LawError, match="Law"):
+        optimal_expected_draws({"a": 1}, 2)
+    with pytest.raises(LawError, match="a >= 2"):
+        optimal_expected_draws(uniform([1, 2]), 1)
+    with pytest.raises(ValueError, match="base"):
+        entropy(uniform([1, 2]), 1)

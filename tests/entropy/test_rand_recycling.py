@@ -65,3 +65,8 @@ def test_knuth_yao_bound_for_5_to_7_is_the_periodic_series():
 def test_recycling_rejects_bad_sizes_and_states_with_a_clear_error(kwargs):
     with pytest.raises(LawError):
         exact(rand_recycling, **kwargs)
+
+
+def test_leftover_sizes_rejects_a_negative_number_of_rolls():
+    with pytest.raises(LawError, match="rolls"):
+        leftover_sizes(5, 7, -1)
