@@ -17,9 +17,10 @@ exact arithmetic. In floating point a rejection can still happen by rounding whe
 the last bit but one; we then resample from p_i itself, the limit of the residual as p - q -> 0
 in that case, and count it in ``VerifyResult.zero_residual`` (tested in tests/lm).
 
-``residual`` selects the lossless rule ("standard") or a deliberately lossy one from the bug zoo,
-used as the negative control of the histogram test: "target" resamples from p instead of the
-residual, giving law min(p, q) + (1 - alpha) p != p.
+``residual`` selects the lossless rule ("standard") or a deliberately lossy one, used as the
+negative control of the histogram test: "residual-softmax" (``specmath.bugzoo``, same name: the
+residual is softmax(max(0, p - q)), close to uniform over the vocabulary) and "target" (resample
+from p instead of the residual, giving law min(p, q) + (1 - alpha) p != p).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import torch
 
 __all__ = ["VerifyResult", "verify_drafts", "RESIDUAL_RULES"]
 
-RESIDUAL_RULES = ("standard", "target")
+RESIDUAL_RULES = ("standard", "residual-softmax", "target")
 
 
 @dataclass
@@ -71,7 +72,7 @@ def verify_drafts(
     law = p_n.clone()
     rejected = n_accepted < gamma
     zero = 0
-    if rejected.any() and residual == "standard":
+    if rejected.any() and residual != "target":
         at = n_accepted.clamp(max=gamma - 1)
         if q is None:
             # one-hot q: max(0, p - q) = p with the drafted token removed
@@ -79,9 +80,13 @@ def verify_drafts(
         else:
             # residual max(0, p - q), normalised below
             res = torch.clamp(p_n - q[rows, at], min=0.0)
-        mass = res.sum(-1)
-        usable = rejected & (mass > 0)
-        zero = int((rejected & ~(mass > 0)).sum())
-        law = torch.where(usable.unsqueeze(-1), res / mass.clamp(min=torch.finfo(res.dtype).tiny).unsqueeze(-1), p_n)
+        if residual == "residual-softmax":
+            # the bug: softmax(max(0, p - q)) instead of max(0, p - q) / sum
+            law = torch.where(rejected.unsqueeze(-1), torch.softmax(res, -1), p_n)
+        else:
+            mass = res.sum(-1)
+            usable = rejected & (mass > 0)
+            zero = int((rejected & ~(mass > 0)).sum())
+            law = torch.where(usable.unsqueeze(-1), res / mass.clamp(min=torch.finfo(res.dtype).tiny).unsqueeze(-1), p_n)
     next_token = torch.multinomial(law, 1, generator=generator).squeeze(-1)
     return VerifyResult(n_accepted, next_token, accept_probability, zero)
