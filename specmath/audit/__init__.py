@@ -1,0 +1,27 @@
+"""specmath.audit: point specmath's exact laws at any speculative sampler and get a verdict.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)).
+
+Modules, one idea each:
+
+* ``adapters``    the interface (target_probs, draft_probs, draft_tokens, generator) -> tokens, and
+                  adapters for specmath's torch sampler, transformers' ``_speculative_sampling``,
+                  the bug zoo's reference samplers
+* ``cases``       the battery of (p, q, gamma) and the exact law of the whole round for each
+* ``power``       per-position and joint G-tests, Bonferroni levels, detectable TV, sequential looks
+* ``zero_draws``  generators whose k-th draw is exactly 0 (the u <= p/q edge)
+* ``replay``      the sampler's own torch draws fed to the exact algorithm, token by token
+* ``runner``      the audit loop; ``report`` the table and JSON (``specmath audit ADAPTER``)
+
+References: Leviathan et al., ICML 2023 (Algorithm 1); Chen et al., 2023 (Algorithm 2).
+"""
+
+from .adapters import Adapter, DrawProtocol, adapter_named, adapters
+from .cases import BATTERY, AuditCase, case_named
+from .runner import DEFAULT_ROUNDS, AuditReport, CaseResult, run_audit, run_case
+
+__all__ = [
+    "Adapter", "DrawProtocol", "adapter_named", "adapters", "BATTERY", "AuditCase", "case_named",
+    "DEFAULT_ROUNDS", "AuditReport", "CaseResult", "run_audit", "run_case",
+]

@@ -1,0 +1,157 @@
+"""Adapters: any speculative sampler, wrapped as one function the auditor can call.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)).
+
+The interface (the shape an engine's rejection sampler has):
+
+    sample_round(target_probs [gamma+1, V] float64, draft_probs [gamma, V] float64,
+                 draft_tokens [gamma] int64, generator) -> sequence of emitted token ids
+
+``target_probs[i] = p(. | prefix x_<i)`` (row gamma is the bonus position), ``draft_probs[i] =
+q(. | prefix x_<i)``, raw (unwarped) probabilities; the auditor has drawn ``draft_tokens`` from
+w(q) where w is the adapter's declared warp (None: the identity). ``generator`` is a
+``numpy.random.Generator`` or a ``torch.Generator`` as the adapter declares; all its randomness must
+come from it, so a run is reproducible and can be replayed (``specmath.audit.replay``).
+
+Adapters here:
+
+* ``specmath-torch``: ``specmath.lm.verify.verify_drafts`` (batch of one, float64 tensors);
+  ``specmath-torch-target-residual`` is its deliberately lossy negative control (resample from p).
+* ``hf``: Hugging Face transformers' ``transformers.generation.utils._speculative_sampling``,
+  imported and called as it is. It takes logits, not probabilities, and draws from torch's *global*
+  generator. Conversion: logits = log(probs) in float64 (log 0 = -inf), cast to float32 (the dtype
+  HF's ``generate`` casts logits to); its softmax(log p) = p / sum(p) = p up to float32 rounding
+  (relative 2^-24; -inf gives exactly 0). Randomness: inside ``torch.random.fork_rng`` the global CPU
+  generator is set to the given generator's state, and the state afterwards is written back, so HF
+  draws exactly the stream a ``torch.Generator`` would, and the caller's global state is untouched.
+* ``reference``: the float reference round of the bug zoo (``specmath.bugzoo.reference``).
+* ``bug:NAME`` for every entry of ``specmath.bugzoo.BUGS``: its numpy reference sampler, with the
+  warp the correct algorithm would apply.
+
+References: Leviathan et al., ICML 2023, Algorithm 1; transformers ``_speculative_sampling``
+(huggingface/transformers, src/transformers/generation/utils.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..toy_lm import Warp
+
+__all__ = ["Adapter", "DrawProtocol", "adapters", "adapter_named", "make_generator"]
+
+SampleRound = Callable[[np.ndarray, np.ndarray, np.ndarray, Any], Sequence[int]]
+
+
+@dataclass(frozen=True)
+class DrawProtocol:
+    """How a torch sampler consumes its generator in one round, for exact replay.
+
+    First ``torch.rand(gamma)`` of ``uniform_dtype`` (u_i decides x_i), then one
+    ``torch.multinomial`` over a [V] law of ``law_dtype`` (CPU: the exponential race
+    argmax_y law(y) / E_y with E = exponential_(V), checked in the tests).
+    """
+
+    uniform_dtype: str  # "float32" / "bfloat16" / "float64"
+    law_dtype: str
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A sampler under audit: its round function, generator kind, warp and draw protocol."""
+
+    name: str
+    description: str
+    sample_round: SampleRound
+    generator_kind: str  # "numpy" or "torch"
+    warp: Warp | None = None
+    draws: DrawProtocol | None = None  # known draw order: exact replay is possible
+
+    def __call__(self, target_probs, draft_probs, draft_tokens, generator) -> list[int]:
+        return [int(t) for t in self.sample_round(target_probs, draft_probs, draft_tokens, generator)]
+
+
+def make_generator(kind: str, seed: int):
+    """A fresh seeded generator of the given kind ("numpy": PCG64, "torch": CPU mt19937)."""
+    if kind == "numpy":
+        return np.random.Generator(np.random.PCG64(seed))
+    if kind == "torch":
+        import torch
+
+        return torch.Generator().manual_seed(seed)
+    raise ValueError(f"generator kind must be 'numpy' or 'torch', got {kind!r}")
+
+
+def specmath_torch_round(target_probs, draft_probs, draft_tokens, generator, residual: str = "standard") -> list[int]:
+    """specmath's torch verifier on a batch of one: emits x_1..x_n and the residual/bonus token."""
+    import torch
+
+    from ..lm.verify import verify_drafts
+
+    p = torch.as_tensor(np.asarray(target_probs, dtype=np.float64)).unsqueeze(0)  # (1, gamma+1, V)
+    q = torch.as_tensor(np.asarray(draft_probs, dtype=np.float64)).unsqueeze(0)  # (1, gamma, V)
+    drafts = torch.as_tensor(np.asarray(draft_tokens, dtype=np.int64)).unsqueeze(0)  # (1, gamma)
+    result = verify_drafts(p, q, drafts, generator, residual=residual)
+    n = int(result.n_accepted[0])
+    return drafts[0, :n].tolist() + [int(result.next_token[0])]
+
+
+def hf_round(target_probs, draft_probs, draft_tokens, generator, dtype: str = "float32") -> list[int]:
+    """transformers' ``_speculative_sampling`` on logits = log(probs) (cast to ``dtype``), drawing from ``generator``."""
+    import torch
+    from transformers.generation.utils import _speculative_sampling
+
+    torch_dtype = getattr(torch, dtype)
+    with np.errstate(divide="ignore"):
+        # softmax(log p) = p / sum p: the logits whose softmax is the given law (log 0 = -inf)
+        new_logits = torch.as_tensor(np.log(np.asarray(target_probs, dtype=np.float64))).to(torch_dtype).unsqueeze(0)
+        candidate_logits = torch.as_tensor(np.log(np.asarray(draft_probs, dtype=np.float64))).to(torch_dtype).unsqueeze(0)
+    candidate_ids = torch.as_tensor(np.asarray(draft_tokens, dtype=np.int64)).unsqueeze(0)  # (1, gamma)
+    gamma = candidate_ids.shape[1]
+    with torch.random.fork_rng(devices=[]):
+        # HF draws from the global generator: make it *be* ours for the call, then hand the state back
+        torch.set_rng_state(generator.get_state())
+        valid_tokens, _ = _speculative_sampling(candidate_ids, candidate_logits, gamma, new_logits)
+        generator.set_state(torch.get_rng_state())
+    return valid_tokens[0].tolist()
+
+
+def _bug_adapters() -> list[Adapter]:
+    from ..bugzoo import BUGS
+
+    return [
+        Adapter(f"bug:{name}", bug.explanation, bug.sample_round, "numpy", warp=bug.warp)
+        for name, bug in BUGS.items()
+    ]
+
+
+def adapters() -> dict[str, Adapter]:
+    """Every adapter by name: the correct samplers, HF's, the negative control and the bug zoo."""
+    from functools import partial
+
+    from ..bugzoo import reference_sample_round
+
+    listed = [
+        Adapter("reference", "the bug zoo's float64 numpy reference round (correct)", reference_sample_round, "numpy"),
+        Adapter("specmath-torch", "specmath.lm.verify.verify_drafts, float64 tensors, torch.Generator",
+                specmath_torch_round, "torch", draws=DrawProtocol("float32", "float64")),
+        Adapter("specmath-torch-target-residual", "negative control: verify_drafts(residual='target') resamples from p, not max(0, p - q)",
+                partial(specmath_torch_round, residual="target"), "torch", draws=DrawProtocol("float32", "float64")),
+        Adapter("hf", "transformers.generation.utils._speculative_sampling on float32 logits = log(probs)",
+                hf_round, "torch", draws=DrawProtocol("float32", "float32")),
+    ]
+    listed += _bug_adapters()
+    return {a.name: a for a in listed}
+
+
+def adapter_named(name: str) -> Adapter:
+    """The adapter called ``name`` (ValueError listing the names otherwise)."""
+    known = adapters()
+    if name not in known:
+        raise ValueError(f"no adapter named {name!r}; known: {', '.join(known)}")
+    return known[name]

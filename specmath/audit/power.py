@@ -1,0 +1,106 @@
+"""Goodness-of-fit tests of an audited sampler's rounds, with their power stated, and the looks schedule.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)); the *significance level* of a test is written ``level`` here so as
+not to clash with alpha.
+
+For one case the emitted tuples are counted and tested against the exact round law (``joint``) and
+against its gamma + 1 per-position marginals (``position i``: the i-th emitted token, or END): the
+per-position tests have few cells, so they are the most powerful against a wrong row at one
+position; the joint test sees correlations between positions (one uniform shared by all positions).
+Each is ``specmath.stats.g_test`` (cells pooled to expected count >= 5; any count on an outcome of
+exact probability 0 is a certain failure, p-value 0).
+
+Levels (Bonferroni): the whole audit may wrongly fail a correct sampler with probability at most
+``family_level`` (default 1e-6): each of the T tests at each of the L looks runs at
+level = family_level / (T L). Power: ``specmath.stats.detectable_tv`` gives, for each test, the
+smallest TV distance eps such that every sampler whose law is at TV >= eps from the exact law is
+rejected with probability >= 0.99 at the final N (non-central chi-square, worst case lambda = 4 N eps^2).
+
+Sequential mode looks at N/16, N/8, N/4, N/2, N (``looks``) and stops a case at the first look
+that rejects: a clear failure costs a sixteenth of the samples, a pass costs the full N.
+
+Reference: Wald, "Sequential Analysis", 1947 (group sequential looks with alpha spent per look).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass
+
+from ..stats import detectable_tv, g_test
+from .cases import END, ExpectedLaws
+
+__all__ = ["TestResult", "looks", "run_tests", "SEQUENTIAL_LOOKS"]
+
+SEQUENTIAL_LOOKS = 5
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One G-test of one case: which law, N, G, dof, p-value, level, and the TV it detects at 0.99."""
+
+    name: str  # "joint" or "position i"
+    n: int
+    statistic: float
+    dof: int
+    p_value: float
+    level: float
+    detectable_tv: float | None  # computed at the final look only
+    impossible: tuple  # observed outcomes of exact probability 0 (first few)
+
+    @property
+    def rejects(self) -> bool:
+        return self.p_value < self.level
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["impossible"] = [repr(x) for x in self.impossible]
+        out["rejects"] = self.rejects
+        return out
+
+
+def looks(n: int, sequential: bool) -> list[int]:
+    """Sample sizes at which the tests run: [n], or n/16, n/8, n/4, n/2, n in sequential mode."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"the number of rounds per case must be a positive integer, got {n!r}")
+    if not sequential:
+        return [n]
+    sizes = [max(1, n >> (SEQUENTIAL_LOOKS - 1 - i)) for i in range(SEQUENTIAL_LOOKS)]
+    return sorted(set(sizes))
+
+
+def position_counts(counts: Counter, i: int) -> Counter:
+    """Counts of the i-th emitted token (END when the tuple is shorter)."""
+    out: Counter = Counter()
+    for sequence, c in counts.items():
+        out[sequence[i] if len(sequence) > i else END] += c
+    return out
+
+
+def run_tests(expected: ExpectedLaws, counts: Counter, level: float, power: float, final: bool,
+              cache: dict | None = None) -> list[TestResult]:
+    """G-tests of the joint law and each per-position marginal; detectable TV at ``power`` when ``final``.
+
+    ``cache`` memoises detectable TV by (law, n, level, power): it depends on nothing else.
+    """
+    cache = {} if cache is None else cache
+    n = sum(counts.values())
+    laws = [("joint", expected.joint, counts)]
+    laws += [(f"position {i}", law, position_counts(counts, i)) for i, law in enumerate(expected.positions)]
+    results = []
+    for name, law, observed in laws:
+        gof = g_test(observed, law)
+        eps = None
+        if final:
+            key = ("detectable", law, n, level, power)
+            if key not in cache:
+                cache[key] = detectable_tv(law, n, alpha=level, power=power)
+            eps = cache[key]
+        results.append(TestResult(name, n, gof.statistic, gof.dof, gof.p_value, level, eps, gof.impossible[:5]))
+    return results
+
+
+def tests_per_case(gamma: int) -> int:
+    """joint + gamma + 1 positions."""
+    return gamma + 2

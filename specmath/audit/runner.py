@@ -1,0 +1,273 @@
+"""Run the audit: draw drafts, call the sampler, test the counts, probe zero draws, replay exactly.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)).
+
+For each battery case (``specmath.audit.cases``) and an adapter (``specmath.audit.adapters``):
+
+1. **rounds**: N times, draw x_1..x_gamma from w(q) with the auditor's own numpy generator, hand
+   the sampler the raw arrays and its own seeded generator, count the emitted tuples; an exception
+   ends the case with an error verdict;
+2. **tests**: G-tests of the joint round law and the per-position laws (``specmath.audit.power``),
+   at looks N/16..N in sequential mode (a rejection stops the case, and the audit);
+3. **zero probes**: for k < gamma, drafts chosen so that x_k has the smallest ratio p/q (often
+   p(x_k) = 0) and the earlier ones the largest, with a generator whose draw k is exactly 0
+   (``specmath.audit.zero_draws``); k = gamma puts the zero on the first draw after the gamma accept
+   uniforms, the resample draw of a sampler that draws its uniforms first. The emitted tuple must
+   have positive exact probability (a necessary condition whatever the drafts, as long as q_i(x_i) > 0);
+4. **replay**: for samplers with a known draw protocol, the first ``replay_rounds`` rounds and every
+   probe are replayed through the exact algorithm (``specmath.audit.replay``).
+
+A case passes when no test rejects, nothing raised, every probe emitted a possible tuple and the
+replay found no mismatch beyond float rounding.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .adapters import Adapter, make_generator
+from .cases import BATTERY, AuditCase
+from .power import TestResult, looks, run_tests, tests_per_case
+from .replay import ReplayOutcome, replay_round
+from .zero_draws import zero_generator
+
+__all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "DEFAULT_ROUNDS"]
+
+#: rounds per case of the full audit (the CLI default)
+DEFAULT_ROUNDS = 20_000
+
+
+@dataclass
+class CaseResult:
+    """Everything the audit learned about one case."""
+
+    case: str
+    description: str
+    gamma: int
+    vocab_size: int
+    n: int = 0
+    tests: list[TestResult] = field(default_factory=list)
+    error: str | None = None
+    probes: list[dict] = field(default_factory=list)
+    replays: list[ReplayOutcome] = field(default_factory=list)
+    replay_failures: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why the case fails (empty when it passes)."""
+        out = []
+        if self.error:
+            out.append(f"error: {self.error}")
+        out += [f"{t.name}: p = {t.p_value:.3g} < {t.level:.3g}" + (f", impossible {t.impossible[0]!r}" if t.impossible else "")
+                for t in self.tests if t.rejects]
+        out += [f"zero probe k={p['k']}: {p['problem']}" for p in self.probes if p["problem"]]
+        out += [f"replay mismatch in {f['where']}: expected {f['expected']}, got {f['emitted']}" for f in self.replay_failures]
+        return out
+
+    @property
+    def passed(self) -> bool:
+        return not self.reasons
+
+    def replay_counts(self) -> dict[str, int]:
+        return dict(Counter(r.kind for r in self.replays))
+
+
+@dataclass
+class AuditReport:
+    """An adapter's audit over the battery."""
+
+    adapter: str
+    description: str
+    rounds: int
+    sequential: bool
+    family_level: float
+    power: float
+    cases: list[CaseResult]
+    not_run: list[str]
+    seconds: float
+    versions: dict
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.cases)
+
+
+class _Drafter:
+    """Draws x_i ~ w(q)(. | x_<i) by inverse CDF from the auditor's generator (rows cached per context)."""
+
+    def __init__(self, case: AuditCase, adapter: Adapter, rng: np.random.Generator) -> None:
+        self.draft = case.models(adapter.warp)[1]
+        self.gamma, self.rng, self.cdfs = case.gamma, rng, {}
+
+    def __call__(self) -> tuple:
+        tokens: tuple = ()
+        for _ in range(self.gamma):
+            cdf = self.cdfs.get(tokens)
+            if cdf is None:
+                law = self.draft(tokens)
+                cdf = self.cdfs[tokens] = np.cumsum([float(law[x]) for x in range(len(law))])
+            # the first index whose cumulative mass exceeds u * total has positive probability
+            tokens += (int(np.searchsorted(cdf, self.rng.random() * cdf[-1], side="right")),)
+        return tokens
+
+
+def _exact_rows(case: AuditCase, adapter: Adapter, tokens: tuple) -> tuple[list, list]:
+    target, draft = case.models(adapter.warp)
+    return [target(tokens[:i]) for i in range(len(tokens) + 1)], [draft(tokens[:i]) for i in range(len(tokens))]
+
+
+def _probe_drafts(case: AuditCase, adapter: Adapter, k: int) -> tuple:
+    """Drafts with the largest p/q before position k and the smallest p/q (ties: lowest id) at k.
+
+    k = gamma (the draw after the gamma accept uniforms: the first resample draw) uses the k = 0
+    drafts, so the round usually rejects at position 0 and resamples with a zero uniform.
+    """
+    k = 0 if k == case.gamma else k
+    target, draft = case.models(adapter.warp)
+    tokens: tuple = ()
+    for j in range(case.gamma):
+        p, q = target(tokens), draft(tokens)
+        candidates = sorted((p[x] / q[x], x) for x in range(case.vocab_size) if q[x] > 0)
+        tokens += (candidates[0][1] if j == k else max(candidates, key=lambda r: (r[0], -r[1]))[1],)
+    return tokens
+
+
+def _call(adapter: Adapter, case: AuditCase, tokens: tuple, generator) -> tuple:
+    p, q = case.arrays(tokens)
+    return tuple(adapter(p, q, np.array(tokens, dtype=np.int64), generator))
+
+
+def _run_probes(result: CaseResult, case: AuditCase, adapter: Adapter) -> None:
+    joint = case.expected(adapter.warp).joint
+    for k in range(case.gamma + 1):
+        tokens = _probe_drafts(case, adapter, k)
+        generator = zero_generator(adapter.generator_kind, k)
+        state = generator.get_state() if adapter.draws else None
+        probe = {"k": k, "drafts": list(tokens), "emitted": None, "problem": None}
+        try:
+            emitted = _call(adapter, case, tokens, generator)
+        except Exception as exc:  # an exception on valid input is a finding, reported as such
+            probe["problem"] = f"raised {type(exc).__name__}: {exc}"
+            result.probes.append(probe)
+            continue
+        probe["emitted"] = list(emitted)
+        if joint.prob(emitted) == 0:
+            probe["problem"] = f"emitted {emitted}, which has exact probability 0"
+        if state is not None:
+            _replay(result, case, adapter, state, tokens, emitted, f"zero probe k={k}")
+        result.probes.append(probe)
+
+
+def _replay(result: CaseResult, case: AuditCase, adapter: Adapter, state, tokens: tuple, emitted: tuple, where: str) -> None:
+    p_laws, q_laws = _exact_rows(case, adapter, tokens)
+    outcome = replay_round(state, adapter.draws, p_laws, q_laws, tokens, emitted)
+    result.replays.append(outcome)
+    if outcome.kind == "mismatch" and len(result.replay_failures) < 5:
+        result.replay_failures.append({"where": where, "drafts": list(tokens), "uniforms": list(outcome.uniforms),
+                                       "expected": list(outcome.expected), "emitted": list(emitted)})
+    elif outcome.kind == "mismatch":
+        result.replay_failures.append({"where": where, "expected": list(outcome.expected), "emitted": list(emitted)})
+
+
+def run_case(adapter: Adapter, case: AuditCase, n: int, seed: int, sequential: bool, level: float,
+             power: float = 0.99, replay_rounds: int = 200) -> CaseResult:
+    """Audit ``adapter`` on one case: rounds and tests at the looks, zero probes, replay."""
+    start = time.perf_counter()
+    result = CaseResult(case.name, case.description, case.gamma, case.vocab_size)
+    expected = case.expected(adapter.warp)
+    drafter = _Drafter(case, adapter, np.random.default_rng([seed, 1]))
+    generator = make_generator(adapter.generator_kind, seed)
+    counts: Counter = Counter()
+    rounds = 0
+    for look in looks(n, sequential):
+        while rounds < look and result.error is None:
+            tokens = drafter()
+            state = generator.get_state() if adapter.draws and rounds < replay_rounds else None
+            try:
+                emitted = _call(adapter, case, tokens, generator)
+            except Exception as exc:
+                result.error = f"round {rounds}, drafts {list(tokens)}: {type(exc).__name__}: {exc}"
+                break
+            counts[emitted] += 1
+            rounds += 1
+            if state is not None:
+                _replay(result, case, adapter, state, tokens, emitted, f"round {rounds - 1}")
+        if result.error is not None or rounds == 0:
+            break
+        result.tests = run_tests(expected, counts, level, power, final=False)
+        if any(t.rejects for t in result.tests):
+            break
+    result.n = rounds
+    if rounds:
+        result.tests = run_tests(expected, counts, level, power, final=True, cache=case._cache)
+    _run_probes(result, case, adapter)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def run_audit(adapter: Adapter, cases: tuple[AuditCase, ...] = BATTERY, n: int = DEFAULT_ROUNDS, seed: int = 0,
+              sequential: bool = False, family_level: float = 1e-6, power: float = 0.99,
+              replay_rounds: int = 200) -> AuditReport:
+    """Audit ``adapter`` on ``cases``; each test at family_level / (tests x looks) (Bonferroni).
+
+    Sequential mode stops a case at its first rejecting look and the audit at its first failed case.
+    """
+    if not 0 < family_level < 1:
+        raise ValueError(f"family_level must lie in (0, 1), got {family_level}")
+    total_tests = sum(tests_per_case(c.gamma) for c in cases) * len(looks(n, sequential))
+    level = family_level / total_tests
+    start = time.perf_counter()
+    with _single_torch_thread(adapter):
+        results, not_run = _run_cases(adapter, cases, n, seed, sequential, level, power, replay_rounds)
+    return AuditReport(adapter.name, adapter.description, n, sequential, family_level, power, results, not_run,
+                       time.perf_counter() - start, _versions(adapter))
+
+
+def _run_cases(adapter, cases, n, seed, sequential, level, power, replay_rounds) -> tuple[list[CaseResult], list[str]]:
+    results: list[CaseResult] = []
+    not_run: list[str] = []
+    for index, case in enumerate(cases):
+        if sequential and results and not results[-1].passed:
+            not_run = [c.name for c in cases[index:]]
+            break
+        results.append(run_case(adapter, case, n, seed + index, sequential, level, power, replay_rounds))
+    return results, not_run
+
+
+@contextmanager
+def _single_torch_thread(adapter: Adapter):
+    """Batch-of-one rounds on tiny tensors: intra-op threads only add synchronisation (35x slower
+    on a shared 2-core machine), so torch adapters run with one thread; the setting is restored."""
+    if adapter.generator_kind != "torch":
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _versions(adapter: Adapter) -> dict:
+    import platform
+
+    out = {"python": platform.python_version(), "numpy": np.__version__}
+    if adapter.generator_kind == "torch":
+        import torch
+
+        out["torch"] = torch.__version__
+    if adapter.name.startswith("hf"):
+        import transformers
+
+        out["transformers"] = transformers.__version__
+    return out
