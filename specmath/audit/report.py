@@ -1,0 +1,116 @@
+"""The audit report: a table a reader can paste into a README, and the full JSON.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)).
+
+One row per case: N rounds run, the test with the smallest p-value (joint or position i), its G
+statistic, degrees of freedom and p-value, the smallest TV distance of the *round law* the joint test
+detects with probability >= 0.99 at this N (``detectable TV``), the zero probes (passed / run), the
+exact replay (matches / replayed, with float-rounding disagreements counted apart), and the verdict.
+The header states the adapter, versions, the family level and the per-test level (Bonferroni).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from .runner import AuditReport, CaseResult
+
+__all__ = ["table", "markdown_table", "to_json", "write_json"]
+
+COLUMNS = ("case", "gamma", "V", "N", "worst test", "G", "dof", "p-value", "detectable TV", "probes", "replay", "verdict")
+
+
+def _row(c: CaseResult) -> list[str]:
+    worst = min(c.tests, key=lambda t: t.p_value) if c.tests else None
+    joint = c.tests[0] if c.tests else None
+    replay = c.replay_counts()
+    replayed = sum(replay.values())
+    replay_text = "-" if not replayed else f"{replay.get('match', 0)}/{replayed}" + (
+        f" ({replay['rounding']} rounding)" if replay.get("rounding") else "")
+    probes_ok = sum(1 for p in c.probes if not p["problem"])
+    verdict = "pass" if c.passed else "FAIL: " + c.reasons[0]
+    dtv = joint.detectable_tv if joint is not None else None
+    return [
+        c.case, str(c.gamma), str(c.vocab_size), str(c.n),
+        worst.name if worst else "-",
+        "-" if worst is None else ("inf" if math.isinf(worst.statistic) else f"{worst.statistic:.1f}"),
+        "-" if worst is None else str(worst.dof),
+        "-" if worst is None else f"{worst.p_value:.2g}",
+        "-" if dtv is None or math.isinf(dtv) else f"{dtv:.3f}",
+        f"{probes_ok}/{len(c.probes)}", replay_text, verdict[:110],
+    ]
+
+
+def _header(report: AuditReport) -> list[str]:
+    versions = ", ".join(f"{k} {v}" for k, v in report.versions.items())
+    level = report.cases[0].tests[0].level if report.cases and report.cases[0].tests else float("nan")
+    mode = "sequential (looks at N/16..N, stop at the first failure)" if report.sequential else "fixed N"
+    return [
+        f"audit of {report.adapter}: {report.description}",
+        f"versions: {versions}",
+        f"{mode}; N = {report.rounds} rounds per case; family level {report.family_level:g} "
+        f"(per test {level:.3g}, Bonferroni); detectable TV at power {report.power:g}",
+    ]
+
+
+def _footer(report: AuditReport) -> str:
+    failed = sum(not c.passed for c in report.cases)
+    tail = f"; not run (sequential stop): {', '.join(report.not_run)}" if report.not_run else ""
+    verdict = "PASS" if report.passed else "FAIL"
+    return f"{verdict}: {len(report.cases) - failed} of {len(report.cases)} cases pass, {report.seconds:.1f} s{tail}"
+
+
+def table(report: AuditReport) -> str:
+    """A fixed-width text table with a header and a one-line verdict."""
+    rows = [list(COLUMNS)] + [_row(c) for c in report.cases]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    lines = _header(report) + [""]
+    for r in rows:
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+    return "\n".join(lines + ["", _footer(report)])
+
+
+def markdown_table(report: AuditReport) -> str:
+    """The same table in GitHub Markdown (for the README)."""
+    lines = [f"*{line}*  " for line in _header(report)] + [""]
+    lines.append("| " + " | ".join(COLUMNS) + " |")
+    lines.append("|" + "---|" * len(COLUMNS))
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in _row(c)) + " |" for c in report.cases]
+    return "\n".join(lines + ["", _footer(report)])
+
+
+def to_json(report: AuditReport) -> dict:
+    """Everything: header fields, and per case its tests, probes, replay counts and failures."""
+    return {
+        "adapter": report.adapter, "description": report.description, "versions": report.versions,
+        "rounds_per_case": report.rounds, "sequential": report.sequential,
+        "family_level": report.family_level, "power": report.power, "passed": report.passed,
+        "seconds": report.seconds, "not_run": report.not_run,
+        "cases": [
+            {
+                "case": c.case, "description": c.description, "gamma": c.gamma, "vocab_size": c.vocab_size,
+                "n": c.n, "passed": c.passed, "reasons": c.reasons, "error": c.error, "seconds": c.seconds,
+                "tests": [t.to_json() for t in c.tests], "probes": c.probes,
+                "replay": c.replay_counts(), "replay_failures": c.replay_failures,
+            }
+            for c in report.cases
+        ],
+    }
+
+
+def write_json(report: AuditReport, path: str) -> None:
+    """Write ``to_json(report)`` to ``path`` (inf as the string "inf", so the file is strict JSON)."""
+
+    def clean(x):
+        if isinstance(x, float) and math.isinf(x):
+            return "inf"
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        return x
+
+    with open(path, "w") as f:
+        json.dump(clean(to_json(report)), f, indent=2)
