@@ -7,7 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specmath.exact import exact
-from specmath.laws import Law, LawError
+from specmath.laws import Law, LawError, tv_distance
 from specmath.speculative import round_law, speculative_round
 from specmath.toy_lm import ToyLM, random_toy_lm
 
@@ -108,3 +108,27 @@ def test_round_rejects_a_model_that_returns_a_dict_instead_of_a_law():
         round_law(plain_dict_lm, good, (), 1)
     with pytest.raises(LawError, match="draft model returned dict"):
         exact(speculative_round, good, plain_dict_lm, (), 1)
+
+
+def test_sampled_round_program_fits_the_exact_round_law_and_detects_tv_0_09():
+    """Power: with n = 3000 seeded samples the G-test (level 1e-6) rejects any law at TV >= 0.09 from
+    the exact round law with probability >= 0.99 (``detectable_tv`` says so below)."""
+    import numpy as np
+
+    from specmath.sampled import sample
+    from specmath.stats import detectable_tv, g_test
+
+    target, draft = random_toy_lm(3, 30), random_toy_lm(3, 130)
+    law = round_law(target, draft, (0,), 2)
+    n = 3000
+    assert detectable_tv(law, n) < 0.09
+    rng = np.random.default_rng(2026)
+    counts = {}
+    for _ in range(n):
+        emitted = sample(speculative_round, target, draft, (0,), 2, rng=rng)
+        counts[emitted] = counts.get(emitted, 0) + 1
+    assert g_test(counts, law).p_value > 1e-6
+    # and the same counts do reject a lossy round (accept every draft token, TV = 185/252 from the exact law)
+    lossy = round_law(target, draft, (0,), 2, lambda p, q, x: (Fraction(1), None))
+    assert tv_distance(law, lossy) == Fraction(185, 252)
+    assert g_test(counts, lossy).p_value < 1e-6
