@@ -1,0 +1,63 @@
+"""The exported pages in a real browser: headless Chromium renders the math (MathJax) and the plots.
+
+Needs the Debian package ``chromium`` (``apt-get install -y chromium``); skipped with that reason
+when it is not installed. The page is opened from file://, as a student double-clicking it would.
+"""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from specmath.course.export import export_html, export_slides
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = ROOT / "notebooks" / "01_two_token_world.ipynb"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run", "--virtual-time-budget=20000",
+]
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: apt-get install -y chromium")
+
+
+def chromium(*args: str) -> str:
+    done = subprocess.run([CHROMIUM, *FLAGS, *args], capture_output=True, text=True, timeout=120)
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    out = tmp_path_factory.mktemp("browser")
+    html = export_html([NOTEBOOK], out / "html")[0]
+    slides = export_slides([NOTEBOOK], out / "slides")[0]
+    return html, slides
+
+
+def test_html_page_in_chromium_typesets_the_math_with_local_mathjax_fonts_and_shows_the_plots(pages, tmp_path):
+    html, _ = pages
+    dom = chromium("--dump-dom", html.as_uri())
+    rendered = dom.count('class="MathJax"')
+    assert rendered >= 10, f"only {rendered} formulas typeset by MathJax"
+    assert not re.search(r'class="[^"]*\b(MathJax_Error|merror)\b', dom), "a formula failed to typeset"
+    assert "STIXMathJax_" in dom, "MathJax fell back to local fonts: the STIX-Web web fonts did not load"
+    assert len(re.findall(r'<img[^>]+src="data:image/png;base64,', dom)) >= 1
+    # the screenshot is not blank: plots and text put dark pixels on the page
+    from PIL import Image
+
+    shot = tmp_path / "page.png"
+    chromium("--window-size=1200,1600", f"--screenshot={shot}", html.as_uri())
+    image = Image.open(shot).convert("L")
+    dark = sum(1 for v in image.getdata() if v < 128) / (image.width * image.height)
+    assert image.size == (1200, 1600) and dark > 0.01
+
+
+def test_slides_in_chromium_start_reveal_js_and_typeset_the_math(pages):
+    _, slides = pages
+    dom = chromium("--dump-dom", slides.as_uri())
+    assert re.search(r'<div class="reveal[^"]*\bready\b', dom), "reveal.js did not initialise"
+    assert dom.count('class="MathJax"') >= 10
+    assert 'class="slide-number"' in dom
