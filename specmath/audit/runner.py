@@ -179,6 +179,12 @@ def _replay(result: CaseResult, case: AuditCase, adapter: Adapter, state, tokens
 def run_case(adapter: Adapter, case: AuditCase, n: int, seed: int, sequential: bool, level: float,
              power: float = 0.99, replay_rounds: int = 200) -> CaseResult:
     """Audit ``adapter`` on one case: rounds and tests at the looks, zero probes, replay."""
+    with _single_torch_thread(adapter):
+        return _run_case(adapter, case, n, seed, sequential, level, power, replay_rounds)
+
+
+def _run_case(adapter: Adapter, case: AuditCase, n: int, seed: int, sequential: bool, level: float,
+              power: float, replay_rounds: int) -> CaseResult:
     start = time.perf_counter()
     result = CaseResult(case.name, case.description, case.gamma, case.vocab_size)
     expected = case.expected(adapter.warp)
@@ -224,8 +230,7 @@ def run_audit(adapter: Adapter, cases: tuple[AuditCase, ...] = BATTERY, n: int =
     total_tests = sum(tests_per_case(c.gamma) for c in cases) * len(looks(n, sequential))
     level = family_level / total_tests
     start = time.perf_counter()
-    with _single_torch_thread(adapter):
-        results, not_run = _run_cases(adapter, cases, n, seed, sequential, level, power, replay_rounds)
+    results, not_run = _run_cases(adapter, cases, n, seed, sequential, level, power, replay_rounds)
     return AuditReport(adapter.name, adapter.description, n, sequential, family_level, power, results, not_run,
                        time.perf_counter() - start, _versions(adapter))
 

@@ -1,0 +1,92 @@
+"""The battery's exact laws, the case arrays, and generators whose k-th draw is exactly zero."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from specmath.audit.cases import BATTERY, END, AuditCase, case_named, position_law
+from specmath.audit.zero_draws import numpy_zero_generator, torch_zero_generator, zero_generator
+from specmath.laws import Law
+from specmath.toy_lm import ToyLM
+
+
+def test_battery_covers_gamma_1_3_5_vocabularies_2_to_1000_and_the_named_edge_cases():
+    assert {c.gamma for c in BATTERY} >= {1, 3, 5}
+    sizes = {c.vocab_size for c in BATTERY}
+    assert min(sizes) == 2 and max(sizes) == 1000
+    names = {c.name for c in BATTERY}
+    assert {"p-equals-q", "disjoint-supports", "one-hot-draft", "zeros-in-target", "zeros-in-draft",
+            "top-k-target-only", "top-k-draft-only", "near-underflow"} <= names
+
+
+@pytest.mark.parametrize("case", BATTERY, ids=lambda c: c.name)
+def test_each_case_position_laws_are_marginals_of_the_exact_round_law(case):
+    expected = case.expected()
+    assert sum(expected.joint.values()) == 1
+    for i, law in enumerate(expected.positions):
+        # P(the round emits more than i tokens) read two ways
+        longer = sum((w for s, w in expected.joint.items() if len(s) > i), Fraction(0))
+        assert 1 - law.prob(END) == longer
+
+
+def test_case_arrays_are_the_exact_laws_in_float64_row_by_row():
+    case = case_named("context-g3")
+    tokens = (1, 0, 2)
+    p, q = case.arrays(tokens)
+    assert p.shape == (4, 4) and q.shape == (3, 4)
+    for i in range(4):
+        assert p[i].tolist() == [float(case.target(tokens[:i])[x]) for x in range(4)]
+    for i in range(3):
+        assert q[i].tolist() == [float(case.draft(tokens[:i])[x]) for x in range(4)]
+
+
+def test_near_underflow_case_keeps_float32_tiny_and_subnormal_entries_exactly():
+    p, q = case_named("near-underflow").arrays((0,))
+    assert p[0, 2] == 2.0**-126 and p[0, 3] == 2.0**-149 and q[0, 4] == 2.0**-133
+    assert np.float32(p[0, 3]) == np.float32(2.0**-149) > 0
+
+
+def test_unknown_case_name_is_a_value_error_listing_the_names():
+    with pytest.raises(ValueError, match="context-g1"):
+        case_named("no-such-case")
+
+
+weights = st.lists(st.integers(0, 5), min_size=3, max_size=3).filter(any)
+
+
+@settings(max_examples=25, deadline=None)
+@given(p=weights, q=weights, gamma=st.integers(1, 3))
+@example(p=[1, 1, 0], q=[0, 0, 1], gamma=2)  # disjoint supports: every round emits one token
+def test_position_zero_law_of_a_context_free_round_is_the_target(p, q, gamma):
+    # token 0 of every round has law p exactly (the first emitted token is lossless)
+    p_law = Law.from_weights(dict(enumerate(p)))
+    q_law = Law.from_weights(dict(enumerate(q)))
+    case = AuditCase("t", ToyLM(lambda c: p_law, range(3)), ToyLM(lambda c: q_law, range(3)), gamma, "")
+    assert position_law(case.expected().joint, 0) == p_law
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 5])
+def test_numpy_zero_generator_makes_the_k_th_64_bit_draw_exactly_zero(k):
+    assert numpy_zero_generator(k).random(k + 2)[k] == 0.0
+    # the same output is the two 32-bit draws 2k and 2k + 1: a float32-grid integers(0, 2^24) gives 0 twice
+    assert numpy_zero_generator(k).integers(0, 2**24, size=2 * k + 2)[2 * k:].tolist() == [0, 0]
+    assert numpy_zero_generator(k).random(k + 1)[:k].min(initial=1.0) > 0
+
+
+@pytest.mark.parametrize("k", [0, 1, 3])
+def test_torch_zero_generator_makes_the_k_th_float32_uniform_exactly_zero(k):
+    u = torch.rand(k + 2, generator=torch_zero_generator(k))
+    assert u[k].item() == 0.0 and u[k + 1].item() > 0
+
+
+def test_zero_generators_reject_bad_arguments():
+    with pytest.raises(ValueError, match="draw index"):
+        numpy_zero_generator(-1)
+    with pytest.raises(ValueError, match="draw index"):
+        torch_zero_generator(10_000)
+    with pytest.raises(ValueError, match="generator kind"):
+        zero_generator("jax", 0)
