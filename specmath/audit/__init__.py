@@ -10,7 +10,7 @@ Modules, one idea each:
                   the bug zoo's reference samplers
 * ``cases``       the battery of (p, q, gamma) and the exact law of the whole round for each
 * ``power``       per-position and joint G-tests, Bonferroni levels, detectable TV, sequential looks
-* ``zero_draws``  generators whose k-th draw is exactly 0 (the u <= p/q edge)
+* ``edge_draws``  generators whose k-th draw is exactly 0 or the largest uniform below 1
 * ``replay``      the sampler's own torch draws fed to the exact algorithm, token by token
 * ``runner``      the audit loop; ``report`` the table and JSON (``specmath audit ADAPTER``)
 

@@ -17,7 +17,8 @@ come from it, so a run is reproducible and can be replayed (``specmath.audit.rep
 Adapters here:
 
 * ``specmath-torch``: ``specmath.lm.verify.verify_drafts`` (batch of one, float64 tensors);
-  ``specmath-torch-target-residual`` is its deliberately lossy negative control (resample from p).
+  ``specmath-torch-float32`` the same on float32 tensors; ``specmath-torch-target-residual`` is its
+  deliberately lossy negative control (resample from p).
 * ``hf``: Hugging Face transformers' ``transformers.generation.utils._speculative_sampling``,
   imported and called as it is. It takes logits, not probabilities, and draws from torch's *global*
   generator. Conversion: logits = log(probs) in float64 (log 0 = -inf), cast to float32 (the dtype
@@ -87,14 +88,17 @@ def make_generator(kind: str, seed: int):
     raise ValueError(f"generator kind must be 'numpy' or 'torch', got {kind!r}")
 
 
-def specmath_torch_round(target_probs, draft_probs, draft_tokens, generator, residual: str = "standard") -> list[int]:
-    """specmath's torch verifier on a batch of one: emits x_1..x_n and the residual/bonus token."""
+def specmath_torch_round(target_probs, draft_probs, draft_tokens, generator, residual: str = "standard",
+                         dtype: str = "float64") -> list[int]:
+    """specmath's torch verifier on a batch of one (probabilities cast to ``dtype``): emits x_1..x_n
+    and the residual/bonus token."""
     import torch
 
     from ..lm.verify import verify_drafts
 
-    p = torch.as_tensor(np.asarray(target_probs, dtype=np.float64)).unsqueeze(0)  # (1, gamma+1, V)
-    q = torch.as_tensor(np.asarray(draft_probs, dtype=np.float64)).unsqueeze(0)  # (1, gamma, V)
+    torch_dtype = getattr(torch, dtype)
+    p = torch.as_tensor(np.asarray(target_probs, dtype=np.float64)).to(torch_dtype).unsqueeze(0)  # (1, gamma+1, V)
+    q = torch.as_tensor(np.asarray(draft_probs, dtype=np.float64)).to(torch_dtype).unsqueeze(0)  # (1, gamma, V)
     drafts = torch.as_tensor(np.asarray(draft_tokens, dtype=np.int64)).unsqueeze(0)  # (1, gamma)
     result = verify_drafts(p, q, drafts, generator, residual=residual)
     n = int(result.n_accepted[0])
@@ -140,6 +144,8 @@ def adapters() -> dict[str, Adapter]:
         Adapter("reference", "the bug zoo's float64 numpy reference round (correct)", reference_sample_round, "numpy"),
         Adapter("specmath-torch", "specmath.lm.verify.verify_drafts, float64 tensors, torch.Generator",
                 specmath_torch_round, "torch", draws=DrawProtocol("float32", "float64")),
+        Adapter("specmath-torch-float32", "specmath.lm.verify.verify_drafts, float32 tensors (as a float32 model gives them)",
+                partial(specmath_torch_round, dtype="float32"), "torch", draws=DrawProtocol("float32", "float32")),
         Adapter("specmath-torch-target-residual", "negative control: verify_drafts(residual='target') resamples from p, not max(0, p - q)",
                 partial(specmath_torch_round, residual="target"), "torch", draws=DrawProtocol("float32", "float64")),
         Adapter("hf", "transformers.generation.utils._speculative_sampling on float32 logits = log(probs)",

@@ -19,7 +19,9 @@ round emitted fewer than i + 1 tokens.
 The case arrays are float64(p), float64(q) of exact rational laws: a float64 sampler sees the law up
 to relative rounding 2^-53 (a TV far below anything N samples can detect). The ``near-underflow``
 case uses powers of two (2^-126 = float32 tiny, 2^-133, 2^-149 = smallest float32 subnormal), exact
-in float64 and float32.
+in float64 and float32. The ``equal-up-to-rounding`` case has p and q that differ by 2^-21 relative at
+one token and less than float32 resolution elsewhere: a float32 sampler sees p <= q everywhere, so a
+rejection (probability 2^-21 q(0) per round, forced by the "max" edge probe) leaves max(0, p - q) = 0.
 """
 
 from __future__ import annotations
@@ -154,6 +156,15 @@ def _near_underflow() -> tuple[ToyLM, ToyLM]:
     return ToyLM(lambda c: p, range(6), name="p near underflow"), ToyLM(lambda c: q, range(6), name="q near underflow")
 
 
+def _equal_up_to_rounding() -> tuple[ToyLM, ToyLM]:
+    # p moves 2^-21 of q(0) = 1/100 onto tokens 1 and 2: relative 2^-21 at token 0 survives a float32
+    # softmax, relative ~2^-28 at tokens 1, 2 does not, so in float32 p <= q everywhere and p(0) < q(0)
+    q0, shift = Fraction(1, 100), Fraction(1, 2**21)
+    q = _law({0: q0, 1: Fraction(49, 100), 2: Fraction(1, 2)}, 4)
+    p = _law({0: q0 * (1 - shift), 1: Fraction(49, 100) + q0 * shift / 2, 2: Fraction(1, 2) + q0 * shift / 2}, 4)
+    return ToyLM(lambda c: p, range(4), name="p = q up to 2^-21"), ToyLM(lambda c: q, range(4), name="q")
+
+
 def _sparse_wide(vocab_size: int, seed: int, size: int) -> ToyLM:
     """A law on ``size`` scattered tokens of a large vocabulary (always 0 and V-1), depending on the last token."""
     rng = np.random.default_rng(seed)
@@ -180,6 +191,9 @@ def _battery() -> tuple[AuditCase, ...]:
         "V=3, gamma=5, position- and context-dependent p, q")
     dense = _dense(5, 41)
     add("p-equals-q", dense, dense, 3, "V=5, q = p (every draft accepted, bonus every round)")
+    target, draft = _equal_up_to_rounding()
+    add("equal-up-to-rounding", target, draft, 2,
+        "V=4, p = q but for 2^-21 of q(0) moved to tokens 1, 2: in float32 p <= q, a rejection leaves a zero residual")
     add("disjoint-supports",
         _restricted(_dense(4, 51), lambda c: {0, 1}, "p on {0, 1}"),
         _restricted(_dense(4, 52), lambda c: {2, 3}, "q on {2, 3}"), 3,

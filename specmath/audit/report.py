@@ -5,7 +5,7 @@ alpha = sum_x min(p(x), q(x)).
 
 One row per case: N rounds run, the test with the smallest p-value (joint or position i), its G
 statistic, degrees of freedom and p-value, the smallest TV distance of the *round law* the joint test
-detects with probability >= 0.99 at this N (``detectable TV``), the zero probes (passed / run), the
+detects with probability >= 0.99 at this N (``detectable TV``), the edge probes (u = 0 and u = max; passed / run), the
 exact replay (matches / replayed, with float-rounding disagreements counted apart), and the verdict.
 The header states the adapter, versions, the family level and the per-test level (Bonferroni).
 """

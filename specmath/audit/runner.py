@@ -10,11 +10,13 @@ For each battery case (``specmath.audit.cases``) and an adapter (``specmath.audi
    ends the case with an error verdict;
 2. **tests**: G-tests of the joint round law and the per-position laws (``specmath.audit.power``),
    at looks N/16..N in sequential mode (a rejection stops the case, and the audit);
-3. **zero probes**: for k < gamma, drafts chosen so that x_k has the smallest ratio p/q (often
-   p(x_k) = 0) and the earlier ones the largest, with a generator whose draw k is exactly 0
-   (``specmath.audit.zero_draws``); k = gamma puts the zero on the first draw after the gamma accept
-   uniforms, the resample draw of a sampler that draws its uniforms first. The emitted tuple must
-   have positive exact probability (a necessary condition whatever the drafts, as long as q_i(x_i) > 0);
+3. **edge probes**: for k <= gamma, a generator whose draw k is exactly 0 or the largest uniform
+   below 1 (``specmath.audit.edge_draws``), with drafts chosen so that x_k has the smallest ratio p/q
+   (often p(x_k) = 0; for the zero) or the largest ratio below 1 (for the max), the earlier ones the
+   largest; k = gamma puts the edge on the first draw after the gamma accept uniforms, the resample
+   draw of a sampler that draws its uniforms first. The emitted tuple must have positive exact
+   probability (a necessary condition whatever the drafts, as long as q_i(x_i) > 0), and nothing may
+   raise;
 4. **replay**: for samplers with a known draw protocol, the first ``replay_rounds`` rounds and every
    probe are replayed through the exact algorithm (``specmath.audit.replay``).
 
@@ -33,9 +35,9 @@ import numpy as np
 
 from .adapters import Adapter, make_generator
 from .cases import BATTERY, AuditCase
+from .edge_draws import EDGES, edge_generator
 from .power import TestResult, looks, run_tests, tests_per_case
 from .replay import ReplayOutcome, replay_round
-from .zero_draws import zero_generator
 
 __all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "DEFAULT_ROUNDS"]
 
@@ -67,7 +69,7 @@ class CaseResult:
             out.append(f"error: {self.error}")
         out += [f"{t.name}: p = {t.p_value:.3g} < {t.level:.3g}" + (f", impossible {t.impossible[0]!r}" if t.impossible else "")
                 for t in self.tests if t.rejects]
-        out += [f"zero probe k={p['k']}: {p['problem']}" for p in self.probes if p["problem"]]
+        out += [f"{p['edge']} probe k={p['k']}: {p['problem']}" for p in self.probes if p["problem"]]
         out += [f"replay mismatch in {f['where']}: expected {f['expected']}, got {f['emitted']}" for f in self.replay_failures]
         return out
 
@@ -123,19 +125,27 @@ def _exact_rows(case: AuditCase, adapter: Adapter, tokens: tuple) -> tuple[list,
     return [target(tokens[:i]) for i in range(len(tokens) + 1)], [draft(tokens[:i]) for i in range(len(tokens))]
 
 
-def _probe_drafts(case: AuditCase, adapter: Adapter, k: int) -> tuple:
-    """Drafts with the largest p/q before position k and the smallest p/q (ties: lowest id) at k.
+def _probe_drafts(case: AuditCase, adapter: Adapter, k: int, edge: str) -> tuple:
+    """Drafts with the largest p/q before position k and, at k, the smallest p/q ("zero" edge) or
+    the largest p/q below 1 ("max" edge; the smallest if none is below 1). Ties: lowest id.
 
     k = gamma (the draw after the gamma accept uniforms: the first resample draw) uses the k = 0
-    drafts, so the round usually rejects at position 0 and resamples with a zero uniform.
+    drafts, so the round usually rejects at position 0 and resamples with the edge uniform.
     """
     k = 0 if k == case.gamma else k
     target, draft = case.models(adapter.warp)
     tokens: tuple = ()
     for j in range(case.gamma):
         p, q = target(tokens), draft(tokens)
-        candidates = sorted((p[x] / q[x], x) for x in range(case.vocab_size) if q[x] > 0)
-        tokens += (candidates[0][1] if j == k else max(candidates, key=lambda r: (r[0], -r[1]))[1],)
+        ratios = sorted((p[x] / q[x], x) for x in range(case.vocab_size) if q[x] > 0)
+        below_one = [r for r in ratios if r[0] < 1]
+        if j != k:
+            choice = max(ratios, key=lambda r: (r[0], -r[1]))
+        elif edge == "max" and below_one:
+            choice = max(below_one, key=lambda r: (r[0], -r[1]))
+        else:
+            choice = ratios[0]
+        tokens += (choice[1],)
     return tokens
 
 
@@ -146,23 +156,28 @@ def _call(adapter: Adapter, case: AuditCase, tokens: tuple, generator) -> tuple:
 
 def _run_probes(result: CaseResult, case: AuditCase, adapter: Adapter) -> None:
     joint = case.expected(adapter.warp).joint
-    for k in range(case.gamma + 1):
-        tokens = _probe_drafts(case, adapter, k)
-        generator = zero_generator(adapter.generator_kind, k)
-        state = generator.get_state() if adapter.draws else None
-        probe = {"k": k, "drafts": list(tokens), "emitted": None, "problem": None}
-        try:
-            emitted = _call(adapter, case, tokens, generator)
-        except Exception as exc:  # an exception on valid input is a finding, reported as such
-            probe["problem"] = f"raised {type(exc).__name__}: {exc}"
-            result.probes.append(probe)
-            continue
-        probe["emitted"] = list(emitted)
-        if joint.prob(emitted) == 0:
-            probe["problem"] = f"emitted {emitted}, which has exact probability 0"
-        if state is not None:
-            _replay(result, case, adapter, state, tokens, emitted, f"zero probe k={k}")
-        result.probes.append(probe)
+    for edge in EDGES:
+        for k in range(case.gamma + 1):
+            _run_probe(result, case, adapter, joint, edge, k)
+
+
+def _run_probe(result: CaseResult, case: AuditCase, adapter: Adapter, joint, edge: str, k: int) -> None:
+    """One edge probe: the emitted tuple must be possible, nothing may raise, the replay must agree."""
+    tokens = _probe_drafts(case, adapter, k, edge)
+    generator = edge_generator(adapter.generator_kind, k, edge)
+    state = generator.get_state() if adapter.draws else None
+    probe = {"edge": edge, "k": k, "drafts": list(tokens), "emitted": None, "problem": None}
+    result.probes.append(probe)
+    try:
+        emitted = _call(adapter, case, tokens, generator)
+    except Exception as exc:  # an exception on valid input is a finding, reported as such
+        probe["problem"] = f"raised {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+        return
+    probe["emitted"] = list(emitted)
+    if joint.prob(emitted) == 0:
+        probe["problem"] = f"emitted {emitted}, which has exact probability 0"
+    if state is not None:
+        _replay(result, case, adapter, state, tokens, emitted, f"{edge} probe k={k}")
 
 
 def _replay(result: CaseResult, case: AuditCase, adapter: Adapter, state, tokens: tuple, emitted: tuple, where: str) -> None:
@@ -178,7 +193,7 @@ def _replay(result: CaseResult, case: AuditCase, adapter: Adapter, state, tokens
 
 def run_case(adapter: Adapter, case: AuditCase, n: int, seed: int, sequential: bool, level: float,
              power: float = 0.99, replay_rounds: int = 200) -> CaseResult:
-    """Audit ``adapter`` on one case: rounds and tests at the looks, zero probes, replay."""
+    """Audit ``adapter`` on one case: rounds and tests at the looks, edge probes, replay."""
     with _single_torch_thread(adapter):
         return _run_case(adapter, case, n, seed, sequential, level, power, replay_rounds)
 

@@ -1,6 +1,6 @@
 """``specmath audit ADAPTER [--json PATH] [--n N] [--sequential]``: audit a speculative sampler.
 
-Prints one row per battery case (case, N, worst test, G, dof, p-value, detectable TV, zero probes,
+Prints one row per battery case (case, N, worst test, G, dof, p-value, detectable TV, edge probes,
 replay, verdict), writes the full JSON with ``--json``, and exits 1 when any case fails (2 on a bad
 argument). ``--list`` names the adapters; ``--all-bugs`` audits every bug-zoo adapter and prints which
 case caught each. ``--markdown`` prints the table in Markdown (the README's audit section).

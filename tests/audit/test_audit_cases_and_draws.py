@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specmath.audit.cases import BATTERY, END, AuditCase, case_named, position_law
-from specmath.audit.zero_draws import numpy_zero_generator, torch_zero_generator, zero_generator
+from specmath.audit.edge_draws import edge_generator, numpy_edge_generator, torch_edge_generator
 from specmath.laws import Law
 from specmath.toy_lm import ToyLM
 
@@ -70,23 +70,29 @@ def test_position_zero_law_of_a_context_free_round_is_the_target(p, q, gamma):
 
 
 @pytest.mark.parametrize("k", [0, 1, 2, 5])
-def test_numpy_zero_generator_makes_the_k_th_64_bit_draw_exactly_zero(k):
-    assert numpy_zero_generator(k).random(k + 2)[k] == 0.0
-    # the same output is the two 32-bit draws 2k and 2k + 1: a float32-grid integers(0, 2^24) gives 0 twice
-    assert numpy_zero_generator(k).integers(0, 2**24, size=2 * k + 2)[2 * k:].tolist() == [0, 0]
-    assert numpy_zero_generator(k).random(k + 1)[:k].min(initial=1.0) > 0
+def test_numpy_edge_generator_makes_the_k_th_64_bit_draw_exactly_zero_or_the_largest_below_one(k):
+    assert numpy_edge_generator(k, "zero").random(k + 2)[k] == 0.0
+    assert numpy_edge_generator(k, "max").random(k + 2)[k] == 1 - 2.0**-53
+    # the same output is the two 32-bit draws 2k and 2k + 1: a float32-grid integers(0, 2^24) gives it twice
+    assert numpy_edge_generator(k, "zero").integers(0, 2**24, size=2 * k + 2)[2 * k:].tolist() == [0, 0]
+    assert numpy_edge_generator(k, "max").integers(0, 2**24, size=2 * k + 2)[2 * k:].tolist() == [2**24 - 1] * 2
+    assert numpy_edge_generator(k, "zero").random(k + 1)[:k].min(initial=1.0) > 0
 
 
 @pytest.mark.parametrize("k", [0, 1, 3])
-def test_torch_zero_generator_makes_the_k_th_float32_uniform_exactly_zero(k):
-    u = torch.rand(k + 2, generator=torch_zero_generator(k))
+def test_torch_edge_generator_makes_the_k_th_float32_uniform_exactly_zero_or_one_minus_2_to_minus_24(k):
+    u = torch.rand(k + 2, generator=torch_edge_generator(k, "zero"))
     assert u[k].item() == 0.0 and u[k + 1].item() > 0
+    u = torch.rand(k + 2, generator=torch_edge_generator(k, "max"))
+    assert u[k].item() == 1 - 2.0**-24 and u[k + 1].item() < u[k].item()
 
 
-def test_zero_generators_reject_bad_arguments():
+def test_edge_generators_reject_bad_arguments():
     with pytest.raises(ValueError, match="draw index"):
-        numpy_zero_generator(-1)
+        numpy_edge_generator(-1)
     with pytest.raises(ValueError, match="draw index"):
-        torch_zero_generator(10_000)
+        torch_edge_generator(10_000)
+    with pytest.raises(ValueError, match="edge must be"):
+        numpy_edge_generator(0, "middle")
     with pytest.raises(ValueError, match="generator kind"):
-        zero_generator("jax", 0)
+        edge_generator("jax", 0)

@@ -36,7 +36,7 @@ def test_correct_samplers_pass_the_whole_battery(name):
     report = run_audit(adapter_named(name), n=1000)
     assert report.passed, [(c.case, c.reasons) for c in report.cases if not c.passed]
     assert all(c.tests[0].detectable_tv < 0.18 for c in report.cases)
-    assert all(len(c.probes) == c.gamma + 1 for c in report.cases)
+    assert all(len(c.probes) == 2 * (c.gamma + 1) for c in report.cases)
 
 
 def test_negative_control_of_specmath_torch_fails():
@@ -44,18 +44,26 @@ def test_negative_control_of_specmath_torch_fails():
     assert not report.passed
 
 
-def test_hf_speculative_sampling_passes_the_histograms_but_accepts_a_p_zero_token_when_u_is_zero():
-    # transformers 5.24.0 tests r_i <= p_i / q_i with float32 r_i: r = 0 accepts a token the target forbids.
-    # If a later transformers uses a strict <, this test fails: update the README's audit section then.
-    cases = (case_named("context-g5"), case_named("zeros-in-target"))
+def test_hf_speculative_sampling_passes_the_histograms_but_fails_both_edge_probes():
+    # transformers 5.24.0 (1) tests r_i <= p_i / q_i with float32 r_i: r = 0 accepts a token the target
+    # forbids; (2) divides the residual by its sum: p <= q in float32 after a rejection gives 0/0 = NaN.
+    # If a later transformers fixes either, this test fails: update the README's audit section then.
+    cases = (case_named("context-g5"), case_named("zeros-in-target"), case_named("equal-up-to-rounding"))
     report = run_audit(adapter_named("hf"), cases, n=800, replay_rounds=100)
     for result in report.cases:
         assert not any(t.rejects for t in result.tests) and result.error is None
-    probe = report.cases[1].probes[0]
-    assert probe["problem"] and "exact probability 0" in probe["problem"]
+    assert report.cases[0].passed and report.versions["transformers"]
+    zero = report.cases[1].probes[0]
+    assert zero["edge"] == "zero" and "exact probability 0" in zero["problem"]
     failure = report.cases[1].replay_failures[0]
     assert failure["where"] == "zero probe k=0" and failure["uniforms"][0] == 0.0
-    assert report.cases[0].passed and report.versions["transformers"]
+    maximum = next(p for p in report.cases[2].probes if p["edge"] == "max")
+    assert maximum["problem"].startswith("raised RuntimeError")
+
+
+def test_specmath_torch_in_float32_survives_the_zero_residual_that_breaks_hf():
+    report = run_audit(adapter_named("specmath-torch-float32"), (case_named("equal-up-to-rounding"),), n=300)
+    assert report.passed, report.cases[0].reasons
 
 
 def test_hf_adapter_draws_only_from_the_given_generator_and_leaves_the_global_state_alone():

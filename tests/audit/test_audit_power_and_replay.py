@@ -83,8 +83,8 @@ def test_replay_round_with_u_zero_rejects_a_token_of_target_probability_zero():
     # u = 0 < p/q fails when p(x) = 0: the exact round resamples (here the residual is the point on 1)
     p = [Law({0: 0, 1: 1}), Law({0: Fraction(1, 2), 1: Fraction(1, 2)})]
     q = [Law({0: Fraction(1, 2), 1: Fraction(1, 2)})]
-    from specmath.audit.zero_draws import torch_zero_generator
+    from specmath.audit.edge_draws import torch_edge_generator
 
-    outcome = replay_round(torch_zero_generator(0).get_state(), DrawProtocol("float32", "float32"), p, q, (0,), (0, 1))
+    outcome = replay_round(torch_edge_generator(0).get_state(), DrawProtocol("float32", "float32"), p, q, (0,), (0, 1))
     assert outcome.uniforms == (0.0,) and outcome.expected == (1,)
     assert outcome.kind == "mismatch"

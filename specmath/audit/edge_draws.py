@@ -1,0 +1,102 @@
+"""Generators positioned so that a chosen draw is exactly 0, or the largest uniform below 1.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)).
+
+A correct round accepts x with probability min(1, p(x)/q(x)), i.e. iff u < p(x)/q(x) for u uniform
+on [0, 1). Two edges of u decide what a sampler does in cases a histogram never reaches:
+
+* u = 0: ``u <= p/q`` (instead of <) accepts a token of target probability p(x) = 0. A float32
+  uniform (k / 2^24) is 0 with probability 2^-24 per draw: far too rare for any histogram; it is
+  the bug of sglang issue #35771, and transformers' ``r_i <= probability_ratio``.
+* u = 1 - 2^-24 (the largest float32 uniform): rejects a token whose float ratio is just below 1,
+  which is how a rejection happens when p and q agree up to rounding, and the residual
+  max(0, p - q) may then be all zero in float (0/0 = NaN if the sampler divides by its sum).
+
+So the auditor *places* the edge value at draw k:
+
+* numpy (PCG64, XSL-RR 128/64): the k-th 64-bit output is rotr(hi ^ lo, hi >> 58) of the state after
+  k + 1 steps s -> s M + inc (mod 2^128). A state with lo = hi ^ T outputs T for T = 0 or 2^64 - 1
+  (rotation leaves both alone); stepping back k + 1 times with M^-1 gives a generator whose k-th
+  output is T: ``random()`` number k is 0.0 or 1 - 2^-53, and its 32-bit draws 2k, 2k + 1
+  (``integers(0, 2^24)``, a float32-grid uniform) are 0 or 2^24 - 1.
+* torch (CPU mt19937): a float32 ``torch.rand`` element is (r & (2^24 - 1)) 2^-24 of one 32-bit
+  output r. The stream of seed 0 has a 0.0 at draw 41,102,971 and a 1 - 2^-24 at draw 71,006,344
+  (found by scanning, checked in the tests); skipping to them puts the edge at any draw index k.
+
+Reference: O'Neill, "PCG: A Family of Simple Fast Space-Efficient Statistically Good Algorithms for
+Random Number Generation", 2014 (the XSL-RR output and the 128-bit LCG step).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["EDGES", "numpy_edge_generator", "torch_edge_generator", "edge_generator", "TORCH_EDGE_OFFSETS"]
+
+#: the edge values a probe can place: "zero" (u = 0) and "max" (the largest uniform below 1)
+EDGES = ("zero", "max")
+#: PCG's default 128-bit multiplier and its inverse modulo 2^128
+PCG_MULTIPLIER = 0x2360ED051FC65DA44385DF649FCCF645
+PCG_INVERSE = pow(PCG_MULTIPLIER, -1, 1 << 128)
+MASK_128, MASK_64 = (1 << 128) - 1, (1 << 64) - 1
+#: seed 0's float32 stream: torch.rand draw number OFFSET (0-based) is 0.0 ("zero") or 1 - 2^-24 ("max")
+TORCH_EDGE_SEED = 0
+TORCH_EDGE_OFFSETS = {"zero": 41_102_971, "max": 71_006_344}
+_TORCH_SKIP_BASE = 64  # cached state sits this many draws before the edge
+_torch_state_cache: dict[str, object] = {}
+
+
+def _check(edge: str, k: int, most: int | None = None) -> None:
+    if edge not in EDGES:
+        raise ValueError(f"edge must be one of {EDGES}, got {edge!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0 or (most is not None and k > most):
+        raise ValueError(f"draw index k must be an integer in 0..{most if most is not None else 'inf'}, got {k!r}")
+
+
+def numpy_edge_generator(k: int, edge: str = "zero", word: int = 0x9E3779B97F4A7C15,
+                         increment: int = 0xDA3E39CB94B95BDB) -> np.random.Generator:
+    """A PCG64 Generator whose k-th 64-bit output (0-based) is 0 ("zero") or 2^64 - 1 ("max")."""
+    _check(edge, k)
+    inc = (increment << 1 | 1) & MASK_128  # PCG increments are odd
+    target = 0 if edge == "zero" else MASK_64
+    # hi ^ lo = target, and rotr(target, r) = target for target = 0 or all ones
+    state = (word << 64) | (word ^ target)
+    for _ in range(k + 1):
+        # undo one step s' = s M + inc:  s = (s' - inc) M^-1  (mod 2^128)
+        state = ((state - inc) * PCG_INVERSE) & MASK_128
+    bit_generator = np.random.PCG64()
+    raw = bit_generator.state
+    raw["state"] = {"state": state, "inc": inc}
+    raw["has_uint32"], raw["uinteger"] = 0, 0
+    bit_generator.state = raw
+    return np.random.Generator(bit_generator)
+
+
+def torch_edge_generator(k: int, edge: str = "zero"):
+    """A torch CPU generator whose float32 ``torch.rand`` draw number k (0-based) is 0.0 or 1 - 2^-24."""
+    import torch
+
+    _check(edge, k, _TORCH_SKIP_BASE)
+    if edge not in _torch_state_cache:
+        g = torch.Generator().manual_seed(TORCH_EDGE_SEED)
+        remaining = TORCH_EDGE_OFFSETS[edge] - _TORCH_SKIP_BASE
+        while remaining > 0:  # skip in chunks to bound memory
+            step = min(remaining, 1 << 22)
+            torch.rand(step, generator=g)
+            remaining -= step
+        _torch_state_cache[edge] = g.get_state()
+    g = torch.Generator()
+    g.set_state(_torch_state_cache[edge])
+    if _TORCH_SKIP_BASE - k:
+        torch.rand(_TORCH_SKIP_BASE - k, generator=g)
+    return g
+
+
+def edge_generator(kind: str, k: int, edge: str = "zero"):
+    """A generator of ``kind`` ("numpy" or "torch") whose draw number k is the ``edge`` value."""
+    if kind == "numpy":
+        return numpy_edge_generator(k, edge)
+    if kind == "torch":
+        return torch_edge_generator(k, edge)
+    raise ValueError(f"generator kind must be 'numpy' or 'torch', got {kind!r}")
