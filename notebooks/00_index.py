@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -46,12 +48,13 @@ NOTEBOOKS = Path("notebooks") if Path("notebooks").is_dir() else Path(".")  # ru
 # Read down the table; a notebook's prerequisites are always above it. The goals are read from each
 # notebook's own "What you will learn" list, so this map cannot drift from the notebooks.
 
-# %% slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["hide-input"]
 rows = course_table(NOTEBOOKS)
 lines = ["| # | notebook | the question it answers | read first | minutes |", "|---|---|---|---|---|"]
 for row in rows:
     title = row["title"] or f"{row['stem']} (being written)"
     first = ", ".join(p[:2] for p in row["prerequisites"]) or "-"
+    title = title.split(" · ", 1)[-1]  # the number is in the first column
     lines.append(f"| {row['stem'][:2]} | {title} | {row['purpose']} | {first} | {row['minutes']} |")
 display(Markdown("\n".join(lines)))
 
@@ -67,7 +70,7 @@ print(f"{len(order)} notebooks, {sum(lesson.minutes for lesson in COURSE)} minut
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## What each notebook teaches
 
-# %% slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["hide-input"]
 for row in rows[1:]:
     goals = "\n".join(f"- {g}" for g in row["goals"]) or "- (the notebook is being written)"
     display(Markdown(f"**{row['stem']}**\n{goals}"))
@@ -78,7 +81,7 @@ for row in rows[1:]:
 # article's own words (in brackets, as the article writes them). Note that the article says
 # 大模型 / 小模型 ("big model / small model") where other texts say 目标模型 / 草稿模型.
 
-# %% slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["hide-input"]
 table = ["| English | 中文 (as in the article) | meaning here |", "|---|---|---|"]
 table += [f"| {en} | {zh} | {meaning} |" for en, zh, meaning in GLOSSARY]
 display(Markdown("\n".join(table)))

@@ -53,7 +53,7 @@ from specmath.explorers.widgets import (
 # Sliders: $p(A)$ and $q(A)$ in percent ($p(B) = 1 - p(A)$, likewise for $q$). Try $q(A) > p(A)$: then A is
 # the token the draft over-proposes, and the residual moves all its mass to B.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 display(two_token_explorer())
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -74,7 +74,7 @@ assert all(two_token_view(Fraction(a, 100), Fraction(b, 100)).lossless for a in 
 # size $a$ and the range $b$. The law is computed exactly, loops included, and so is $E[\text{calls}]$; the
 # dashed line is the Knuth-Yao optimum $\sum_{k \ge 0} (a^k \bmod b) / a^k$ for one output at a time.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 display(rand_explorer())
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -95,7 +95,7 @@ print({m: f"{c} ≈ {float(c):.4f}" for m, c in calls.items()})
 # $\text{speedup} = \frac{1 - \alpha^{\gamma+1}}{(1 - \alpha)(\gamma c + 1)}$ (Leviathan et al. 2023). Slide $c$
 # up and watch the best $\gamma$ fall; set $c = 0$ and there is no best $\gamma$ at all.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 display(round_explorer())
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -133,7 +133,7 @@ except (ImportError, ValueError) as why:
     target = None
     print(f"real-model explorer skipped: {why}")
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 if target is not None:
     display(model_step_explorer(target, draft, tokenizer))
 

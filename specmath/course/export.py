@@ -9,6 +9,7 @@ viewed. Here nothing is fetched at view time:
   ``TeX-AMS_CHTML-full`` would need);
 * reveal.js 5 comes from the PyPI package ``sphinx-revealjs`` (its ``_static/revealjs`` folder:
   ``dist/`` and the notes plugin), copied to ``<out>/_static/reveal.js``;
+* on slides, a cell tagged ``hide-input`` shows only its output;
 * the templates ``specmath_lab`` and ``specmath_reveal`` (beside this file) drop require.js,
   mermaid and the widget manager, and load reveal.js with plain script tags.
 
@@ -146,6 +147,7 @@ def export_html(notebooks: Iterable[str | Path], out_dir: str | Path = "_build/h
 def export_slides(notebooks: Iterable[str | Path], out_dir: str | Path = "_build/slides") -> list[Path]:
     """Write ``<stem>.slides.html`` (reveal.js, local copy) for every notebook and an index.html."""
     from nbconvert import SlidesExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
 
     exporter = SlidesExporter(
         template_name="specmath_reveal",
@@ -154,4 +156,6 @@ def export_slides(notebooks: Iterable[str | Path], out_dir: str | Path = "_build
         reveal_url_prefix="_static/reveal.js",
         reveal_theme="white",
     )
+    # on slides, cells tagged "hide-input" show their output only (e.g. the code that renders a table)
+    exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags={"hide-input"}), enabled=True)
     return _export(notebooks, out_dir, exporter, ".slides.html", "slides")

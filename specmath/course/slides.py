@@ -36,6 +36,9 @@ def cell_lines(cell: nbformat.NotebookNode) -> int:
             lines += FIGURE_LINES
         elif "text" in out:
             lines += len("".join(out["text"]).splitlines())
+        elif "text/markdown" in data:
+            # a rendered table or list: about one line per source line, wrapped cells make it taller
+            lines += 2 * len("".join(data["text/markdown"]).splitlines())
         elif "text/plain" in data:
             lines += len("".join(data["text/plain"]).splitlines())
     return lines
