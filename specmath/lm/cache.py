@@ -69,7 +69,7 @@ class RowCache:
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **{self._cache_kw: self.cache})
         self.forwards += 1
         self.slots = mask
-        self.lengths = [length + len(r) for length, r in zip(self.lengths, rows)]
+        self.lengths = [length + len(r) for length, r in zip(self.lengths, rows, strict=True)]
         logits = out.logits  # (B, n, V_model)
         if self.vocab_size is not None:
             # padded vocabularies: only the first vocab_size columns are tokens (see models.shared_vocab_size)
@@ -78,7 +78,7 @@ class RowCache:
 
     def keep(self, keep: Sequence[int]) -> None:
         """Roll back: row b keeps its first keep[b] real tokens, the rest become holes; crop the common tail."""
-        if any(k > n or k < 0 for k, n in zip(keep, self.lengths)):
+        if any(k > n or k < 0 for k, n in zip(keep, self.lengths, strict=True)):
             raise ValueError(f"cannot keep {list(keep)} tokens of rows holding {self.lengths}")
         rank = torch.cumsum(self.slots, dim=1)  # (B, S): real tokens up to and including slot s
         k = torch.tensor(list(keep), device=self.device)[:, None]

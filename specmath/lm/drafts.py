@@ -45,7 +45,7 @@ class ModelDraft:
         self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, generator: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor]:
         cache = self.cache
-        pending = [t[n:] for t, n in zip(tokens, cache.lengths)]  # tokens the draft has not seen yet
+        pending = [t[n:] for t, n in zip(tokens, cache.lengths, strict=True)]  # tokens the draft has not seen yet
         logits = cache.feed(pending)  # (B, n, V)
         last = torch.tensor([len(r) - 1 for r in pending], device=logits.device)
         step_logits = logits[torch.arange(len(pending), device=logits.device), last]  # (B, V)
@@ -62,7 +62,7 @@ class ModelDraft:
 
     def commit(self, kept: Sequence[int]) -> None:
         # the draft fed at most gamma - 1 of its own tokens; keep what verification confirmed
-        self.cache.keep([min(k, n) for k, n in zip(kept, self.cache.lengths)])
+        self.cache.keep([min(k, n) for k, n in zip(kept, self.cache.lengths, strict=True)])
 
 
 class PromptLookupDraft:

@@ -41,7 +41,7 @@ class Generation:
 
     @property
     def acceptance_by_position(self) -> list[float]:
-        return [a / r if r else float("nan") for a, r in zip(self.position_accepted, self.position_reached)]
+        return [a / r if r else float("nan") for a, r in zip(self.position_accepted, self.position_reached, strict=True)]
 
 
 def make_generator(seed: int | torch.Generator, device: torch.device | str) -> torch.Generator:

@@ -28,7 +28,7 @@ import torch
 from ..laws import Law
 from ..stats import detectable_tv, g_test, tv_confidence_bound
 from .speculative import speculative_generate
-from .warps import Sampling
+from .warps import DEFAULT_SAMPLING, TOP_K_20, Sampling
 
 __all__ = ["first_token_law", "two_token_law", "sample_prefixes", "HistogramCheck", "histogram_check", "lossless_report"]
 
@@ -40,7 +40,7 @@ def _law_from_probs(probs: torch.Tensor, keys=None) -> Law:
     probs = probs.double().cpu()
     nz = torch.nonzero(probs > 0).flatten().tolist()
     vals = probs[nz].tolist()
-    return Law.from_weights({(keys[i] if keys else i): v for i, v in zip(nz, vals)}, name="target law")
+    return Law.from_weights({(keys[i] if keys else i): v for i, v in zip(nz, vals, strict=True)}, name="target law")
 
 
 @torch.no_grad()
@@ -52,12 +52,12 @@ def _next_probs(target, rows: list[list[int]], sampling: Sampling, vocab_size: i
     return sampling.probs(logits)
 
 
-def first_token_law(target, prompt: Sequence[int], sampling: Sampling = Sampling(), vocab_size: int | None = None) -> Law:
+def first_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SAMPLING, vocab_size: int | None = None) -> Law:
     """P(x1) = warp(p)(x1 | prompt) as an exact Law over token ids."""
     return _law_from_probs(_next_probs(target, [list(prompt)], sampling, vocab_size)[0])
 
 
-def two_token_law(target, prompt: Sequence[int], sampling: Sampling = Sampling(), vocab_size: int | None = None) -> Law:
+def two_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SAMPLING, vocab_size: int | None = None) -> Law:
     """P(x1, x2) = p(x1 | prompt) p(x2 | prompt, x1) over pairs, exactly from the float32 warped probabilities."""
     p1 = _next_probs(target, [list(prompt)], sampling, vocab_size)[0]
     support = torch.nonzero(p1 > 0).flatten().tolist()
@@ -77,7 +77,7 @@ def two_token_law(target, prompt: Sequence[int], sampling: Sampling = Sampling()
 
 
 def sample_prefixes(
-    target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, gamma: int = 4, sampling: Sampling = Sampling(),
+    target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, gamma: int = 4, sampling: Sampling = DEFAULT_SAMPLING,
     seed: int = 0, residual: str = "standard", batch_size: int = 1024, vocab_size: int | None = None, progress: bool = False,
 ) -> list[tuple[int, ...]]:
     """N speculative samples of the first n_tokens tokens after ``prompt``, in batches of identical rows."""
@@ -122,7 +122,7 @@ def histogram_check(what: str, samples: Sequence, law: Law) -> HistogramCheck:
 
 
 def lossless_report(
-    target, draft, prompt: Sequence[int], n: int = 20000, gamma: int = 4, sampling: Sampling = Sampling(top_k=20),
+    target, draft, prompt: Sequence[int], n: int = 20000, gamma: int = 4, sampling: Sampling = TOP_K_20,
     seed: int = 0, batch_size: int = 1024, vocab_size: int | None = None, progress: bool = False,
     control: str = "residual-softmax",
 ) -> dict[str, HistogramCheck]:

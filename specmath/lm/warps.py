@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Sampling", "check_logits"]
+__all__ = ["Sampling", "check_logits", "DEFAULT_SAMPLING", "TOP_K_20"]
 
 
 def check_logits(logits: torch.Tensor, what: str = "logits") -> None:
@@ -76,3 +76,9 @@ class Sampling:
             probs = probs * keep
             probs = probs / probs.sum(-1, keepdim=True)
         return probs
+
+
+#: T = 1, no truncation: the model's own law
+DEFAULT_SAMPLING = Sampling()
+#: T = 1, top-k 20: bounded support, used for two-token histograms
+TOP_K_20 = Sampling(top_k=20)

