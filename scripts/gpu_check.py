@@ -49,7 +49,7 @@ def main() -> int:
                                  batch_size=n if cuda else 1000, vocab_size=pair.vocab_size)
         report["histograms"][name] = {k: v.to_json() for k, v in checks.items()}
         print(name, json.dumps(report["histograms"][name], indent=1), flush=True)
-        gamma = 4 if name == "bundled" else 6
+        gamma = 4
         report["bench"].append(bench_pair(name, pair.target, pair.draft, pair.prompts, args.max_new_tokens, gamma,
                                           Sampling(), 0, pair.vocab_size, hf=True, progress=True))
         print(json.dumps(report["bench"][-1], indent=1), flush=True)

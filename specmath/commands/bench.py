@@ -13,8 +13,8 @@ import json
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pair", action="append", help="bundled, smollm2 or TARGET,DRAFT (repeatable; default: bundled and smollm2)")
-    parser.add_argument("--gamma", type=int, default=None, help="draft tokens per round (default: 4 bundled, 6 smollm2, 4 others)")
+    parser.add_argument("--pair", action="append", help="bundled, smollm2[:int8|lookup|skipK] or TARGET,DRAFT (repeatable; default: bundled and smollm2)")
+    parser.add_argument("--gamma", type=int, default=None, help="draft tokens per round (default: 4)")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--prompts", type=int, default=4, help="how many of the pair's prompts to time")
     parser.add_argument("--temperature", type=float, default=1.0)
@@ -28,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
 
 
-DEFAULT_GAMMA = {"bundled": 4, "smollm2": 6}
+DEFAULT_GAMMA = {"bundled": 4, "smollm2": 4}
 
 
 def _table(r: dict) -> str:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     results = []
     for name in args.pair or ["bundled", "smollm2"]:
         pair = load_named_pair(name, dtype=dtype, device=device)
-        gamma = args.gamma or DEFAULT_GAMMA.get(name, 4)
+        gamma = args.gamma or DEFAULT_GAMMA.get(name.partition(":")[0], 4)
         results.append(bench_pair(name, pair.target, pair.draft, pair.prompts[: args.prompts], args.max_new_tokens, gamma,
                                   sampling, args.seed, pair.vocab_size, hf=not args.no_hf, progress=not args.json))
         if not args.json:

@@ -84,4 +84,6 @@ def finish_rows(new: list[list[int]], max_new_tokens: int, eos_token_id: int | N
 
 def model_vocab_size(model: torch.nn.Module) -> int:
     """Width of the model's logits (the output embedding rows, padding included)."""
-    return int(model.get_output_embeddings().weight.shape[0])
+    head = model.get_output_embeddings()
+    # an int8 (dynamically quantised) head has out_features but a weight() method
+    return int(getattr(head, "out_features", None) or head.weight.shape[0])

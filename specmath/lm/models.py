@@ -29,6 +29,8 @@ from pathlib import Path
 
 import torch
 
+from .generation import model_vocab_size
+
 __all__ = ["locate_smollm2_gguf", "load_smollm2", "load_causal_lm", "load_pair", "layer_skip_draft", "int8_draft",
            "shared_vocab_size"]
 
@@ -74,8 +76,7 @@ def load_causal_lm(name_or_path: str, dtype: torch.dtype = torch.float32, device
 
 def shared_vocab_size(target: torch.nn.Module, draft: torch.nn.Module, tokenizer=None) -> int:
     """The number of leading token ids both models score: equal widths, or the tokenizer's ids if padded."""
-    vt = int(target.get_output_embeddings().weight.shape[0])
-    vd = int(draft.get_output_embeddings().weight.shape[0])
+    vt, vd = model_vocab_size(target), model_vocab_size(draft)
     if vt == vd:
         return vt
     if tokenizer is None:
@@ -134,4 +135,4 @@ def int8_draft(model: torch.nn.Module) -> torch.nn.Module:
         raise ValueError("int8_draft uses torch's CPU dynamic quantisation: pass a model on the CPU")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch deprecates quantized tensors in favour of torchao
-        return quantize_dynamic(copy.deepcopy(model).float(), {torch.nn.Linear}, dtype=torch.qint8).eval()
+        return quantize_dynamic(torch.nn.Module.float(copy.deepcopy(model)), {torch.nn.Linear}, dtype=torch.qint8).eval()

