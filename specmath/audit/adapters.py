@@ -28,7 +28,8 @@ Adapters here:
   draws exactly the stream a ``torch.Generator`` would, and the caller's global state is untouched.
 * ``reference``: the float reference round of the bug zoo (``specmath.bugzoo.reference``).
 * ``bug:NAME`` for every entry of ``specmath.bugzoo.BUGS``: its numpy reference sampler, with the
-  warp the correct algorithm would apply.
+  warp the correct algorithm would apply;
+* ``module:function``: any importable function with the interface (``adapter_named``).
 
 References: Leviathan et al., ICML 2023, Algorithm 1; transformers ``_speculative_sampling``
 (huggingface/transformers, src/transformers/generation/utils.py).
@@ -155,9 +156,28 @@ def adapters() -> dict[str, Adapter]:
     return {a.name: a for a in listed}
 
 
-def adapter_named(name: str) -> Adapter:
-    """The adapter called ``name`` (ValueError listing the names otherwise)."""
+def adapter_named(name: str, generator_kind: str = "numpy") -> Adapter:
+    """The adapter called ``name``, or a user's ``module:function`` with the interface above drawing
+    from a generator of ``generator_kind`` (ValueError naming the problem otherwise)."""
     known = adapters()
+    if name not in known and ":" in name and not name.startswith("bug:"):
+        return _user_adapter(name, generator_kind)
     if name not in known:
-        raise ValueError(f"no adapter named {name!r}; known: {', '.join(known)}")
+        raise ValueError(f"no adapter named {name!r}; known: {', '.join(known)}, or module:function")
     return known[name]
+
+
+def _user_adapter(spec: str, generator_kind: str) -> Adapter:
+    import importlib
+
+    module_name, _, function_name = spec.partition(":")
+    if generator_kind not in ("numpy", "torch"):
+        raise ValueError(f"generator kind must be 'numpy' or 'torch', got {generator_kind!r}")
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot load the sampler {spec!r}: {exc}") from exc
+    if not callable(function):
+        raise ValueError(f"{spec!r} is not callable")
+    doc = (function.__doc__ or "").strip().splitlines()
+    return Adapter(spec, doc[0] if doc else f"user sampler {spec}", function, generator_kind)

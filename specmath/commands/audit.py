@@ -1,5 +1,9 @@
 """``specmath audit ADAPTER [--json PATH] [--n N] [--sequential]``: audit a speculative sampler.
 
+ADAPTER is a registered name (``--list``) or ``module:function`` taking (target_probs [gamma+1, V],
+draft_probs [gamma, V], draft_tokens [gamma], generator) and returning the emitted token ids, with
+``--generator numpy|torch`` saying which generator it draws from.
+
 Prints one row per battery case (case, N, worst test, G, dof, p-value, detectable TV, edge probes,
 replay, verdict), writes the full JSON with ``--json``, and exits 1 when any case fails (2 on a bad
 argument). ``--list`` names the adapters; ``--all-bugs`` audits every bug-zoo adapter and prints which
@@ -12,7 +16,9 @@ import argparse
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("adapter", nargs="?", help="which sampler (see --list)")
+    parser.add_argument("adapter", nargs="?", help="which sampler (see --list), or module:function with the adapter interface")
+    parser.add_argument("--generator", choices=("numpy", "torch"), default="numpy",
+                        help="generator kind a module:function sampler draws from (default numpy)")
     parser.add_argument("--n", type=int, default=None, help="rounds per case (default 20000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the drafts and of the sampler's generator")
     parser.add_argument("--sequential", action="store_true", help="looks at N/16..N; stop at the first clear failure")
@@ -66,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.adapter:
             print("give an ADAPTER, --all-bugs or --list")
             return 2
-        adapter = adapter_named(args.adapter)
+        adapter = adapter_named(args.adapter, args.generator)
         cases = _cases(args.cases)
     except ValueError as exc:
         print(exc)

@@ -99,3 +99,25 @@ def test_cli_writes_json_and_exits_zero_on_pass_one_on_failure_two_on_bad_input(
     assert main(["audit", "no-such-adapter"]) == 2
     assert main(["audit", "reference", "--n", "0"]) == 2
     assert main(["audit", "reference", "--cases", "no-such-case"]) == 2
+
+
+def _emits_nan(target_probs, draft_probs, draft_tokens, generator):
+    return [float("nan")]
+
+
+def _emits_token_outside_vocabulary(target_probs, draft_probs, draft_tokens, generator):
+    return [target_probs.shape[1]]
+
+
+def test_a_user_sampler_named_module_function_is_audited_and_its_garbage_is_a_failure_not_a_crash():
+    case = (case_named("vocab-2"),)
+    good = adapter_named("specmath.bugzoo.reference:reference_sample_round")
+    assert run_audit(good, case, n=300).passed
+    nan = run_audit(adapter_named(f"{__name__}:_emits_nan"), case, n=300)
+    assert not nan.passed and nan.cases[0].error.startswith("round 0")
+    outside = run_audit(adapter_named(f"{__name__}:_emits_token_outside_vocabulary"), case, n=300)
+    assert not outside.passed and outside.cases[0].tests[0].impossible == ((2,),)
+    with pytest.raises(ValueError, match="cannot load"):
+        adapter_named("specmath.bugzoo.reference:no_such_function")
+    with pytest.raises(ValueError, match="generator kind"):
+        adapter_named("specmath.bugzoo.reference:reference_sample_round", "jax")
