@@ -7,7 +7,7 @@ draft_probs [gamma, V], draft_tokens [gamma], generator) and returning the emitt
 Prints one row per battery case (case, N, worst test, G, dof, p-value, detectable TV, edge probes,
 replay, verdict), writes the full JSON with ``--json``, and exits 1 when any case fails (2 on a bad
 argument). ``--list`` names the adapters; ``--all-bugs`` audits every bug-zoo adapter and prints which
-case caught each. ``--markdown`` prints the table in Markdown (the README's audit section).
+cases catch each (with ``--sequential``: the first, stopping there). ``--markdown`` prints the table in Markdown (the README's audit section).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
     parser.add_argument("--cases", help="comma-separated case names (default: the whole battery)")
     parser.add_argument("--list", action="store_true", help="list the adapters and the cases")
-    parser.add_argument("--all-bugs", action="store_true", help="audit every bug-zoo adapter (sequential); exit 1 if one escapes")
+    parser.add_argument("--all-bugs", action="store_true",
+                        help="audit every bug-zoo adapter, print which cases catch it (with --sequential: the first); exit 1 if one escapes")
 
 
 def _cases(text: str | None):
@@ -36,16 +37,22 @@ def _cases(text: str | None):
 
 
 def _all_bugs(args: argparse.Namespace, n: int) -> int:
+    """One line per bug-zoo adapter: the case that caught it (sequential) or every case that does."""
     from ..audit import adapters, run_audit
 
     escaped = 0
     for name, adapter in adapters().items():
         if not name.startswith("bug:"):
             continue
-        report = run_audit(adapter, _cases(args.cases), n=n, seed=args.seed, sequential=True)
+        report = run_audit(adapter, _cases(args.cases), n=n, seed=args.seed, sequential=args.sequential)
         failed = [c for c in report.cases if not c.passed]
         escaped += not failed
-        caught = f"caught by {failed[0].case} after {failed[0].n} rounds: {failed[0].reasons[0]}" if failed else "NOT CAUGHT"
+        if not failed:
+            caught = "NOT CAUGHT"
+        elif args.sequential:
+            caught = f"caught by {failed[0].case} after {failed[0].n} rounds: {failed[0].reasons[0]}"
+        else:
+            caught = f"caught by {len(failed)} of {len(report.cases)} cases ({', '.join(c.case for c in failed)}); first: {failed[0].reasons[0]}"
         print(f"{name:36s} {report.seconds:6.1f} s  {caught}", flush=True)
     return 1 if escaped else 0
 
