@@ -23,7 +23,8 @@ Adapters here:
   imported and called as it is. It takes logits, not probabilities, and draws from torch's *global*
   generator. Conversion: logits = log(probs) in float64 (log 0 = -inf), cast to float32 (the dtype
   HF's ``generate`` casts logits to); its softmax(log p) = p / sum(p) = p up to float32 rounding
-  (relative 2^-24; -inf gives exactly 0). Randomness: inside ``torch.random.fork_rng`` the global CPU
+  (relative error about (1 + |log p(x)|) 2^-24, from rounding the logit; -inf gives exactly 0), a TV far
+  below what the audit detects. Randomness: inside ``torch.random.fork_rng`` the global CPU
   generator is set to the given generator's state, and the state afterwards is written back, so HF
   draws exactly the stream a ``torch.Generator`` would, and the caller's global state is untouched.
 * ``reference``: the float reference round of the bug zoo (``specmath.bugzoo.reference``).
