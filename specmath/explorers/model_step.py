@@ -88,7 +88,11 @@ def model_step(
         raise ValueError(f"target and draft output widths differ ({widths[0]} vs {widths[1]}): one vocabulary is needed")
     sampling = sampling or Sampling()
     generator = torch.Generator().manual_seed(seed)
-    ids = list(tokenizer.encode(prompt))
+    try:
+        # the prompt's own tokens, as the decoder sees them (no BOS/EOS added by a HF tokenizer)
+        ids = list(tokenizer.encode(prompt, add_special_tokens=False))
+    except TypeError:  # a plain encode(text) without the keyword
+        ids = list(tokenizer.encode(prompt))
     if not ids:
         raise ValueError(f"the tokenizer turned the prompt {prompt!r} into no tokens")
 
