@@ -1,6 +1,7 @@
 """Train the bundled character-level draft/target pair (specmath/lm/bundled/) on the FSF licence texts.
 
-Run from the repository root (about 10 minutes on 2 CPU cores)::
+Run from the repository root (about 10 minutes of one CPU core; the measured wall and CPU seconds of
+the committed run are in specmath/lm/bundled/metrics.json and README.md)::
 
     .venv/bin/python scripts/train_bundled_pair.py --out specmath/lm/bundled
 
@@ -8,17 +9,18 @@ Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha =
 
 Why this shape. At batch 1 on a CPU the cost of one forward pass of a tiny model is mostly per-layer
 overhead, so the draft must have far fewer layers than the target for the cost ratio
-c = t_draft / t_target to be small (a deep target of 16 layers, a draft of 1 layer); and it must agree
-with the target often, so the draft is trained by distillation on the target's soft predictions
-(Hinton et al. 2015) and, at the end, on total variation directly, since alpha = 1 - TV(p, q)
-(Zhou et al. 2024, DistillSpec). The speedup model of Leviathan et al. (2023), eq. (1) and Thm 3.8:
-speedup = (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)).
+c = t_draft / t_target to be small (a deep, narrow target of 16 layers; a draft of 1 wider layer); and
+it must agree with the target often, so the draft is distilled from the target's soft predictions
+(Hinton et al. 2015), half the time on the target's own samples, and in the second half also on total
+variation directly, since alpha = 1 - TV(p, q) (Zhou et al. 2024, DistillSpec). The speedup model of
+Leviathan et al. (2023), eq. (1) and Thm 3.8: speedup = (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)).
 
-Steps: (1) a fixed character tokenizer (PreTrainedTokenizerFast, WordLevel over 96 printable
-characters + 4 specials); (2) target and draft trained together, the draft on the target's current
-soft labels; (3) the draft alone on the final target (KL + TV); (4) both saved as fp16 safetensors
-with the tokenizer beside; (5) c, alpha and the predicted speedups measured on the saved weights,
-written to metrics.json.
+Steps: (1) a fixed character tokenizer (PreTrainedTokenizerFast, WordLevel over '\n' and the 95
+printable ASCII characters + 4 specials); (2) the target trained on corpus windows; (3) the draft
+distilled from the frozen target; (4) both saved as fp16 safetensors, the tokenizer beside each;
+(5) c, alpha and the predicted speedups measured on the saved weights, written to metrics.json.
+One thread by default: on a shared machine a second thread mostly spins (and the thread count is
+part of what makes a run reproducible).
 
 References: Leviathan, Kalman, Matias 2023 (arXiv:2211.17192); Chen et al. 2023 (arXiv:2302.01318);
 Zhou et al. 2024, DistillSpec (arXiv:2310.08461); karpathy/nanoGPT (char-level training loop).
@@ -29,13 +31,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from bundled_pair_metrics import (
+    alpha_on_target_samples,
+    cost_ratio,
+    greedy_continuation,
+    held_out_metrics,
+    predicted_speedup,
+    target_samples,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_DIR = REPO / "data" / "fsf-licenses"
@@ -115,144 +124,100 @@ def distill_loss(draft_logits: torch.Tensor, p: torch.Tensor, tv_weight: float) 
     return soft_ce + tv_weight * tv
 
 
-def train(args, target, draft, train_ids, held_ids) -> dict:
-    """Phase 1: target on data, draft on the target's soft labels; phase 2: draft alone on the final target."""
-    gen = torch.Generator().manual_seed(args.seed)
-    opt_t = torch.optim.AdamW(target.parameters(), lr=args.lr, weight_decay=0.1, betas=(0.9, 0.95))
-    opt_d = torch.optim.AdamW(draft.parameters(), lr=args.lr, weight_decay=0.0, betas=(0.9, 0.95))
-    total_d = args.target_steps + args.distill_steps
-    log = []
-    t0, cpu0 = time.perf_counter(), time.process_time()
-    for step in range(total_d):
-        joint = step < args.target_steps
-        x, y = batch(train_ids, args.batch, args.seq, gen)
-        for group in opt_d.param_groups:
-            group["lr"] = learning_rate(step, total_d, args.lr)
-        if joint:
-            for group in opt_t.param_groups:
-                group["lr"] = learning_rate(step, args.target_steps, args.lr)
-            target.train()
-            logits_t = target(x).logits  # (B, T, V)
-            loss_t = F.cross_entropy(logits_t.flatten(0, 1), y.flatten())
-            opt_t.zero_grad(set_to_none=True)
-            loss_t.backward()
-            torch.nn.utils.clip_grad_norm_(target.parameters(), 1.0)
-            opt_t.step()
-            p = F.softmax(logits_t.detach(), dim=-1)
-        else:
-            target.eval()
-            with torch.no_grad():
-                p = F.softmax(target(x).logits, dim=-1)
-            loss_t = torch.tensor(float("nan"))
-        loss_d = distill_loss(draft(x).logits, p, 0.0 if joint else args.tv_weight)
-        opt_d.zero_grad(set_to_none=True)
-        loss_d.backward()
-        torch.nn.utils.clip_grad_norm_(draft.parameters(), 1.0)
-        opt_d.step()
-        if step % args.log_every == 0 or step == total_d - 1:
-            row = {"step": step, "target_loss": round(loss_t.item(), 4), "draft_loss": round(loss_d.item(), 4),
-                   "seconds": round(time.perf_counter() - t0, 1), "cpu_seconds": round(time.process_time() - cpu0, 1)}
-            log.append(row)
+def _adamw(model, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.95))
+
+
+def _step(model, optimizer, loss: torch.Tensor) -> None:
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+
+
+class _Log:
+    """Prints and keeps a JSON line every `every` steps, with wall and CPU seconds (the machine may be shared)."""
+
+    def __init__(self, every: int):
+        self.every, self.rows, self.t0, self.cpu0 = every, [], time.perf_counter(), time.process_time()
+
+    def __call__(self, phase: str, step: int, last: int, loss: torch.Tensor) -> None:
+        if step % self.every == 0 or step == last:
+            row = {"phase": phase, "step": step, "loss": round(loss.item(), 4), "seconds": round(time.perf_counter() - self.t0, 1),
+                   "cpu_seconds": round(time.process_time() - self.cpu0, 1)}
+            self.rows.append(row)
             print(json.dumps(row), flush=True)
-    return {"train_seconds": round(time.perf_counter() - t0, 1), "train_cpu_seconds": round(time.process_time() - cpu0, 1),
-            "log": log}
 
 
-@torch.no_grad()
-def held_out_metrics(target, draft, held_ids: torch.Tensor, seq: int) -> dict:
-    """Per-character cross-entropy of each model and alpha = E[sum_x min(p(x), q(x))] over held-out contexts."""
-    target.eval(), draft.eval()
-    n = (len(held_ids) - 1) // seq
-    x = held_ids[: n * seq].view(n, seq)
-    y = held_ids[1 : n * seq + 1].view(n, seq)
-    lt, ld = target(x).logits.float(), draft(x).logits.float()
-    p, q = F.softmax(lt, -1), F.softmax(ld, -1)
-    return {
-        "held_out_chars": n * seq,
-        "target_nats_per_char": F.cross_entropy(lt.flatten(0, 1), y.flatten()).item(),
-        "draft_nats_per_char": F.cross_entropy(ld.flatten(0, 1), y.flatten()).item(),
-        # alpha = sum_x min(p(x), q(x)), averaged over every held-out context
-        "alpha_held_out": torch.minimum(p, q).sum(-1).mean().item(),
-    }
+def train_target(args, target, train_ids: torch.Tensor, gen: torch.Generator, log: _Log) -> None:
+    """Phase 1: next-character cross-entropy -sum_t log p(x_{t+1} | x_{<=t}) on corpus windows."""
+    opt = _adamw(target, args.lr, 0.1)
+    target.train()
+    for step in range(args.target_steps):
+        for group in opt.param_groups:
+            group["lr"] = learning_rate(step, args.target_steps, args.lr)
+        x, y = batch(train_ids, args.batch, args.seq, gen)
+        loss = F.cross_entropy(target(x).logits.flatten(0, 1), y.flatten())  # logits (B, T, V)
+        _step(target, opt, loss)
+        log("target", step, args.target_steps - 1, loss)
+    target.eval().requires_grad_(False)
 
 
-@torch.no_grad()
-def alpha_on_target_samples(target, draft, held_ids: torch.Tensor, n: int, prompt: int, new: int, seed: int) -> float:
-    """alpha along the target's own T = 1 continuations of held-out prompts: the contexts speculative decoding sees."""
-    from transformers import DynamicCache
+def distill_draft(args, target, draft, train_ids: torch.Tensor, gen: torch.Generator, log: _Log) -> None:
+    """Phase 2: the draft learns q from the final target's p: KL(p || q), then KL + TV in the second half.
 
-    gen = torch.Generator().manual_seed(seed)
-    starts = torch.randint(0, len(held_ids) - prompt, (n,), generator=gen)
-    ids = torch.stack([held_ids[s : s + prompt] for s in starts.tolist()])  # (n, prompt)
-    cache = DynamicCache(config=target.config)
-    logits = target(ids, past_key_values=cache, use_cache=True).logits[:, -1]
-    for _ in range(new):  # ancestral sampling from p at T = 1, with a KV cache
-        token = torch.multinomial(F.softmax(logits.float(), -1), 1, generator=gen)  # (n, 1)
-        ids = torch.cat([ids, token], dim=1)
-        logits = target(token, past_key_values=cache, use_cache=True).logits[:, -1]
-    p = F.softmax(target(ids).logits[:, prompt - 1 : -1].float(), -1)
-    q = F.softmax(draft(ids).logits[:, prompt - 1 : -1].float(), -1)
-    return torch.minimum(p, q).sum(-1).mean().item()
-
-
-@torch.no_grad()
-def greedy_continuation(model, tokenizer, prompt: str, new: int) -> str:
-    """argmax_x p(x | context), appended `new` times (no cache: the reference the tests compare with)."""
-    ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False).input_ids  # (1, T)
-    for _ in range(new):
-        ids = torch.cat([ids, model(ids).logits[:, -1:].argmax(-1)], dim=1)
-    return tokenizer.decode(ids[0, -new:])
+    Even steps use corpus windows, odd steps the target's own samples (on-policy contexts, the ones
+    speculative decoding meets; DistillSpec, Zhou et al. 2024).
+    """
+    pool = target_samples(target, train_ids, args.pool, 16, args.seq, gen)
+    opt = _adamw(draft, args.lr, 0.0)
+    draft.train()
+    for step in range(args.distill_steps):
+        for group in opt.param_groups:
+            group["lr"] = learning_rate(step, args.distill_steps, args.lr)
+        if step % 2 == 0:
+            x, _ = batch(train_ids, args.batch, args.seq, gen)
+        else:
+            x = pool[torch.randint(0, len(pool), (args.batch,), generator=gen)]
+        p = F.softmax(target(x).logits, dim=-1)  # (B, T, V), no gradient: the target is frozen
+        tv_weight = args.tv_weight if 2 * step >= args.distill_steps else 0.0
+        loss = distill_loss(draft(x).logits, p, tv_weight)
+        _step(draft, opt, loss)
+        log("draft", step, args.distill_steps - 1, loss)
+    draft.eval().requires_grad_(False)
 
 
-@torch.no_grad()
-def cost_ratio(target, draft, prompt: torch.Tensor, repeats: int) -> dict:
-    """c = median time of a 1-token draft forward with KV cache / the same for the target (interleaved)."""
-    from transformers import DynamicCache
-
-    target.eval(), draft.eval()
-    times: dict[str, list[float]] = {"target": [], "draft": []}
-    caches = {}
-    for name, model in (("target", target), ("draft", draft)):
-        caches[name] = DynamicCache(config=model.config)
-        model(prompt, past_key_values=caches[name], use_cache=True)
-    token = prompt[:, -1:]
-    for i in range(repeats + 10):
-        for name, model in (("target", target), ("draft", draft)):
-            t0 = time.perf_counter()
-            model(token, past_key_values=caches[name], use_cache=True)
-            if i >= 10:  # the first calls warm up the allocator
-                times[name].append(time.perf_counter() - t0)
-    t_target, t_draft = statistics.median(times["target"]), statistics.median(times["draft"])
-    return {"target_ms": 1e3 * t_target, "draft_ms": 1e3 * t_draft, "c": t_draft / t_target}
-
-
-def predicted_speedup(alpha: float, gamma: int, c: float) -> float:
-    """Leviathan et al. eq. (1)/Thm 3.8: (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1))."""
-    return (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + 1))
+def train(args, target, draft, train_ids: torch.Tensor) -> dict:
+    """Phase 1 (target), then phase 2 (draft distilled from the final target); one seeded generator for both."""
+    gen = torch.Generator().manual_seed(args.seed)
+    log = _Log(args.log_every)
+    train_target(args, target, train_ids, gen, log)
+    distill_draft(args, target, draft, train_ids, gen, log)
+    return {"train_seconds": round(time.perf_counter() - log.t0, 1),
+            "train_cpu_seconds": round(time.process_time() - log.cpu0, 1), "log": log.rows}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=REPO / "specmath" / "lm" / "bundled")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--target-steps", type=int, default=500, help="steps of phase 1 (target + draft)")
-    ap.add_argument("--distill-steps", type=int, default=250, help="steps of phase 2 (draft alone)")
+    ap.add_argument("--target-steps", type=int, default=500, help="steps of phase 1 (the target)")
+    ap.add_argument("--distill-steps", type=int, default=600, help="steps of phase 2 (the draft)")
+    ap.add_argument("--pool", type=int, default=512, help="target samples for on-policy distillation")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--tv-weight", type=float, default=1.0)
     ap.add_argument("--target-layers", type=int, default=16)
     ap.add_argument("--target-hidden", type=int, default=64)
-    ap.add_argument("--draft-hidden", type=int, default=192)
+    ap.add_argument("--draft-hidden", type=int, default=256)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--timing-repeats", type=int, default=300)
     ap.add_argument("--alpha-samples", type=int, default=32, help="target continuations for alpha_target_samples")
     ap.add_argument("--log-every", type=int, default=25)
     args = ap.parse_args(argv)
-    if min(args.target_steps, args.batch, args.seq, args.timing_repeats, args.alpha_samples) < 1:
-        ap.error("--target-steps, --batch, --seq, --timing-repeats and --alpha-samples must be positive")
-    if args.distill_steps < 0:
-        ap.error("--distill-steps must be >= 0")
+    if min(args.target_steps, args.distill_steps, args.pool, args.batch, args.seq, args.timing_repeats, args.alpha_samples) < 1:
+        ap.error("--target-steps, --distill-steps, --pool, --batch, --seq, --timing-repeats and --alpha-samples must be positive")
     return args
 
 
@@ -268,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"corpus: {len(train_ids)} train / {len(held_ids)} held-out chars, vocab {vocab}; "
           f"target {sum(p.numel() for p in target.parameters())} params, "
           f"draft {sum(p.numel() for p in draft.parameters())} params", flush=True)
-    report = train(args, target, draft, train_ids, held_ids)
+    report = train(args, target, draft, train_ids)
 
     # fp16 storage halves the files; the measurements below use the saved (rounded) weights
     for name, model in (("target", target), ("draft", draft)):
