@@ -142,7 +142,7 @@ if target is not None:
 
 # %%
 if target is not None:
-    step = model_step(target, draft, tokenizer, "The quick brown fox", 4, seed=0)
+    step = model_step(target, draft, tokenizer, "It was the best of times, it was the ", 4, seed=0)
     print(format_model_step(step))
     plot_model_step(step)
     outcomes = [r.outcome for r in step.rows]

@@ -85,7 +85,7 @@ def model_step_explorer(target, draft, tokenizer) -> w.interactive:
     from ..lm.warps import Sampling
     from .model_step import format_model_step, model_step
 
-    def show_model_step(prompt: str = "The capital of France is", gamma: int = 4, seed: int = 0, temperature: float = 1.0):
+    def show_model_step(prompt: str = "It was the best of times, it was the ", gamma: int = 4, seed: int = 0, temperature: float = 1.0):
         try:
             view = model_step(target, draft, tokenizer, prompt, gamma, seed=seed, sampling=Sampling(temperature=temperature))
         except ValueError as error:
@@ -99,7 +99,7 @@ def model_step_explorer(target, draft, tokenizer) -> w.interactive:
     return w.interactive(
         show_model_step,
         {"manual": True, "manual_name": "run one round"},
-        prompt=w.Text("The capital of France is", description="prompt", continuous_update=False),
+        prompt=w.Text("It was the best of times, it was the ", description="prompt", continuous_update=False),
         gamma=w.IntSlider(4, 1, 8, description="gamma"),
         seed=w.IntText(0, description="seed"),
         temperature=w.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.1, description="temperature"),
