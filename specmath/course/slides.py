@@ -6,7 +6,9 @@ nbconvert's slides exporter reads ``cell.metadata.slideshow.slide_type`` ("slide
 
 * a markdown cell whose first line is a ``#`` or ``##`` heading opens a new slide (``slide``);
 * a cell that would push the current slide past ``budget`` lines opens a vertical ``subslide``
-  (a slide at 20 px holds about 26 lines; a figure counts as ``FIGURE_LINES``);
+  (a slide at 20 px holds about 26 lines; a figure counts as ``FIGURE_LINES``), taking a short
+  markdown introduction just before it along; a slide that so far holds only its markdown
+  introduction keeps the next cell (the page scrolls if it is too tall);
 * everything else continues the current slide (``-``).
 
 ``with_slide_metadata`` returns a copy of the notebook with the proposed types filled in; the
@@ -52,7 +54,7 @@ def slide_types(nb: nbformat.NotebookNode, budget: int = SLIDE_LINES) -> list[st
     """One slide type per cell: explicit metadata, else heading -> slide, overflow -> subslide, else '-'."""
     if budget < 1:
         raise ValueError(f"budget (lines per slide) must be >= 1, got {budget!r}")
-    types, used = [], 0
+    types, used, only_intro = [], 0, False
     for i, cell in enumerate(nb.cells):
         height = cell_lines(cell)
         first = cell.source.lstrip().splitlines()[0] if cell.source.strip() else ""
@@ -60,14 +62,22 @@ def slide_types(nb: nbformat.NotebookNode, budget: int = SLIDE_LINES) -> list[st
         if kind is None:
             if i == 0 or (cell.cell_type == "markdown" and (first.startswith("# ") or first.startswith("## "))):
                 kind = "slide"
-            elif used > 0 and used + height > budget:
+            elif used > 0 and used + height > budget and not only_intro:
                 # the cell would overflow the slide: continue below, on a vertical subslide
                 kind = "subslide"
+                previous = i - 1
+                if types[previous] == "-" and nb.cells[previous].cell_type == "markdown" and cell_lines(nb.cells[previous]) <= 3:
+                    # a one-line introduction ("The static call:") moves down with the cell it introduces
+                    types[previous], kind = "subslide", "-"
+                    used = cell_lines(nb.cells[previous])
             else:
+                # (a slide holding only its markdown introduction keeps the cell and scrolls if needed)
                 kind = "-"
         if kind in ("slide", "subslide"):
             used = 0
         if kind not in ("skip", "notes"):
+            # a slide opened by markdown and holding nothing else is only an introduction so far
+            only_intro = kind in ("slide", "subslide") and cell.cell_type == "markdown"
             used += height
         types.append(kind)
     return types

@@ -96,3 +96,15 @@ def test_headings_open_slides_overflow_opens_subslides_and_explicit_metadata_win
     assert "slideshow" not in nb.cells[1].metadata  # the input notebook is not modified
     with pytest.raises(ValueError, match="budget"):
         slide_types(nb, budget=0)
+
+
+def test_a_short_introduction_moves_with_the_cell_it_introduces_and_an_intro_only_slide_keeps_its_cell():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+
+    def tall():
+        cell = code("\n" * 14)
+        cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "AAAA", "text/plain": "<Figure>"})]
+        return cell  # 15 source lines + a figure: more than a slide
+
+    nb = _notebook(md("# Title"), code("\n" * 14), md("The static call:"), tall(), md("## Part"), tall())
+    assert slide_types(nb) == ["slide", "-", "subslide", "-", "slide", "-"]
