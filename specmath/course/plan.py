@@ -84,7 +84,7 @@ def learning_goals(path: str | Path) -> list[str]:
         for line in "".join(cell["source"]).splitlines():
             if "What you will learn" in line:
                 inside = True
-            elif inside and line.startswith("- "):
+            elif inside and line.startswith(("- ", "* ")):  # either markdown bullet
                 goals.append(line[2:].strip())
             elif inside and line.startswith("  ") and goals:
                 goals[-1] += " " + line.strip()  # a wrapped bullet continues

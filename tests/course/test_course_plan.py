@@ -36,7 +36,7 @@ def test_learning_goals_are_read_from_every_existing_notebook():
 def test_learning_goals_joins_wrapped_bullets(tmp_path):
     import nbformat
 
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("**What you will learn**\n- one\n  continued\n- two\n\nText after.")])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("**What you will learn**\n\n- one\n  continued\n* two\n\nText after.")])
     path = tmp_path / "x.ipynb"
     nbformat.write(nb, path)
     assert learning_goals(path) == ["one continued", "two"]
