@@ -76,6 +76,18 @@ class RowCache:
             logits = logits[..., : self.vocab_size]
         return logits
 
+    def prefill(self, rows: Sequence[Sequence[int]]) -> None:
+        """Feed each row's context; identical rows share one forward whose KV is copied to every row."""
+        if self.batch > 1 and self.slots.shape[1] == 0 and all(list(r) == list(rows[0]) for r in rows):
+            batch, self.lengths = self.batch, [0]
+            self.slots = self.slots[:1]
+            self.feed([rows[0]])
+            self.cache.batch_repeat_interleave(batch)
+            self.slots = self.slots.expand(batch, -1).clone()
+            self.lengths = self.lengths * batch
+        else:
+            self.feed(rows)
+
     def keep(self, keep: Sequence[int]) -> None:
         """Roll back: row b keeps its first keep[b] real tokens, the rest become holes; crop the common tail."""
         if any(k > n or k < 0 for k, n in zip(keep, self.lengths, strict=True)):

@@ -39,6 +39,8 @@ class ModelDraft:
 
     def start(self, prompts: Sequence[Sequence[int]]) -> None:
         self.cache = RowCache(self.model, len(prompts), self.vocab_size)
+        if any(len(p) > 1 for p in prompts):
+            self.cache.prefill([list(p)[:-1] for p in prompts])
 
     @torch.no_grad()
     def propose(

@@ -38,7 +38,7 @@ def plain_generate(
     cache = RowCache(target, len(tokens), vocab_size)
     generator = make_generator(seed, cache.device)
     if any(len(t) > 1 for t in tokens):
-        cache.feed([t[:-1] for t in tokens])  # prefill all but the last prompt token
+        cache.prefill([t[:-1] for t in tokens])  # all but the last prompt token
     new: list[list[int]] = [[] for _ in tokens]
     for _ in tqdm(range(max_new_tokens), disable=not progress, desc="plain", leave=False):
         pending = [t[n:] for t, n in zip(tokens, cache.lengths, strict=True)]

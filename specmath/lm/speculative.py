@@ -74,7 +74,7 @@ def speculative_generate(
         draft.device = cache.device
     draft.start(tokens)
     if any(len(t) > 1 for t in tokens):
-        cache.feed([t[:-1] for t in tokens])  # prefill all but the last prompt token
+        cache.prefill([t[:-1] for t in tokens])  # all but the last prompt token
     out = Generation([[] for _ in tokens], accepted_hist=[0] * (gamma + 1),
                      position_reached=[0] * gamma, position_accepted=[0] * gamma)
     bar = tqdm(total=max_new_tokens, disable=not progress, desc=f"speculative gamma={gamma}", leave=False)

@@ -82,3 +82,12 @@ def test_eos_stops_a_row_right_after_it(pair):
     eos = free[4]
     cut = speculative_generate(target, draft, PROMPTS[:1], 12, gamma=3, sampling=GREEDY, eos_token_id=eos).tokens[0]
     assert cut == free[: free.index(eos) + 1]
+
+
+def test_identical_prompts_share_one_prefill_and_sample_like_separate_prompts(pair):
+    target, draft = pair
+    same = [[3, 4, 5, 6]] * 3
+    shared = speculative_generate(target, draft, same, 10, gamma=3, sampling=GREEDY)
+    assert shared.tokens == [plain_generate(target, [[3, 4, 5, 6]], 10, GREEDY).tokens[0]] * 3
+    # the shared prefill ran once for the batch: 1 prefill + one forward per round
+    assert shared.target_forwards == shared.rounds + 1
