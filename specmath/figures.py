@@ -20,6 +20,7 @@ FIGURES: dict[str, Callable] = {}
 #: modules whose import registers figures (one line per module)
 PLOT_MODULES: list[str] = [
     "specmath.plots.classic",
+    "specmath.plots.lm",
     "specmath.plots.speculative",
     "specmath.plots.beyond",
     "specmath.plots.entropy",
