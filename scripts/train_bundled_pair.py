@@ -9,7 +9,7 @@ Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha =
 
 Why this shape. At batch 1 on a CPU the cost of one forward pass of a tiny model is mostly per-layer
 overhead, so the draft must have far fewer layers than the target for the cost ratio
-c = t_draft / t_target to be small (a deep, narrow target of 16 layers; a draft of 1 wider layer); and
+c = t_draft / t_target to be small (a deep, narrow target of 32 layers of width 64; a draft of 1 layer of width 256); and
 it must agree with the target often, so the draft is distilled from the target's soft predictions
 (Hinton et al. 2015), half the time on the target's own samples, and in the second half also on total
 variation directly, since alpha = 1 - TV(p, q) (Zhou et al. 2024, DistillSpec). The speedup model of
@@ -197,6 +197,14 @@ def train(args, target, draft, train_ids: torch.Tensor) -> dict:
             "train_cpu_seconds": round(time.process_time() - log.cpu0, 1), "log": log.rows}
 
 
+def _shown(value):
+    """Paths inside the repository relative to it (metrics.json is committed), other values as they are."""
+    if isinstance(value, Path):
+        value = value.resolve()
+        return str(value.relative_to(REPO)) if value.is_relative_to(REPO) else str(value)
+    return value
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=REPO / "specmath" / "lm" / "bundled")
@@ -208,7 +216,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--tv-weight", type=float, default=1.0)
-    ap.add_argument("--target-layers", type=int, default=16)
+    ap.add_argument("--target-layers", type=int, default=32)
     ap.add_argument("--target-hidden", type=int, default=64)
     ap.add_argument("--draft-hidden", type=int, default=256)
     ap.add_argument("--threads", type=int, default=1)
@@ -252,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         f"gamma={g}": {k: predicted_speedup(metrics[k], g, metrics["c"]) for k in ("alpha_held_out", "alpha_target_samples")}
         for g in range(2, 7)
     }
-    report.update(metrics=metrics, args={k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+    report.update(metrics=metrics, args={k: _shown(v) for k, v in vars(args).items()},
                   torch=torch.__version__, threads=torch.get_num_threads())
     (args.out / "metrics.json").write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(metrics, indent=1))

@@ -3,7 +3,7 @@
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)).
 
 ``load_bundled_pair()`` returns (target, draft, tokenizer), loaded offline from the safetensors files in
-``specmath/lm/bundled/{target,draft}/`` (no pickle: ``use_safetensors=True``). The target is a 16-layer
+``specmath/lm/bundled/{target,draft}/`` (no pickle: ``use_safetensors=True``). The target is a 32-layer
 ``LlamaForCausalLM``, the draft a 1-layer one distilled from it, so that one draft forward costs a small
 fraction c of a target forward while the draft agrees with the target often (alpha); the speedup model
 of Leviathan et al. (2023), (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)), then predicts > 2x.

@@ -34,6 +34,15 @@ def _script():
     return module
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    # batch-1 forwards of tiny models: a second thread only adds synchronisation (5x slower on shared cores)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def pair():
     return load_bundled_pair()
@@ -87,12 +96,12 @@ def test_greedy_continuation_reproduces_the_one_recorded_at_training_time(pair, 
 
 def test_seeded_sampling_gives_the_same_tokens_twice_and_other_tokens_for_another_seed(pair):
     target, _, tokenizer = pair
-    ids = tokenizer("the Program", return_tensors="pt").input_ids.repeat(8, 1)
+    ids = tokenizer("the Program", return_tensors="pt").input_ids.repeat(4, 1)
 
     def sample(seed):
         gen, out = torch.Generator().manual_seed(seed), ids
         with torch.no_grad():
-            for _ in range(12):
+            for _ in range(8):
                 probs = torch.softmax(target(out).logits[:, -1], -1)
                 out = torch.cat([out, torch.multinomial(probs, 1, generator=gen)], dim=1)
         return out
@@ -153,6 +162,7 @@ def test_training_script_rejects_non_positive_steps(capsys):
     assert "--target-steps" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_training_script_runs_end_to_end_on_a_tiny_setting_in_under_30_cpu_seconds(tmp_path):
     # CPU seconds of the child, not wall time: on a shared machine the wall clock measures the neighbours
     cmd = [sys.executable, str(SCRIPT), "--out", str(tmp_path), "--target-steps", "3", "--distill-steps", "2", "--pool", "3",
