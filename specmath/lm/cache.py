@@ -37,6 +37,7 @@ class RowCache:
         self.vocab_size = vocab_size
         self.pad_id = pad_id
         self.forwards = 0
+        self._holes = False  # once a row has a masked slot, every forward passes the 2D mask
         # transformers 5.x renamed the forward argument past_key_values -> cache
         self._cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
@@ -45,48 +46,61 @@ class RowCache:
         return len(self.lengths)
 
     @torch.no_grad()
-    def feed(self, rows: Sequence[Sequence[int]]) -> torch.Tensor:
+    def feed(self, rows: Sequence[Sequence[int]], logits: bool = True) -> torch.Tensor | None:
         """Append row b's tokens ``rows[b]`` (any lengths, some may be empty); return logits (B, n, V).
 
         Logits of padding slots are meaningless; row b's logits for its i-th new token are at [b, i].
+        ``logits=False`` (prefill) skips the LM head over the new tokens and returns None.
         """
         if len(rows) != self.batch:
             raise ValueError(f"feed got {len(rows)} rows for a cache of batch {self.batch}")
-        n = max(len(r) for r in rows)
+        lengths = [len(r) for r in rows]
+        n = max(lengths)
         if n == 0:
             raise ValueError("feed got no tokens in any row")
-        ids = torch.full((self.batch, n), self.pad_id, dtype=torch.long)
-        valid = torch.zeros(self.batch, n, dtype=torch.long)
-        for b, r in enumerate(rows):
-            ids[b, : len(r)] = torch.as_tensor(list(r), dtype=torch.long)
-            valid[b, : len(r)] = 1
+        full = min(lengths) == n
+        if full:
+            ids = torch.tensor([list(r) for r in rows], dtype=torch.long)
+            valid = torch.ones(self.batch, n, dtype=torch.long)
+        else:
+            ids = torch.full((self.batch, n), self.pad_id, dtype=torch.long)
+            valid = torch.zeros(self.batch, n, dtype=torch.long)
+            for b, r in enumerate(rows):
+                ids[b, : len(r)] = torch.as_tensor(list(r), dtype=torch.long)
+                valid[b, : len(r)] = 1
         ids, valid = ids.to(self.device), valid.to(self.device)
         start = torch.tensor(self.lengths, device=self.device)[:, None]
         # position of a new real token = real tokens before it in its row
-        positions = start + torch.cumsum(valid, dim=1) - 1
-        positions = positions.clamp(min=0)
+        positions = (start + torch.cumsum(valid, dim=1) - 1).clamp(min=0)
         mask = torch.cat([self.slots, valid], dim=1)  # (B, S + n)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **{self._cache_kw: self.cache})
+        # no hole anywhere: pass no mask (the plain causal one, which HF builds faster than from a 2D mask)
+        attention_mask = None if full and not self._holes else mask
+        self._holes = self._holes or not full
+        extra = {} if logits else {"logits_to_keep": 1}
+        out = self.model(input_ids=ids, attention_mask=attention_mask, position_ids=positions, use_cache=True,
+                         **{self._cache_kw: self.cache}, **extra)
         self.forwards += 1
         self.slots = mask
-        self.lengths = [length + len(r) for length, r in zip(self.lengths, rows, strict=True)]
-        logits = out.logits  # (B, n, V_model)
+        self.lengths = [length + k for length, k in zip(self.lengths, lengths, strict=True)]
+        if not logits:
+            return None
+        out_logits = out.logits  # (B, n, V_model)
         if self.vocab_size is not None:
             # padded vocabularies: only the first vocab_size columns are tokens (see models.shared_vocab_size)
-            logits = logits[..., : self.vocab_size]
-        return logits
+            out_logits = out_logits[..., : self.vocab_size]
+        return out_logits
 
     def prefill(self, rows: Sequence[Sequence[int]]) -> None:
         """Feed each row's context; identical rows share one forward whose KV is copied to every row."""
         if self.batch > 1 and self.slots.shape[1] == 0 and all(list(r) == list(rows[0]) for r in rows):
             batch, self.lengths = self.batch, [0]
             self.slots = self.slots[:1]
-            self.feed([rows[0]])
+            self.feed([rows[0]], logits=False)
             self.cache.batch_repeat_interleave(batch)
-            self.slots = self.slots.expand(batch, -1).clone()
+            self.slots = self.slots.expand(batch, -1).clone()  # no holes: every row holds the same tokens
             self.lengths = self.lengths * batch
         else:
-            self.feed(rows)
+            self.feed(rows, logits=False)
 
     def keep(self, keep: Sequence[int]) -> None:
         """Roll back: row b keeps its first keep[b] real tokens, the rest become holes; crop the common tail."""
@@ -100,6 +114,7 @@ class RowCache:
         if last < self.slots.shape[1]:
             _crop(self.cache, last, self.slots.shape[1])
             self.slots = self.slots[:, :last]
+        self._holes = not bool(self.slots.all())
         self.lengths = list(keep)
 
 

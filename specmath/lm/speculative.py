@@ -118,8 +118,11 @@ def _count_positions(out: Generation, p: torch.Tensor, q: torch.Tensor | None, d
         alpha = p[:, :gamma].gather(-1, drafts.unsqueeze(-1)).squeeze(-1)
     else:
         alpha = torch.minimum(p[:, :gamma], q).sum(-1)
+    # one transfer for all counters: reached per position, accepted per position, alpha sum, count
+    stats = torch.cat([reached.sum(0).double(), accepted.sum(0).double(),
+                       alpha[reached].sum().double().reshape(1), reached.sum().double().reshape(1)]).tolist()
     for i in range(gamma):
-        out.position_reached[i] += int(reached[:, i].sum())
-        out.position_accepted[i] += int(accepted[:, i].sum())
-    out.alpha_sum += float(alpha[reached].sum())
-    out.alpha_count += int(reached.sum())
+        out.position_reached[i] += int(stats[i])
+        out.position_accepted[i] += int(stats[gamma + i])
+    out.alpha_sum += stats[2 * gamma]
+    out.alpha_count += int(stats[2 * gamma + 1])
