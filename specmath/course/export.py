@@ -103,10 +103,15 @@ def _copy_assets(out: Path, reveal: bool) -> None:
 
 def _write_index(out: Path, pages: list[tuple[Path, str]], what: str) -> Path:
     items = "\n".join(f'<li><a href="{html.escape(p.name)}">{html.escape(title)}</a></li>' for p, title in pages)
+    other = "slides" if what == "HTML" else "html"
     index = out / "index.html"
     index.write_text(
-        f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>specmath course: {what}</title></head>\n"
-        f"<body><h1>specmath: why speculative decoding is lossless ({what})</h1>\n<ol>\n{items}\n</ol></body></html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>specmath course: {what}</title>\n<style>body {{ font-family: sans-serif; max-width: 52em; margin: 2em auto;"
+        " line-height: 1.6; } ul { list-style: none; padding: 0; }</style></head>\n"
+        f"<body><h1>specmath: why speculative decoding is lossless</h1>\n<p>The course as {what}, one page per notebook,"
+        f" in order (start with 00). The same notebooks as {other}: <a href=\"../{other}/index.html\">../{other}/</a>.</p>\n"
+        f"<ul>\n{items}\n</ul></body></html>\n",
         encoding="utf-8",
     )
     return index
