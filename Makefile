@@ -11,7 +11,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: all venv demo test test-fast notebooks figures verify article bench lint clean html slides
+.PHONY: all venv demo test test-fast notebooks figures verify article bench audit lint clean html slides
 
 all: demo
 
@@ -59,6 +59,17 @@ html: $(STAMP)
 
 slides: $(STAMP)
 	$(PY) -m specmath.course slides --out _build/slides
+
+## timing: plain vs speculative vs HF assisted generation (bundled pair and SmolLM2), the prover's speed
+bench: $(STAMP)
+	$(PY) -m specmath bench --pair bundled --json
+	$(PY) -m specmath bench --pair smollm2 --json
+	$(PY) benchmarks/prover.py --quick
+
+## audit Hugging Face's and specmath's speculative samplers (about 3 minutes each on 2 cores)
+audit: $(STAMP)
+	$(PY) -m specmath audit hf --markdown
+	$(PY) -m specmath audit specmath-torch --markdown
 
 lint: $(STAMP)
 	$(PY) -m ruff check specmath tests

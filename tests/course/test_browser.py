@@ -1,9 +1,10 @@
 """The exported pages in a real browser: headless Chromium renders the math (MathJax) and the plots.
 
-Needs the Debian package ``chromium`` (``apt-get install -y chromium``); skipped with that reason
-when it is not installed. The page is opened from file://, as a student double-clicking it would.
+Needs the Debian package ``chromium`` (``apt-get install -y chromium``, which ``.ci/run`` does). Outside
+CI it is skipped with that reason when not installed; under CI (CI set) a missing browser is a failure. The page is opened from file://, as a student double-clicking it would.
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -21,6 +22,8 @@ FLAGS = [
     "--disable-component-update", "--no-first-run", "--virtual-time-budget=20000",
 ]
 
+if CHROMIUM is None and os.environ.get("CI"):
+    raise RuntimeError("CI must install chromium (apt-get install -y chromium) for the browser test")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: apt-get install -y chromium")
 
 
