@@ -34,6 +34,7 @@ demo: $(STAMP)
 
 ## the test suite (exact proofs, property tests, torch path, every notebook executed)
 test: $(STAMP)
+	$(PY) -m ruff check specmath tests scripts benchmarks notebooks solutions
 	$(PY) -m pytest -n 2 --dist loadfile --nbmake tests notebooks
 
 test-fast: $(STAMP)
@@ -72,7 +73,7 @@ audit: $(STAMP)
 	$(PY) -m specmath audit specmath-torch --markdown
 
 lint: $(STAMP)
-	$(PY) -m ruff check specmath tests
+	$(PY) -m ruff check specmath tests scripts benchmarks notebooks solutions
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

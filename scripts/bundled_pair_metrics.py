@@ -6,7 +6,7 @@ c = (time of one draft forward) / (time of one target forward), both with a KV c
 * ``held_out_metrics``: cross-entropy per character of each model, alpha averaged over held-out contexts.
 * ``alpha_on_target_samples``: alpha along the target's own T = 1 samples (what speculative decoding meets).
 * ``cost_ratio``: c as a ratio of medians, target and draft calls interleaved so both see the same load.
-* ``predicted_speedup``: Leviathan et al. (2023, arXiv:2211.17192) eq. (1) / Thm 3.8.
+* ``predicted_speedup``: Leviathan et al. (2023) eq. (1), from ``specmath.theory.speedup``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+from specmath.theory import speedup as predicted_speedup  # noqa: F401  (re-exported for the training script)
 
 
 @torch.no_grad()
@@ -93,8 +95,3 @@ def cost_ratio(target, draft, prompt: torch.Tensor, repeats: int) -> dict:
                 times[name].append(time.perf_counter() - t0)
     t_target, t_draft = statistics.median(times["target"]), statistics.median(times["draft"])
     return {"target_ms": 1e3 * t_target, "draft_ms": 1e3 * t_draft, "c": t_draft / t_target}
-
-
-def predicted_speedup(alpha: float, gamma: int, c: float) -> float:
-    """Leviathan et al. eq. (1)/Thm 3.8: (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1))."""
-    return (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + 1))

@@ -18,10 +18,10 @@ alpha = sum_x min(p(x), q(x)) (Leviathan et al., 2023).
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from fractions import Fraction
 from numbers import Rational
-from typing import Any, Callable
+from typing import Any
 
 __all__ = [
     "LawError",
@@ -107,7 +107,7 @@ class Law(Mapping):
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
-    def from_weights(cls, weights: Mapping[Hashable, Any], *, name: str = "weights") -> "Law":
+    def from_weights(cls, weights: Mapping[Hashable, Any], *, name: str = "weights") -> Law:
         """Normalise non-negative weights: law(x) = w(x) / sum_y w(y).
 
         Raises LawError for a negative, NaN or infinite weight, or when every weight is 0.
@@ -177,7 +177,7 @@ class Law(Mapping):
         return f"Law({{{body}}})"
 
     # -- transformations ----------------------------------------------------------------------
-    def map(self, f: Callable[[Hashable], Hashable]) -> "Law":
+    def map(self, f: Callable[[Hashable], Hashable]) -> Law:
         """Push-forward: the law of f(X) for X ~ self."""
         out: dict[Hashable, Fraction] = {}
         for x, w in self._table.items():
@@ -185,7 +185,7 @@ class Law(Mapping):
             out[y] = out.get(y, Fraction(0)) + w
         return Law(out)
 
-    def condition(self, event: Callable[[Hashable], bool]) -> "Law":
+    def condition(self, event: Callable[[Hashable], bool]) -> Law:
         """The law of X given event(X): law(x) / P(event) on the event."""
         mass = self.P(event)
         if mass == 0:

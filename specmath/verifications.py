@@ -140,8 +140,9 @@ def _rejection() -> Verification:
     )
 
 
-# Further verifications register themselves when their modules are imported:
-# (one import line per module, e.g. ``from . import entropy  # noqa: F401``)
-from . import verifications_beyond  # noqa: E402, F401
-from . import verifications_entropy  # noqa: E402, F401
-from . import verifications_rounds  # noqa: E402, F401
+# Further verifications register themselves (with @register) when their modules are imported.
+from . import (  # noqa: F401
+    verifications_beyond,
+    verifications_entropy,
+    verifications_rounds,
+)

@@ -1,9 +1,9 @@
 """environment.yml (conda) and pyproject.toml (pip) describe the same environment."""
 
 import re
-import tomllib
 from pathlib import Path
 
+import tomllib
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]

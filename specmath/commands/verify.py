@@ -14,8 +14,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..verify import VERIFIERS, verify
     from .. import verifications  # noqa: F401
+    from ..verify import VERIFIERS, verify
 
     if args.list:
         print("\n".join(VERIFIERS))

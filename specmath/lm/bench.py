@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import torch
 from tqdm.auto import tqdm
 
+from ..theory import speedup as predicted_speedup  # (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1))
 from .cache import RowCache
 from .drafts import ModelDraft, PromptLookupDraft
 from .plain import plain_generate
@@ -27,14 +28,6 @@ from .speculative import speculative_generate
 from .warps import DEFAULT_SAMPLING, Sampling
 
 __all__ = ["predicted_speedup", "forward_cost", "bench_pair"]
-
-
-def predicted_speedup(alpha: float, gamma: int, c: float) -> float:
-    """(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)); at alpha = 1 the first factor is gamma + 1."""
-    if not 0 <= alpha <= 1 or gamma < 1 or c < 0:
-        raise ValueError(f"need 0 <= alpha <= 1, gamma >= 1, c >= 0; got alpha={alpha}, gamma={gamma}, c={c}")
-    tokens = gamma + 1 if alpha == 1 else (1 - alpha ** (gamma + 1)) / (1 - alpha)
-    return tokens / (gamma * c + 1)
 
 
 def _sync(device: torch.device) -> None:

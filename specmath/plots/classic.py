@@ -6,9 +6,9 @@ from fractions import Fraction
 
 import matplotlib.pyplot as plt
 
+from .. import fair_coin, rand7, two_token
 from ..exact import exact
 from ..figures import figure
-from .. import fair_coin, rand7, two_token
 
 
 @figure("two_token_paths.png")

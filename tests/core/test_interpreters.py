@@ -7,7 +7,20 @@ import numpy as np
 import pytest
 import sympy
 
-from specmath import RESTART, Law, Limits, NotExactError, Recur, coin, die, draw, exact, exact_paths, exact_symbolic, tick
+from specmath import (
+    RESTART,
+    Law,
+    Limits,
+    NotExactError,
+    Recur,
+    coin,
+    die,
+    draw,
+    exact,
+    exact_paths,
+    exact_symbolic,
+    tick,
+)
 from specmath.sampled import sample, sample_with_costs
 from specmath.stats import detectable_tv, g_test
 

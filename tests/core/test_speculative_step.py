@@ -7,8 +7,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from specmath import Law, LawError, exact
-from specmath.speculative import acceptance_rate, residual_law, speculative_step, step_law
 from specmath.exact import exact_paths
+from specmath.speculative import acceptance_rate, residual_law, speculative_step, step_law
 
 
 @st.composite
