@@ -45,7 +45,7 @@ class RowCache:
     def batch(self) -> int:
         return len(self.lengths)
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def feed(self, rows: Sequence[Sequence[int]], logits: bool = True) -> torch.Tensor | None:
         """Append row b's tokens ``rows[b]`` (any lengths, some may be empty); return logits (B, n, V).
 

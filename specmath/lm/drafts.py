@@ -42,7 +42,7 @@ class ModelDraft:
         if any(len(p) > 1 for p in prompts):
             self.cache.prefill([list(p)[:-1] for p in prompts])
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def propose(
         self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, generator: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor]:

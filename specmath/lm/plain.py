@@ -19,7 +19,7 @@ from .warps import DEFAULT_SAMPLING, Sampling
 __all__ = ["plain_generate"]
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def plain_generate(
     target: torch.nn.Module,
     prompts: Sequence[Sequence[int]] | torch.Tensor,

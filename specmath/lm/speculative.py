@@ -32,7 +32,7 @@ from .warps import DEFAULT_SAMPLING, Sampling
 __all__ = ["speculative_generate"]
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def speculative_generate(
     target: torch.nn.Module,
     draft: ModelDraft | PromptLookupDraft | torch.nn.Module,
