@@ -65,8 +65,15 @@ def test_model_step_shows_min_1_p_over_q_and_one_run_of_acceptances(pair):
 def test_model_step_accepts_every_draft_token_when_the_draft_is_the_target(pair):
     target, _, tok = pair
     view = model_step(target, target, tok, "lossless", 4, seed=3)
+    # p comes from the target's batched forward over the gamma + 1 positions, q from the draft's
+    # incremental forwards of the same model: two computation paths, so p/q is 1 only up to float32
+    # rounding (0.9999996 was seen on an AVX-512 host). 1e-5 is ~80 float32 ulps at 1 and far below
+    # any real disagreement between two models (test above: acceptance well under 1). With
+    # p/q >= 1 - 1e-5 a rejection has probability <= 4e-5 over the four positions, so the fixed
+    # seed cannot make this flaky on another host either.
     assert view.n_accepted == 4 and view.next_kind == "bonus"
-    assert all(r.accept_probability == 1.0 and r.alpha == pytest.approx(1.0, abs=1e-5) for r in view.rows)
+    assert all(r.accept_probability == pytest.approx(1.0, abs=1e-5) for r in view.rows)
+    assert all(r.alpha == pytest.approx(1.0, abs=1e-5) for r in view.rows)
 
 
 def test_model_step_top_bars_are_probabilities_of_the_first_position(pair):
