@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
+from specmath.classic.rand7 import rand7_article, rand7_basic
+from specmath.entropy.rand_recycling import rand7_recycling
+from specmath.entropy.recycling_stream import RecyclingStream, long_run_calls_per_output, numpy_rolls
 from specmath.exact import exact
-from specmath.rand7 import rand7_article, rand7_basic
-from specmath.rand_recycling import rand7_recycling
-from specmath.recycling_stream import RecyclingStream, long_run_calls_per_output, numpy_rolls
 
 #: state size bounds measured, and those small enough for the exact long-run value
 BOUNDS = [7, 16, 49, 2**8, 2**12, 2**16, 2**32, 2**62]

@@ -29,8 +29,8 @@ import time
 
 from specmath.exact import exact
 from specmath.speculative import autoregressive_law, completed_round_law, round_law, speculative_round
-from specmath.speculative.round_proof import prove_round
-from specmath.toy_lm import random_toy_lm
+from specmath.speculative.round_prover import prove_round
+from specmath.speculative.toy_lm import random_toy_lm
 
 VOCABULARIES = [2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 256]
 VOCABULARIES += [320, 384, 448, 512, 640, 768, 1024]

@@ -34,10 +34,10 @@ import numpy as np
 
 from specmath import Law, exact, sample, tv_distance
 from specmath.article import claims_table
-from specmath.plots.classic import plot_two_token_paths
+from specmath.plots.classic_plots import plot_two_token_paths
 from specmath.speculative import acceptance_rate, residual_law, speculative_step, step_law
+from specmath.speculative.two_token import DRAFT, TARGET, acceptance_by_token, path_table, two_token_world
 from specmath.stats import detectable_tv, g_test
-from specmath.two_token import DRAFT, TARGET, acceptance_by_token, path_table, two_token_world
 
 print("p =", dict(TARGET))
 print("q =", dict(DRAFT))

@@ -31,8 +31,8 @@ import numpy as np
 
 from specmath import exact, sample_with_costs
 from specmath.article import claims_table
-from specmath.plots.classic import plot_rand7_levels
-from specmath.rand7 import rand7_article, rand7_basic, rand_basic, uniform_target
+from specmath.classic.rand7 import rand7_article, rand7_basic, rand_basic, uniform_target
+from specmath.plots.classic_plots import plot_rand7_levels
 from specmath.stats import detectable_tv, g_test
 
 # %% [markdown]

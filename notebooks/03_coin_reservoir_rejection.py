@@ -29,10 +29,10 @@ import numpy as np
 import sympy
 
 from specmath import Law, exact, exact_symbolic, sample
-from specmath.fair_coin import fair_coin_law, von_neumann
-from specmath.plots.classic import plot_von_neumann_flips
-from specmath.rejection import rejection_sampler, smallest_envelope
-from specmath.reservoir import algorithm_r, inclusion_probabilities, subset_target
+from specmath.classic.fair_coin import fair_coin_law, von_neumann
+from specmath.classic.rejection import rejection_sampler, smallest_envelope
+from specmath.classic.reservoir import algorithm_r, inclusion_probabilities, subset_target
+from specmath.plots.classic_plots import plot_von_neumann_flips
 from specmath.speculative import acceptance_rate, step_law
 from specmath.stats import g_test
 

@@ -36,7 +36,11 @@ from fractions import Fraction
 import numpy as np
 
 from specmath import exact, sample, tv_distance
-from specmath.plots.speculative import plot_expected_tokens_per_round, plot_round_length_law, plot_speedup_vs_gamma
+from specmath.plots.speculative_plots import (
+    plot_expected_tokens_per_round,
+    plot_round_length_law,
+    plot_speedup_vs_gamma,
+)
 from specmath.speculative import (
     acceptance_rate,
     autoregressive_law,
@@ -51,6 +55,7 @@ from specmath.speculative import (
     verify_block,
 )
 from specmath.speculative.examples import ARTICLE_DRAFT, ROUND_DRAFT, ROUND_PREFIX, ROUND_TARGET
+from specmath.speculative.toy_lm import ToyLM
 from specmath.stats import detectable_tv, g_test
 from specmath.theory import (
     alpha_for_expected_tokens,
@@ -60,7 +65,6 @@ from specmath.theory import (
     speedup,
     speedup_from_timings,
 )
-from specmath.toy_lm import ToyLM
 
 target, draft, prefix = ROUND_TARGET, ROUND_DRAFT, ROUND_PREFIX
 for context in [prefix, prefix + ("machine",), prefix + ("machine", "learning")]:

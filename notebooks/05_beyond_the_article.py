@@ -38,20 +38,20 @@ import numpy as np
 
 from specmath.bugzoo import BUGS, reference_sample_round
 from specmath.laws import Law, tv_distance
-from specmath.plots.beyond import plot_block_vs_tokenwise, plot_bug_zoo_tv, plot_multidraft_k
+from specmath.plots.beyond_plots import plot_block_vs_tokenwise, plot_bug_zoo_tv, plot_multidraft_k
 from specmath.speculative import acceptance_rate, autoregressive_law
 from specmath.speculative.block import PAPER_EXAMPLE, block_generation_law, block_vs_tokenwise
+from specmath.speculative.examples import WORD_DRAFT, WORD_TARGET
 from specmath.speculative.multidraft import (
     multidraft_acceptance,
     multidraft_generation_law,
     one_hot,
     one_hot_drafter,
 )
-from specmath.speculative.sampled_verify import match_acceptance, sampled_verify_generation_law, sampled_vs_tokenwise
+from specmath.speculative.sample_match import match_acceptance, sampled_verify_generation_law, sampled_vs_tokenwise
+from specmath.speculative.toy_lm import Warp, random_toy_lm, warp
 from specmath.speculative.warped import greedy_round_law, greedy_round_prediction, temperature_to_greedy, warp_scenarios
 from specmath.stats import detectable_tv
-from specmath.toy_lm import Warp, random_toy_lm, warp
-from specmath.verifications_beyond import WORD_DRAFT, WORD_TARGET
 
 for context in [(), ("x",), ("y",), ("z",)]:
     print(f"after {context}: p = {dict(WORD_TARGET(context))}, q = {dict(WORD_DRAFT(context))}")

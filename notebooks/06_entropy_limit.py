@@ -39,7 +39,8 @@ import numpy as np
 import sympy
 
 from specmath import exact, exact_symbolic
-from specmath.extractors import (
+from specmath.classic.rand7 import rand7_article, rand7_basic, uniform_target
+from specmath.entropy.extractors import (
     block_extractor,
     block_rate,
     elias_rate,
@@ -47,27 +48,26 @@ from specmath.extractors import (
     peres_rate,
     von_neumann_rate,
 )
-from specmath.knuth_yao import entropy, knuth_yao, optimal_expected_draws
-from specmath.laws import Law, uniform
-from specmath.plots.entropy import plot_coin_rates, plot_rand7_calls_by_method
-from specmath.rand7 import rand7_article, rand7_basic, uniform_target
-from specmath.rand_recycling import knuth_yao_bound, leftover_sizes, rand7_recycling
-from specmath.recycling_stream import (
+from specmath.entropy.knuth_yao import entropy, knuth_yao, optimal_expected_draws
+from specmath.entropy.rand_recycling import knuth_yao_bound, leftover_sizes, rand7_recycling
+from specmath.entropy.recycling_stream import (
     RecyclingStream,
     long_run_calls_per_output,
     numpy_rolls,
     stream_joint_law,
     stream_step_from_uniform,
 )
-from specmath.speculative import residual_law
-from specmath.two_token import DRAFT, TARGET
-from specmath.weighted_reservoir import (
+from specmath.entropy.weighted_reservoir import (
     a_res_law,
     algorithm_l_next_law,
     algorithm_r_next,
     inclusion_probabilities,
     naive_inclusion,
 )
+from specmath.laws import Law, uniform
+from specmath.plots.entropy_plots import plot_coin_rates, plot_rand7_calls_by_method
+from specmath.speculative import residual_law
+from specmath.speculative.two_token import DRAFT, TARGET
 
 # %% [markdown]
 # ## The limit

@@ -41,13 +41,13 @@ import matplotlib.pyplot as plt
 import torch
 
 from specmath.laws import Law, tv_distance
-from specmath.lm.bench import bench_pair, forward_cost, predicted_speedup
 from specmath.lm.histogram import first_token_law, histogram_check, sample_prefixes, two_token_law
 from specmath.lm.pairs import load_named_pair
-from specmath.lm.plain import plain_generate
-from specmath.lm.speculative import speculative_generate
+from specmath.lm.plain_decode import plain_generate
+from specmath.lm.speculative_decode import speculative_generate
+from specmath.lm.timing import bench_pair, forward_cost, predicted_speedup
 from specmath.lm.warps import Sampling
-from specmath.plots.lm import draw_histogram
+from specmath.plots.lm_plots import draw_histogram
 from specmath.speculative import acceptance_rate
 
 torch.set_num_threads(2)

@@ -112,7 +112,7 @@ assert round_view(Fraction(4, 5), 4, 0).best_gamma is None  # free drafts: no op
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. One round of a real model pair
 # Type a prompt; the draft proposes $\gamma$ tokens, the target scores them in one pass, and each is accepted with
-# $\min(1, p(x)/q(x))$ until the first rejection (decided by `specmath.lm.verify.verify_drafts`, the decoder's own
+# $\min(1, p(x)/q(x))$ until the first rejection (decided by `specmath.lm.accept_reject.verify_drafts`, the decoder's own
 # function). Left: $p$ and $q$ on the likeliest first tokens. Right: the acceptance probability of each draft
 # token, green if accepted, red where the round stopped.
 #
@@ -123,8 +123,8 @@ assert round_view(Fraction(4, 5), 4, 0).best_gamma is None  # free drafts: no op
 # %%
 FULL = os.environ.get("SPECMATH_NOTEBOOK_MODE") == "full"
 try:
-    from specmath.explorers.model_step import format_model_step, load_explorer_pair, model_step
-    from specmath.explorers.plots import plot_model_step
+    from specmath.explorers.explorer_plots import plot_model_step
+    from specmath.explorers.model_step_explorer import format_model_step, load_explorer_pair, model_step
     from specmath.explorers.widgets import model_step_explorer
 
     target, draft, tokenizer, pair_name = load_explorer_pair(allow_smollm2=FULL)

@@ -18,9 +18,9 @@ import time
 
 import torch
 
-from specmath.lm.bench import bench_pair
 from specmath.lm.histogram import lossless_report
 from specmath.lm.pairs import TEXT_PROMPTS, load_named_pair
+from specmath.lm.timing import bench_pair
 from specmath.lm.warps import Sampling
 
 

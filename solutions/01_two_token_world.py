@@ -11,8 +11,8 @@ import pytest
 from specmath import Law, exact, tv_distance
 from specmath.laws import LawError
 from specmath.speculative import acceptance_rate, residual_law, speculative_step
+from specmath.speculative.two_token import TARGET, acceptance_by_token, two_token_world
 from specmath.stats import detectable_tv
-from specmath.two_token import TARGET, acceptance_by_token, two_token_world
 
 # %% [markdown]
 # ## 1. q = {A: 0.7, B: 0.3}

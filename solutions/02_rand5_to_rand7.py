@@ -5,9 +5,9 @@
 from fractions import Fraction
 
 from specmath import exact
+from specmath.classic.rand7 import rand_article, rand_basic, uniform_target
+from specmath.entropy.rand_recycling import knuth_yao_bound
 from specmath.laws import uniform
-from specmath.rand7 import rand_article, rand_basic, uniform_target
-from specmath.rand_recycling import knuth_yao_bound
 
 # %% [markdown]
 # ## 1. More recycling levels

@@ -6,10 +6,10 @@
 from fractions import Fraction
 
 from specmath import Law, exact
-from specmath.extractors import peres_rate, von_neumann_rate
+from specmath.classic.rejection import rejection_sampler, smallest_envelope
+from specmath.classic.reservoir import check_reservoir_sizes, subset_target
+from specmath.entropy.extractors import peres_rate, von_neumann_rate
 from specmath.program import die
-from specmath.rejection import rejection_sampler, smallest_envelope
-from specmath.reservoir import check_reservoir_sizes, subset_target
 
 # %% [markdown]
 # ## 1. Peres' rate at p = 0.3

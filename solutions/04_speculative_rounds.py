@@ -10,8 +10,8 @@ from specmath import exact, tv_distance
 from specmath.speculative import autoregressive_law, draft_block, generate_law, speculative_round, verify_block
 from specmath.speculative.costs import expected_round_tokens, position_acceptance_rate
 from specmath.speculative.examples import DRAFT_TABLE, ROUND_DRAFT, ROUND_PREFIX, ROUND_TARGET, bigram_lm
+from specmath.speculative.toy_lm import ToyLM
 from specmath.theory import alpha_for_expected_tokens, optimal_gamma, speedup, speedup_from_timings
-from specmath.toy_lm import ToyLM
 
 target, draft, prefix = ROUND_TARGET, ROUND_DRAFT, ROUND_PREFIX
 

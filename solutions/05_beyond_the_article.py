@@ -11,11 +11,11 @@ from specmath.bugzoo import BUGS
 from specmath.laws import Law
 from specmath.speculative import acceptance_rate, round_law, speculative_round
 from specmath.speculative.block import block_round_law
+from specmath.speculative.examples import WORD_DRAFT, WORD_TARGET
 from specmath.speculative.multidraft import multidraft_acceptance, one_hot
-from specmath.speculative.sampled_verify import match_acceptance
+from specmath.speculative.sample_match import match_acceptance
+from specmath.speculative.toy_lm import Warp, random_toy_lm
 from specmath.speculative.warped import warp_scenarios
-from specmath.toy_lm import Warp, random_toy_lm
-from specmath.verifications_beyond import WORD_DRAFT, WORD_TARGET
 
 # %% [markdown]
 # ## 1. Warping only the target can raise the acceptance rate

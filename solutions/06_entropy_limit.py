@@ -8,10 +8,10 @@ from fractions import Fraction
 from itertools import product
 
 from specmath import exact
-from specmath.extractors import block_extractor, elias_bits, fair_given_length_target, peres_bits
-from specmath.rand_recycling import knuth_yao_bound, leftover_sizes
-from specmath.recycling_stream import long_run_calls_per_output
-from specmath.weighted_reservoir import a_res_law, inclusion_probabilities
+from specmath.entropy.extractors import block_extractor, elias_bits, fair_given_length_target, peres_bits
+from specmath.entropy.rand_recycling import knuth_yao_bound, leftover_sizes
+from specmath.entropy.recycling_stream import long_run_calls_per_output
+from specmath.entropy.weighted_reservoir import a_res_law, inclusion_probabilities
 
 # %% [markdown]
 # ## 1. Which die comes closest to its own limit log_a 7?

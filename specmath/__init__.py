@@ -4,10 +4,10 @@ Notation everywhere: p = target law, q = draft law, gamma = draft tokens per rou
 alpha = sum_x min(p(x), q(x)).
 """
 
-from .exact import ExactResult, Limits, NotExactError, exact, exact_paths, exact_symbolic
-from .laws import Law, LawError, check_same_vocabulary, difference_table, point, tv_distance, uniform
-from .program import RESTART, Recur, coin, die, draw, tick
-from .sampled import sample, sample_many, sample_with_costs
+from specmath.exact import ExactResult, Limits, NotExactError, exact, exact_paths, exact_symbolic
+from specmath.laws import Law, LawError, check_same_vocabulary, difference_table, point, tv_distance, uniform
+from specmath.program import RESTART, Recur, coin, die, draw, tick
+from specmath.sampled import sample, sample_many, sample_with_costs
 
 __version__ = "0.1.0"
 

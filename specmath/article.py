@@ -21,9 +21,10 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from . import fair_coin, rand7, two_token
-from .exact import exact, exact_paths
-from .speculative.step import acceptance_rate, residual_law
+from specmath.classic import fair_coin, rand7
+from specmath.exact import exact, exact_paths
+from specmath.speculative import two_token
+from specmath.speculative.step import acceptance_rate, residual_law
 
 __all__ = ["Claim", "CLAIMS", "claims_table", "contradicted_claims"]
 
@@ -108,7 +109,7 @@ def _largest_multiple(size: int, b: int = 7) -> Fraction:
 
 def _speedup_example() -> Fraction:
     try:  # the closed form lives with the speedup model when that module is present
-        from .theory import article_speedup_example
+        from specmath.theory import article_speedup_example
 
         return Fraction(article_speedup_example())
     except ImportError:

@@ -11,13 +11,13 @@ import sys
 
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "bench": ("specmath.commands.bench", "tokens/s of plain, speculative and HF assisted decoding on real models; speedup model"),
-    "figures": ("specmath.commands.figures", "regenerate every file in figures/ from library plotting functions"),
-    "verify": ("specmath.commands.verify", "prove a sampler lossless: exact law vs target, TV distance, verdict"),
-    "verify-rule": ("specmath.commands.verify_rule", "check a user's rule(p, q, x): lossless on a battery, or the smallest counterexample"),
-    "article": ("specmath.commands.article", "check every number the article states against its exact value"),
-    "audit": ("specmath.commands.audit", "audit a speculative sampler (HF, specmath's, the bug zoo): G-tests with power, edge-draw probes, exact replay"),
-    "bugzoo": ("specmath.commands.bugzoo", "lossy variants from real engine bugs: instance, exact TV, citation (--accepted: accepted lengths)"),
+    "bench": ("specmath.commands.bench_command", "tokens/s of plain, speculative and HF assisted decoding on real models; speedup model"),
+    "figures": ("specmath.commands.figures_command", "regenerate every file in figures/ from library plotting functions"),
+    "verify": ("specmath.commands.verify_command", "prove a sampler lossless: exact law vs target, TV distance, verdict"),
+    "verify-rule": ("specmath.commands.verify_rule_command", "check a user's rule(p, q, x): lossless on a battery, or the smallest counterexample"),
+    "article": ("specmath.commands.article_command", "check every number the article states against its exact value"),
+    "audit": ("specmath.commands.audit_command", "audit a speculative sampler (HF, specmath's, the bug zoo): G-tests with power, edge-draw probes, exact replay"),
+    "bugzoo": ("specmath.commands.bugzoo_command", "lossy variants from real engine bugs: instance, exact TV, citation (--accepted: accepted lengths)"),
 }
 
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from .laws import Law
-from .program import RESTART, Coin, Draw, Recur, Tick, branches
+from specmath.laws import Law
+from specmath.program import RESTART, Coin, Draw, Recur, Tick, branches
 
 __all__ = ["NotExactError", "Limits", "ExactResult", "Path", "exact", "exact_paths", "exact_symbolic"]
 

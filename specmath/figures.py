@@ -19,11 +19,11 @@ FIGURES: dict[str, Callable] = {}
 
 #: modules whose import registers figures (one line per module)
 PLOT_MODULES: list[str] = [
-    "specmath.plots.classic",
-    "specmath.plots.lm",
-    "specmath.plots.speculative",
-    "specmath.plots.beyond",
-    "specmath.plots.entropy",
+    "specmath.plots.classic_plots",
+    "specmath.plots.lm_plots",
+    "specmath.plots.speculative_plots",
+    "specmath.plots.beyond_plots",
+    "specmath.plots.entropy_plots",
 ]
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from .laws import Law, LawError, to_fraction, uniform
+from specmath.laws import Law, LawError, to_fraction, uniform
 
 __all__ = [
     "Draw",

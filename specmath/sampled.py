@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .exact import NotExactError
-from .laws import Law
-from .program import RESTART, Coin, Draw, Recur, Tick
+from specmath.exact import NotExactError
+from specmath.laws import Law
+from specmath.program import RESTART, Coin, Draw, Recur, Tick
 
 __all__ = ["sample", "sample_with_costs", "sample_many", "empirical_counts"]
 

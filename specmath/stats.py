@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from scipy import stats as sps
 
-from .laws import Law, LawError
+from specmath.laws import Law, LawError
 
 __all__ = ["GofResult", "g_test", "detectable_tv", "tv_confidence_bound", "empirical_tv", "pool_cells"]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .laws import LawError, to_fraction
+from specmath.laws import LawError, to_fraction
 
 __all__ = [
     "expected_tokens_per_round",

@@ -17,9 +17,9 @@ Modules, one idea each:
 References: Leviathan et al., ICML 2023 (Algorithm 1); Chen et al., 2023 (Algorithm 2).
 """
 
-from .adapters import Adapter, DrawProtocol, adapter_named, adapters
-from .cases import BATTERY, AuditCase, case_named
-from .runner import DEFAULT_ROUNDS, AuditReport, CaseResult, run_audit, run_case
+from specmath.audit.adapters import Adapter, DrawProtocol, adapter_named, adapters
+from specmath.audit.cases import BATTERY, AuditCase, case_named
+from specmath.audit.runner import DEFAULT_ROUNDS, AuditReport, CaseResult, run_audit, run_case
 
 __all__ = [
     "Adapter", "DrawProtocol", "adapter_named", "adapters", "BATTERY", "AuditCase", "case_named",

@@ -16,7 +16,7 @@ come from it, so a run is reproducible and can be replayed (``specmath.audit.rep
 
 Adapters here:
 
-* ``specmath-torch``: ``specmath.lm.verify.verify_drafts`` (batch of one, float64 tensors);
+* ``specmath-torch``: ``specmath.lm.accept_reject.verify_drafts`` (batch of one, float64 tensors);
   ``specmath-torch-float32`` the same on float32 tensors; ``specmath-torch-target-residual`` is its
   deliberately lossy negative control (resample from p).
 * ``hf``: Hugging Face transformers' ``transformers.generation.utils._speculative_sampling``,
@@ -27,7 +27,7 @@ Adapters here:
   below what the audit detects. Randomness: inside ``torch.random.fork_rng`` the global CPU
   generator is set to the given generator's state, and the state afterwards is written back, so HF
   draws exactly the stream a ``torch.Generator`` would, and the caller's global state is untouched.
-* ``reference``: the float reference round of the bug zoo (``specmath.bugzoo.reference``).
+* ``reference``: the float reference round of the bug zoo (``specmath.bugzoo.numpy_reference``).
 * ``bug:NAME`` for every entry of ``specmath.bugzoo.BUGS``: its numpy reference sampler, with the
   warp the correct algorithm would apply;
 * ``module:function``: any importable function with the interface (``adapter_named``).
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..toy_lm import Warp
+from specmath.speculative.toy_lm import Warp
 
 __all__ = ["Adapter", "DrawProtocol", "adapters", "adapter_named", "make_generator"]
 
@@ -96,7 +96,7 @@ def specmath_torch_round(target_probs, draft_probs, draft_tokens, generator, res
     and the residual/bonus token."""
     import torch
 
-    from ..lm.verify import verify_drafts
+    from specmath.lm.accept_reject import verify_drafts
 
     torch_dtype = getattr(torch, dtype)
     p = torch.as_tensor(np.asarray(target_probs, dtype=np.float64)).to(torch_dtype).unsqueeze(0)  # (1, gamma+1, V)
@@ -128,7 +128,7 @@ def hf_round(target_probs, draft_probs, draft_tokens, generator, dtype: str = "f
 
 
 def _bug_adapters() -> list[Adapter]:
-    from ..bugzoo import BUGS
+    from specmath.bugzoo import BUGS
 
     return [
         Adapter(f"bug:{name}", bug.explanation, bug.sample_round, "numpy", warp=bug.warp)
@@ -140,13 +140,13 @@ def adapters() -> dict[str, Adapter]:
     """Every adapter by name: the correct samplers, HF's, the negative control and the bug zoo."""
     from functools import partial
 
-    from ..bugzoo import reference_sample_round
+    from specmath.bugzoo import reference_sample_round
 
     listed = [
         Adapter("reference", "the bug zoo's float64 numpy reference round (correct)", reference_sample_round, "numpy"),
-        Adapter("specmath-torch", "specmath.lm.verify.verify_drafts, float64 tensors, torch.Generator",
+        Adapter("specmath-torch", "specmath.lm.accept_reject.verify_drafts, float64 tensors, torch.Generator",
                 specmath_torch_round, "torch", draws=DrawProtocol("float32", "float64")),
-        Adapter("specmath-torch-float32", "specmath.lm.verify.verify_drafts, float32 tensors (as a float32 model gives them)",
+        Adapter("specmath-torch-float32", "specmath.lm.accept_reject.verify_drafts, float32 tensors (as a float32 model gives them)",
                 partial(specmath_torch_round, dtype="float32"), "torch", draws=DrawProtocol("float32", "float32")),
         Adapter("specmath-torch-target-residual", "negative control: verify_drafts(residual='target') resamples from p, not max(0, p - q)",
                 partial(specmath_torch_round, residual="target"), "torch", draws=DrawProtocol("float32", "float64")),

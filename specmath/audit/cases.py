@@ -3,7 +3,7 @@
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)). Tokens are vocabulary indices 0..V-1.
 
-A case is a pair of toy LMs (``specmath.toy_lm``) and a gamma. The auditor draws the draft tokens
+A case is a pair of toy LMs (``specmath.speculative.toy_lm``) and a gamma. The auditor draws the draft tokens
 x_i ~ q(. | x_<i) itself, hands the sampler the arrays ``target_probs[i] = p(. | x_<i)``
 (i = 0..gamma, row gamma is the bonus position) and ``draft_probs[i] = q(. | x_<i)``, and records the
 emitted tuple. So the law under test is the law of the *whole round*, drafts included:
@@ -32,9 +32,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..laws import Law
-from ..speculative.round import round_law
-from ..toy_lm import ToyLM, Warp, random_toy_lm, top_k, warp
+from specmath.laws import Law
+from specmath.speculative.round import round_law
+from specmath.speculative.toy_lm import ToyLM, Warp, random_toy_lm, top_k, warp
 
 __all__ = ["END", "AuditCase", "BATTERY", "case_named", "position_law", "ExpectedLaws"]
 

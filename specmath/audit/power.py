@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass
 
-from ..stats import detectable_tv, g_test
-from .cases import END, ExpectedLaws
+from specmath.audit.cases import END, ExpectedLaws
+from specmath.stats import detectable_tv, g_test
 
 __all__ = ["TestResult", "looks", "run_tests", "SEQUENTIAL_LOOKS"]
 

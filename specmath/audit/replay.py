@@ -26,9 +26,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
-from ..laws import Law
-from ..speculative.step import residual_law
-from .adapters import DrawProtocol
+from specmath.audit.adapters import DrawProtocol
+from specmath.laws import Law
+from specmath.speculative.step import residual_law
 
 __all__ = ["ReplayOutcome", "replay_round", "ROUNDING_MARGIN"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 
-from .runner import AuditReport, CaseResult
+from specmath.audit.runner import AuditReport, CaseResult
 
 __all__ = ["table", "markdown_table", "to_json", "write_json"]
 

@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .adapters import Adapter, make_generator
-from .cases import BATTERY, AuditCase
-from .edge_draws import EDGES, edge_generator
-from .power import TestResult, looks, run_tests, tests_per_case
-from .replay import ReplayOutcome, replay_round
+from specmath.audit.adapters import Adapter, make_generator
+from specmath.audit.cases import BATTERY, AuditCase
+from specmath.audit.edge_draws import EDGES, edge_generator
+from specmath.audit.power import TestResult, looks, run_tests, tests_per_case
+from specmath.audit.replay import ReplayOutcome, replay_round
 
 __all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "DEFAULT_ROUNDS"]
 

@@ -5,6 +5,6 @@ copies of MathJax (from the PyPI package ``jupyter-server-mathjax``) and reveal.
 ``sphinx-revealjs``), so nothing is fetched from a CDN when the pages are viewed.
 """
 
-from .export import export_html, export_slides, locate_mathjax, locate_reveal
+from specmath.course.export import export_html, export_slides, locate_mathjax, locate_reveal
 
 __all__ = ["export_html", "export_slides", "locate_mathjax", "locate_reveal"]

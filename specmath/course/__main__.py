@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .export import export_html, export_slides
+from specmath.course.export import export_html, export_slides
 
 
 def main(argv: list[str] | None = None) -> int:

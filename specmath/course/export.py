@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 
-from .slides import with_slide_metadata
+from specmath.course.slides import with_slide_metadata
 
 __all__ = ["locate_mathjax", "locate_reveal", "export_html", "export_slides", "error_cells", "notebook_title", "MATHJAX_CONFIG"]
 

@@ -14,8 +14,8 @@ rest of the library; ``widgets`` only wires ipywidgets sliders to these function
 Only ``model_step`` imports torch; importing this package does not.
 """
 
-from .rand import METHODS, RandView, rand_view
-from .rounds import RoundView, round_view
-from .two_token import TwoTokenView, two_token_view
+from specmath.explorers.rand_explorer import METHODS, RandView, rand_view
+from specmath.explorers.round_explorer import RoundView, round_view
+from specmath.explorers.step_explorer import TwoTokenView, two_token_view
 
 __all__ = ["two_token_view", "TwoTokenView", "rand_view", "RandView", "METHODS", "round_view", "RoundView"]

@@ -12,10 +12,10 @@ from fractions import Fraction
 import ipywidgets as w
 import matplotlib.pyplot as plt
 
-from .plots import plot_model_step, plot_rand_view, plot_round_view, plot_two_token_view
-from .rand import METHODS, format_rand, rand_view
-from .rounds import format_round, round_view
-from .two_token import format_two_token, two_token_view
+from specmath.explorers.explorer_plots import plot_model_step, plot_rand_view, plot_round_view, plot_two_token_view
+from specmath.explorers.rand_explorer import METHODS, format_rand, rand_view
+from specmath.explorers.round_explorer import format_round, round_view
+from specmath.explorers.step_explorer import format_two_token, two_token_view
 
 __all__ = ["show_two_token", "show_rand", "show_round", "two_token_explorer", "rand_explorer", "round_explorer", "model_step_explorer"]
 
@@ -82,8 +82,8 @@ def round_explorer() -> w.interactive:
 
 def model_step_explorer(target, draft, tokenizer) -> w.interactive:
     """Prompt, gamma, seed, temperature -> p and q bars and the acceptance of each draft token."""
-    from ..lm.warps import Sampling
-    from .model_step import format_model_step, model_step
+    from specmath.explorers.model_step_explorer import format_model_step, model_step
+    from specmath.lm.warps import Sampling
 
     def show_model_step(prompt: str = "It was the best of times, it was the ", gamma: int = 4, seed: int = 0, temperature: float = 1.0):
         try:

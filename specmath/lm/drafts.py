@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import torch
 
-from .cache import RowCache
-from .warps import Sampling
+from specmath.lm.cache import RowCache
+from specmath.lm.warps import Sampling
 
 __all__ = ["ModelDraft", "PromptLookupDraft"]
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import torch
 
-from ..laws import Law
-from ..stats import detectable_tv, g_test, tv_confidence_bound
-from .speculative import speculative_generate
-from .warps import DEFAULT_SAMPLING, TOP_K_20, Sampling
+from specmath.laws import Law
+from specmath.lm.speculative_decode import speculative_generate
+from specmath.lm.warps import DEFAULT_SAMPLING, TOP_K_20, Sampling
+from specmath.stats import detectable_tv, g_test, tv_confidence_bound
 
 __all__ = ["first_token_law", "two_token_law", "sample_prefixes", "HistogramCheck", "histogram_check", "lossless_report"]
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from .generation import model_vocab_size
+from specmath.lm.generation import model_vocab_size
 
 __all__ = ["locate_smollm2_gguf", "load_smollm2", "load_causal_lm", "load_pair", "layer_skip_draft", "int8_draft",
            "shared_vocab_size"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .drafts import ModelDraft, PromptLookupDraft
+from specmath.lm.drafts import ModelDraft, PromptLookupDraft
 
 __all__ = ["Pair", "load_named_pair", "EDIT_PROMPTS", "TEXT_PROMPTS"]
 
@@ -54,13 +54,13 @@ def _chat_ids(tokenizer, text: str) -> list[int]:
 def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> Pair:
     """``bundled``, ``smollm2[:int8|lookup|skipK]`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
     if name == "bundled":
-        from .bundled import load_bundled_pair
+        from specmath.lm.bundled import load_bundled_pair
 
         target, draft, tok = load_bundled_pair(dtype=dtype, device=device)
         prompts = [tok(t, add_special_tokens=False)["input_ids"] for t in TEXT_PROMPTS]
         return Pair(name, target, ModelDraft(draft), tok, None, prompts)
     if name == "smollm2" or name.startswith("smollm2:"):
-        from .models import int8_draft, layer_skip_draft, load_smollm2
+        from specmath.lm.models import int8_draft, layer_skip_draft, load_smollm2
 
         target, tok = load_smollm2(dtype=dtype, device=device)
         kind = name.partition(":")[2] or ("int8" if torch.device(device).type == "cpu" else "lookup")
@@ -74,7 +74,7 @@ def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str |
             raise ValueError(f"unknown SmolLM2 draft {kind!r}: use int8, lookup or skipK (K layers)")
         return Pair(f"smollm2:{kind}", target, draft, tok, None, [_chat_ids(tok, t) for t in EDIT_PROMPTS])
     if name.count(",") == 1:
-        from .models import load_pair
+        from specmath.lm.models import load_pair
 
         target_name, draft_name = name.split(",")
         target, draft, tok, vocab = load_pair(target_name, draft_name, dtype=dtype, device=device)

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..laws import Law, LawError, check_same_vocabulary
-from ..program import coin, draw, tick
-from .round import LM, check_round_arguments, draft_block, round_law
-from .variants import expected_accepted, generation_law_of, round_law_of
+from specmath.laws import Law, LawError, check_same_vocabulary
+from specmath.program import coin, draw, tick
+from specmath.speculative.round import LM, check_round_arguments, draft_block, round_law
+from specmath.speculative.variants import expected_accepted, generation_law_of, round_law_of
 
 __all__ = [
     "block_weights",
@@ -121,7 +121,7 @@ def block_vs_tokenwise(target: LM, draft: LM, prefix: tuple, gamma: int) -> dict
 
 
 def _paper_example():
-    from ..toy_lm import ToyLM
+    from specmath.speculative.toy_lm import ToyLM
 
     p = Law({"a": Fraction(1, 3), "b": Fraction(2, 3)}, name="p")
     q = Law({"a": Fraction(2, 3), "b": Fraction(1, 3)}, name="q")

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..exact import exact
-from ..laws import LawError
-from .round import LM, check_round_arguments, round_law, speculative_round
-from .step import Rule, acceptance_rate, standard_rule
+from specmath.exact import exact
+from specmath.laws import LawError
+from specmath.speculative.round import LM, check_round_arguments, round_law, speculative_round
+from specmath.speculative.step import Rule, acceptance_rate, standard_rule
 
 __all__ = [
     "expected_round_tokens",

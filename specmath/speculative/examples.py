@@ -1,4 +1,5 @@
-"""Hand-written toy LMs for multi-token rounds: the article's "I love machine learning is" world.
+"""Example laws and toy LMs of the speculative track: the step examples, the article's word world,
+a context-dependent three-token pair.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
@@ -15,10 +16,13 @@ accepts D1 and D2 and rejects D3 (the KV-cache example). ``ARTICLE_DRAFT`` holds
 
 from __future__ import annotations
 
-from ..laws import Law
-from ..toy_lm import ToyLM
+from fractions import Fraction
+
+from specmath.laws import Law
+from specmath.speculative.toy_lm import ToyLM
 
 __all__ = ["WORDS", "ROUND_TARGET", "ROUND_DRAFT", "ROUND_PREFIX", "ARTICLE_DRAFT", "bigram_lm"]
+__all__ += ["SPECULATIVE_EXAMPLE", "WORD_TARGET", "WORD_DRAFT"]
 
 WORDS = ("I", "love", "machine", "learning", "is", "fun", "you", ".")
 
@@ -64,3 +68,31 @@ ROUND_TARGET = bigram_lm(TARGET_TABLE, "target p")
 ROUND_DRAFT = bigram_lm(DRAFT_TABLE, "draft q")
 ROUND_PREFIX = ("I", "love")
 ARTICLE_DRAFT = ("machine", "learning", "is", "fun")
+
+
+#: a five-token example with zeros on both sides, used by ``specmath verify speculative-step``
+SPECULATIVE_EXAMPLE = (
+    Law({"a": Fraction(1, 2), "b": Fraction(1, 4), "c": Fraction(1, 8), "d": Fraction(1, 8), "e": 0}, name="p"),
+    Law({"a": Fraction(1, 10), "b": Fraction(1, 2), "c": 0, "d": Fraction(1, 5), "e": Fraction(1, 5)}, name="q"),
+)
+
+
+def _word_pair() -> tuple[ToyLM, ToyLM]:
+    # a context-dependent three-token world: the target likes to alternate, the draft is lazier
+    vocab = ("x", "y", "z")
+
+    def target(c: tuple) -> Law:
+        last = c[-1] if c else None
+        table = {None: (3, 2, 1), "x": (1, 4, 1), "y": (3, 1, 2), "z": (1, 1, 1)}[last]
+        return Law.from_weights(dict(zip(vocab, table, strict=True)))
+
+    def draft(c: tuple) -> Law:
+        last = c[-1] if c else None
+        table = {None: (2, 2, 0), "x": (1, 2, 1), "y": (2, 1, 1), "z": (1, 0, 1)}[last]
+        return Law.from_weights(dict(zip(vocab, table, strict=True)))
+
+    return ToyLM(target, vocab, name="word target"), ToyLM(draft, vocab, name="word draft")
+
+
+#: the context-dependent example pair used by the notebook and the figures
+WORD_TARGET, WORD_DRAFT = _word_pair()

@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Hashable
 from fractions import Fraction
 
-from ..laws import Law, LawError
-from ..program import draw
-from .round import LM, check_round_arguments, round_law, speculative_round
-from .step import Rule, standard_rule
+from specmath.laws import Law, LawError
+from specmath.program import draw
+from specmath.speculative.round import LM, check_round_arguments, round_law, speculative_round
+from specmath.speculative.step import Rule, standard_rule
 
 __all__ = [
     "autoregressive_law",

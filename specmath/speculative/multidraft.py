@@ -30,12 +30,12 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
 
-from ..laws import Law, LawError, check_same_vocabulary
-from ..program import coin, draw, tick
-from ..toy_lm import ToyLM
-from .round import LM, check_round_arguments, draft_block
-from .step import standard_rule
-from .variants import expected_accepted, generation_law_of, round_law_of
+from specmath.laws import Law, LawError, check_same_vocabulary
+from specmath.program import coin, draw, tick
+from specmath.speculative.round import LM, check_round_arguments, draft_block
+from specmath.speculative.step import standard_rule
+from specmath.speculative.toy_lm import ToyLM
+from specmath.speculative.variants import expected_accepted, generation_law_of, round_law_of
 
 __all__ = [
     "one_hot",

@@ -1,7 +1,7 @@
 """One speculative decoding round: draft gamma tokens, verify them in order, emit 1..gamma+1 tokens.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
-alpha = sum_x min(p(x), q(x)). A toy LM is ``lm(context) -> Law`` (see ``specmath.toy_lm``).
+alpha = sum_x min(p(x), q(x)). A toy LM is ``lm(context) -> Law`` (see ``specmath.speculative.toy_lm``).
 
 The round (Leviathan et al. 2023, Algorithm 1; Chen et al. 2023, Algorithm 2):
 
@@ -31,9 +31,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from fractions import Fraction
 
-from ..laws import Law, LawError, check_same_vocabulary, to_fraction
-from ..program import coin, draw, tick
-from .step import Rule, standard_rule
+from specmath.laws import Law, LawError, check_same_vocabulary, to_fraction
+from specmath.program import coin, draw, tick
+from specmath.speculative.step import Rule, standard_rule
 
 __all__ = [
     "LM",

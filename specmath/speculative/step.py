@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from ..exact import exact
-from ..laws import Law, LawError, check_same_vocabulary
-from ..program import coin, draw
+from specmath.exact import exact
+from specmath.laws import Law, LawError, check_same_vocabulary
+from specmath.program import coin, draw
 
 __all__ = [
     "acceptance_rate",

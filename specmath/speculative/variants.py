@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from ..exact import exact
-from ..laws import Law, LawError
-from .round import LM, check_round_arguments
+from specmath.exact import exact
+from specmath.laws import Law, LawError
+from specmath.speculative.round import LM, check_round_arguments
 
 __all__ = [
     "round_law_of",

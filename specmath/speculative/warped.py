@@ -1,7 +1,7 @@
 """Sampling warps (temperature, top-k, top-p) and speculative decoding: lossless for the *warped* target.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
-alpha = sum_x min(p(x), q(x)). A warp w maps a law to a law (``specmath.toy_lm.Warp``).
+alpha = sum_x min(p(x), q(x)). A warp w maps a law to a law (``specmath.speculative.toy_lm.Warp``).
 
 What the user asks for is a sample from w(p). Speculative decoding delivers exactly that when the
 verifier uses p' = w(p) and q' = the law the draft tokens were *actually drawn from*; the proof of
@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..laws import Law, LawError, point, tv_distance
-from ..toy_lm import Warp, temperature, warp
-from .generate import autoregressive_law, generate_law
-from .round import LM, check_round_arguments, draft_block, round_law, verify_block
-from .variants import expected_accepted, generation_law_of, round_law_of
+from specmath.laws import Law, LawError, point, tv_distance
+from specmath.speculative.generate import autoregressive_law, generate_law
+from specmath.speculative.round import LM, check_round_arguments, draft_block, round_law, verify_block
+from specmath.speculative.toy_lm import Warp, temperature, warp
+from specmath.speculative.variants import expected_accepted, generation_law_of, round_law_of
 
 __all__ = [
     "mismatched_round",

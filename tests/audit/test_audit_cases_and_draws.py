@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from specmath.audit.cases import BATTERY, END, AuditCase, case_named, position_law
 from specmath.audit.edge_draws import edge_generator, numpy_edge_generator, torch_edge_generator
 from specmath.laws import Law
-from specmath.toy_lm import ToyLM
+from specmath.speculative.toy_lm import ToyLM
 
 
 def test_battery_covers_gamma_1_3_5_vocabularies_2_to_1000_and_the_named_edge_cases():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from specmath.bugzoo import BUGS, reference_sample_round
-from specmath.bugzoo.reference import draw_index
+from specmath.bugzoo.numpy_reference import draw_index
 from specmath.laws import tv_distance
 from specmath.speculative import round_law
 from specmath.stats import detectable_tv, g_test

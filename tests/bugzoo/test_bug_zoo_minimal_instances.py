@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from specmath.bugzoo import BUGS
-from specmath.bugzoo.base import context_free
+from specmath.bugzoo.zoo import context_free
 from specmath.laws import Law
 
 

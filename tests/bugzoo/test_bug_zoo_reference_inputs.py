@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from specmath.bugzoo import reference_sample_round
-from specmath.bugzoo.reference import numpy_warp
+from specmath.bugzoo.numpy_reference import numpy_warp
 from specmath.laws import Law
-from specmath.toy_lm import Warp
+from specmath.speculative.toy_lm import Warp
 
 P = np.array([[0.5, 0.5], [0.25, 0.75]])
 Q = np.array([[0.75, 0.25]])

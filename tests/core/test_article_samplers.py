@@ -10,15 +10,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from specmath import LawError, exact, exact_symbolic
-from specmath.fair_coin import expected_flips, fair_coin_law, von_neumann
+from specmath.classic.fair_coin import expected_flips, fair_coin_law, von_neumann
+from specmath.classic.rand7 import (
+    expected_calls_basic,
+    rand7_article,
+    rand7_basic,
+    rand_article,
+    rand_basic,
+    uniform_target,
+)
+from specmath.classic.rejection import rejection_sampler, smallest_envelope
+from specmath.classic.reservoir import algorithm_r, inclusion_probabilities, subset_target
 from specmath.laws import Law
-from specmath.rand7 import expected_calls_basic, rand7_article, rand7_basic, rand_article, rand_basic, uniform_target
-from specmath.rejection import rejection_sampler, smallest_envelope
-from specmath.reservoir import algorithm_r, inclusion_probabilities, subset_target
 from specmath.sampled import sample
 from specmath.speculative import residual_law
+from specmath.speculative.two_token import DRAFT, TARGET, acceptance_by_token, path_table, two_token_world
 from specmath.stats import detectable_tv, g_test
-from specmath.two_token import DRAFT, TARGET, acceptance_by_token, path_table, two_token_world
 
 
 def test_two_token_world_outputs_target_law():

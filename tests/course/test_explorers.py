@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from specmath import Law, tv_distance
 from specmath.explorers import METHODS, rand_view, round_view, two_token_view
-from specmath.explorers.rand import format_rand
-from specmath.explorers.rounds import format_round
-from specmath.explorers.two_token import format_two_token
+from specmath.explorers.rand_explorer import format_rand
+from specmath.explorers.round_explorer import format_round
+from specmath.explorers.step_explorer import format_two_token
 from specmath.theory import speedup
 
 matplotlib.use("Agg")

@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from specmath.explorers.model_step import format_model_step, model_step  # noqa: E402
+from specmath.explorers.model_step_explorer import format_model_step, model_step  # noqa: E402
 from specmath.lm.warps import Sampling  # noqa: E402
 
 VOCAB = 48

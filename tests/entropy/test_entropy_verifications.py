@@ -7,7 +7,7 @@ import pytest
 
 from specmath.cli import main
 from specmath.figures import PLOT_MODULES, load_all
-from specmath.verify import verify
+from specmath.proofs import verify
 
 NAMES = ["rand7-recycling", "rand7-stream", "knuth-yao", "peres", "a-res"]
 
@@ -40,7 +40,7 @@ def test_cli_verify_rand7_recycling_json(capsys):
 
 
 def test_entropy_figures_are_registered_by_their_plotting_module():
-    assert "specmath.plots.entropy" in PLOT_MODULES
-    registry = load_all(["specmath.plots.entropy"])
-    assert registry["rand7_calls_by_method.png"].__module__ == "specmath.plots.entropy"
-    assert registry["coin_rates.png"].__module__ == "specmath.plots.entropy"
+    assert "specmath.plots.entropy_plots" in PLOT_MODULES
+    registry = load_all(["specmath.plots.entropy_plots"])
+    assert registry["rand7_calls_by_method.png"].__module__ == "specmath.plots.entropy_plots"
+    assert registry["coin_rates.png"].__module__ == "specmath.plots.entropy_plots"

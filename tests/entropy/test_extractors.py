@@ -10,7 +10,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specmath import LawError, exact, exact_symbolic
-from specmath.extractors import (
+from specmath.classic.fair_coin import von_neumann
+from specmath.entropy.extractors import (
     block_extractor,
     block_rate,
     elias_bits,
@@ -21,7 +22,6 @@ from specmath.extractors import (
     von_neumann_bits,
     von_neumann_rate,
 )
-from specmath.fair_coin import von_neumann
 
 
 @settings(max_examples=25)

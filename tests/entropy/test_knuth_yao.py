@@ -8,12 +8,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specmath import LawError, exact
-from specmath.knuth_yao import entropy, knuth_yao, optimal_expected_draws
+from specmath.entropy.knuth_yao import entropy, knuth_yao, optimal_expected_draws
 from specmath.laws import Law, uniform
 from specmath.sampled import sample_many
 from specmath.speculative import residual_law
+from specmath.speculative.two_token import DRAFT, TARGET
 from specmath.stats import detectable_tv, g_test
-from specmath.two_token import DRAFT, TARGET
 
 weights = st.lists(st.integers(0, 9), min_size=1, max_size=4).filter(lambda w: sum(w) > 0)
 

@@ -7,8 +7,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specmath import LawError, exact
-from specmath.rand7 import rand7_article, rand7_basic, rand_article, rand_basic, uniform_target
-from specmath.rand_recycling import knuth_yao_bound, leftover_sizes, rand7_recycling, rand_recycling
+from specmath.classic.rand7 import rand7_article, rand7_basic, rand_article, rand_basic, uniform_target
+from specmath.entropy.rand_recycling import knuth_yao_bound, leftover_sizes, rand7_recycling, rand_recycling
 
 
 def test_rand7_recycling_is_uniform_with_1115_over_504_expected_calls():

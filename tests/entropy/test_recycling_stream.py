@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from specmath import LawError, exact
-from specmath.laws import uniform
-from specmath.recycling_stream import (
+from specmath.entropy.recycling_stream import (
     RecyclingStream,
     long_run_calls_per_output,
     numpy_rolls,
@@ -17,6 +16,7 @@ from specmath.recycling_stream import (
     stream_next,
     stream_step_from_uniform,
 )
+from specmath.laws import uniform
 
 
 @pytest.mark.parametrize("bound", [7, 10, 25])

@@ -11,8 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specmath import LawError, exact
-from specmath.stats import detectable_tv, g_test
-from specmath.weighted_reservoir import (
+from specmath.entropy.weighted_reservoir import (
     a_res_law,
     a_res_sampled,
     algorithm_l_next_law,
@@ -26,6 +25,7 @@ from specmath.weighted_reservoir import (
     naive_inclusion,
     successive_sampling,
 )
+from specmath.stats import detectable_tv, g_test
 
 
 def successive_law(weights, k):

@@ -8,9 +8,9 @@ pytest.importorskip("transformers")
 
 from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 
-from specmath.lm.bench import bench_pair, predicted_speedup  # noqa: E402
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
 from specmath.lm.histogram import lossless_report  # noqa: E402
+from specmath.lm.timing import bench_pair, predicted_speedup  # noqa: E402
 from specmath.lm.warps import Sampling  # noqa: E402
 
 

@@ -11,8 +11,8 @@ from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 
 from specmath.lm.cache import RowCache  # noqa: E402
 from specmath.lm.drafts import PromptLookupDraft  # noqa: E402
-from specmath.lm.plain import plain_generate  # noqa: E402
-from specmath.lm.speculative import speculative_generate  # noqa: E402
+from specmath.lm.plain_decode import plain_generate  # noqa: E402
+from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
 from specmath.lm.warps import Sampling  # noqa: E402
 
 GREEDY = Sampling(temperature=0)

@@ -13,10 +13,10 @@ from lm_tiny import tiny_llama  # noqa: E402
 
 from specmath.laws import Law  # noqa: E402
 from specmath.lm.models import layer_skip_draft, shared_vocab_size  # noqa: E402
-from specmath.lm.plain import plain_generate  # noqa: E402
-from specmath.lm.speculative import speculative_generate  # noqa: E402
+from specmath.lm.plain_decode import plain_generate  # noqa: E402
+from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
 from specmath.lm.warps import Sampling, check_logits  # noqa: E402
-from specmath.toy_lm import Warp  # noqa: E402
+from specmath.speculative.toy_lm import Warp  # noqa: E402
 
 
 class FakeTokenizer:

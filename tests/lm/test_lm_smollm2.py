@@ -10,8 +10,8 @@ pytest.importorskip("gguf")
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
 from specmath.lm.models import int8_draft, layer_skip_draft, load_smollm2, locate_smollm2_gguf  # noqa: E402
 from specmath.lm.pairs import EDIT_PROMPTS, _chat_ids  # noqa: E402
-from specmath.lm.plain import plain_generate  # noqa: E402
-from specmath.lm.speculative import speculative_generate  # noqa: E402
+from specmath.lm.plain_decode import plain_generate  # noqa: E402
+from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
 from specmath.lm.warps import Sampling  # noqa: E402
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from specmath.laws import Law
-from specmath.lm.verify import verify_drafts
+from specmath.lm.accept_reject import verify_drafts
 from specmath.stats import detectable_tv, g_test
 
 # p = target, q = draft at one position over 5 tokens; alpha = sum min(p, q) = 0.6

@@ -3,7 +3,7 @@
 import pytest
 
 from specmath.cli import main
-from specmath.verify import verify
+from specmath.proofs import verify
 
 NAMES = ["block-verification", "multi-draft", "sampled-verify", "warped-target"]
 

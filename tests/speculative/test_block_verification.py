@@ -18,8 +18,8 @@ from specmath.speculative.block import (
     block_vs_tokenwise,
     block_weights,
 )
+from specmath.speculative.toy_lm import ToyLM, random_toy_lm
 from specmath.speculative.variants import completion_law_of
-from specmath.toy_lm import ToyLM, random_toy_lm
 
 
 def test_block_verification_reproduces_the_papers_example_10_9_vs_11_9():

@@ -15,8 +15,8 @@ from specmath.speculative.costs import (
     round_program_costs,
     target_passes_per_token,
 )
+from specmath.speculative.toy_lm import ToyLM, random_toy_lm
 from specmath.theory import expected_tokens_per_round
-from specmath.toy_lm import ToyLM, random_toy_lm
 
 weights = st.lists(st.integers(0, 6), min_size=3, max_size=3).filter(lambda w: sum(w) > 0)
 

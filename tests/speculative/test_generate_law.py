@@ -15,7 +15,7 @@ from specmath.speculative import (
     generate_law,
     speculative_generation,
 )
-from specmath.toy_lm import ToyLM, random_toy_lm
+from specmath.speculative.toy_lm import ToyLM, random_toy_lm
 
 # Hand-written, context-dependent tables over {A, B, C}: the target prefers repeating the last token,
 # the draft prefers "A" after anything; each has zeros the other lacks.

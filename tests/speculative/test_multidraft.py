@@ -20,8 +20,8 @@ from specmath.speculative.multidraft import (
     one_hot,
     one_hot_drafter,
 )
+from specmath.speculative.toy_lm import random_toy_lm
 from specmath.speculative.variants import completion_law_of
-from specmath.toy_lm import random_toy_lm
 
 VOCAB = (0, 1, 2)
 weights = st.lists(st.integers(0, 6), min_size=3, max_size=3).filter(any)

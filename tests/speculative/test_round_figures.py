@@ -3,7 +3,7 @@
 from fractions import Fraction
 
 from specmath.figures import regenerate
-from specmath.plots.speculative import SPEEDUP_ALPHAS, constant_alpha_pair
+from specmath.plots.speculative_plots import SPEEDUP_ALPHAS, constant_alpha_pair
 from specmath.speculative import acceptance_rate, expected_round_tokens
 from specmath.speculative.examples import ROUND_DRAFT, ROUND_PREFIX, ROUND_TARGET
 from specmath.theory import expected_tokens_per_round

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from specmath.exact import exact
 from specmath.laws import Law, LawError, tv_distance
 from specmath.speculative import round_law, speculative_round
-from specmath.toy_lm import ToyLM, random_toy_lm
+from specmath.speculative.toy_lm import ToyLM, random_toy_lm
 
 P_AB = Law({"A": Fraction(7, 10), "B": Fraction(3, 10)})
 Q_AB = Law({"A": Fraction(2, 5), "B": Fraction(3, 5)})

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from specmath.laws import Law
 from specmath.speculative import autoregressive_law, completed_round_law, residual_law
-from specmath.speculative.round_proof import prove_round
-from specmath.toy_lm import random_toy_lm
+from specmath.speculative.round_prover import prove_round
+from specmath.speculative.toy_lm import random_toy_lm
 
 
 def accept_all(p, q, x):
@@ -52,7 +52,7 @@ def test_prove_round_proves_the_standard_round_at_gamma_4_vocabulary_8():
 def test_prove_round_names_the_failing_node_and_its_exact_tv_for_accept_all():
     p = Law({"A": Fraction(7, 10), "B": Fraction(3, 10)})
     q = Law({"A": Fraction(2, 5), "B": Fraction(3, 5)})
-    from specmath.toy_lm import ToyLM
+    from specmath.speculative.toy_lm import ToyLM
 
     target, draft = ToyLM(lambda c: p, ("A", "B")), ToyLM(lambda c: q, ("A", "B"))
     proof = prove_round(target, draft, (), 2, accept_all)

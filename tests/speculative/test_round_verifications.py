@@ -3,7 +3,7 @@
 import json
 
 from specmath.cli import main
-from specmath.verify import verify
+from specmath.proofs import verify
 
 
 def test_registered_round_and_generation_verifications_are_lossless_with_tv_zero():

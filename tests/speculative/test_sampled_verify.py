@@ -10,7 +10,7 @@ from specmath.exact import exact
 from specmath.laws import Law, LawError
 from specmath.speculative import acceptance_rate, autoregressive_law
 from specmath.speculative.block import PAPER_EXAMPLE
-from specmath.speculative.sampled_verify import (
+from specmath.speculative.sample_match import (
     acceptance_gap,
     match_acceptance,
     sampled_verify_block,
@@ -19,8 +19,8 @@ from specmath.speculative.sampled_verify import (
     sampled_verify_step,
     sampled_vs_tokenwise,
 )
+from specmath.speculative.toy_lm import random_toy_lm
 from specmath.speculative.variants import completion_law_of
-from specmath.toy_lm import random_toy_lm
 
 VOCAB = ("A", "B", "C")
 weights = st.lists(st.integers(0, 6), min_size=3, max_size=3).filter(any)

@@ -7,7 +7,7 @@ import pytest
 from specmath.cli import main
 from specmath.laws import Law, tv_distance
 from specmath.speculative import standard_rule, step_law
-from specmath.speculative.rules import rule_battery, verify_rule
+from specmath.speculative.rule_check import rule_battery, verify_rule
 
 
 def accept_always(p, q, x):

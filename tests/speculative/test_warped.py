@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from specmath.exact import exact
 from specmath.laws import Law, LawError, point, tv_distance
 from specmath.speculative import autoregressive_law
+from specmath.speculative.toy_lm import ToyLM, Warp, random_toy_lm, warp
 from specmath.speculative.warped import (
     greedy_continuation,
     greedy_round_law,
@@ -17,7 +18,6 @@ from specmath.speculative.warped import (
     temperature_to_greedy,
     warp_scenarios,
 )
-from specmath.toy_lm import ToyLM, Warp, random_toy_lm, warp
 
 warps = st.one_of(
     st.integers(1, 3).map(lambda k: Warp(temperature=Fraction(1, k))),

@@ -1,0 +1,81 @@
+"""Bugs in which law reaches the verifier: processed vs raw logits on one side only.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)); w is the user's sampling warp (temperature / top-k / top-p).
+
+The correct round verifies w(p) against the law the draft tokens were drawn from, w(q)
+(``specmath.speculative.warped``). These entries keep the round and hand the verifier a wrong law.
+
+References: huggingface/transformers issue #47932 (proposed fix: PR #47961); vllm-project/vllm PR #10198
+(fixes issue #9834).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import partial
+
+from specmath.bugzoo.numpy_reference import numpy_round
+from specmath.bugzoo.zoo import Bug, Instance, context_free, register_bug
+from specmath.laws import Law
+from specmath.speculative.round import speculative_round
+from specmath.speculative.toy_lm import Warp
+from specmath.speculative.warped import mismatched_round
+
+__all__ = ["q_from_raw_logits_round", "target_unwarped_round"]
+
+TOP_2 = Warp(top_k=2)
+TOP_P_HALF = Warp(top_p=Fraction(1, 2))
+
+
+def q_from_raw_logits_round(inst: Instance, context: tuple):
+    """Tokens drawn from w(q), verified against w(p) but with q' = raw q (the unprocessed logits)."""
+    emitted = yield from mismatched_round(inst.wanted_target, inst.drawn_draft, inst.draft, context, inst.gamma)
+    return emitted
+
+
+def target_unwarped_round(inst: Instance, context: tuple):
+    """Tokens drawn from w(q) with q' = w(q), but verified against the raw target p instead of w(p)."""
+    emitted = yield from speculative_round(inst.target, inst.drawn_draft, context, inst.gamma)
+    return emitted
+
+
+def _top2_instance() -> Instance:
+    # top-2 keeps p unchanged but removes C from q: raw q(B) = 1/4 vs processed q(B) = 1/3
+    p = Law({"A": Fraction(1, 2), "B": Fraction(1, 2), "C": 0}, name="p")
+    q = Law({"A": Fraction(1, 2), "B": Fraction(1, 4), "C": Fraction(1, 4)}, name="q")
+    return Instance(
+        context_free(p, "p"), context_free(q, "q"), warp=TOP_2,
+        description="p = {A: 1/2, B: 1/2, C: 0}, q = {A: 1/2, B: 1/4, C: 1/4}, top-k = 2, gamma = 1",
+    )
+
+
+def _top_p_instance() -> Instance:
+    # top-p = 1/2 makes the wanted target one-hot on A; the raw target still gives B 1/3
+    p = Law({"A": Fraction(2, 3), "B": Fraction(1, 3)}, name="p")
+    q = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}, name="q")
+    return Instance(
+        context_free(p, "p"), context_free(q, "q"), warp=TOP_P_HALF,
+        description="p = {A: 2/3, B: 1/3}, q = {A: 1/2, B: 1/2}, top-p = 1/2, gamma = 1",
+    )
+
+
+register_bug(Bug(
+    name="q-from-raw-logits",
+    explanation="draft tokens are sampled from processed (top-k) logits but q is read from the raw ones: p/q is off by the kept mass and the residual counts tokens the draft never proposes",
+    citation="huggingface/transformers issue #47932 (proposed fix: PR #47961): candidate generators returned raw logits as q while sampling from processor-applied logits",
+    make_instance=_top2_instance,
+    buggy_round=q_from_raw_logits_round,
+    sample_round=partial(numpy_round, warp_target=TOP_2, warp_draft=None),
+    warp=TOP_2,
+))
+
+register_bug(Bug(
+    name="target-probs-unwarped",
+    explanation="top-p is applied to the draft but the target probabilities use default sampling parameters, so the round is lossless for the raw p, not for the top-p law the user asked for",
+    citation="vllm-project/vllm PR #10198 (fixes issue #9834): target probabilities scored with top_p = 1.0, temperature = 1.0 while draft probabilities were filtered by top_p",
+    make_instance=_top_p_instance,
+    buggy_round=target_unwarped_round,
+    sample_round=partial(numpy_round, warp_target=None, warp_draft=TOP_P_HALF),
+    warp=TOP_P_HALF,
+))

@@ -1,0 +1,158 @@
+"""A float (numpy) speculative round with swappable pieces: the correct reference and every bug.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)).
+
+The signature is the one an engine's rejection sampler has, so an auditor can wrap any of them:
+
+    sample_round(target_probs [gamma+1, V], draft_probs [gamma, V], draft_tokens [gamma], rng) -> list[int]
+
+``target_probs[i]`` is p(. | prefix x_<i) (row gamma is the bonus position), ``draft_probs[i]`` is
+q(. | prefix x_<i), all *raw* model probabilities. When a warp w is in force the contract is that
+``draft_tokens`` were drawn from w(draft_probs[i]); the correct round then verifies w(p) against
+w(q). Tokens are vocabulary indices 0..V-1. Bad arrays raise ValueError naming the problem.
+
+Each keyword of ``numpy_round`` is one block of the algorithm; a bug swaps exactly one of them,
+mirroring the exact round programs of this package.
+
+References: Leviathan et al., ICML 2023, Algorithm 1; Chen et al., 2023, Algorithm 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from specmath.speculative.toy_lm import Warp
+
+__all__ = [
+    "check_round_arrays",
+    "numpy_warp",
+    "strict_accept",
+    "normalised_residual",
+    "fresh_uniforms",
+    "numpy_round",
+    "reference_sample_round",
+    "draw_index",
+]
+
+
+def check_round_arrays(target_probs, draft_probs, draft_tokens) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate shapes, finiteness, normalisation (1e-6) and token indices; return float64 arrays."""
+    p = np.asarray(target_probs, dtype=np.float64)
+    q = np.asarray(draft_probs, dtype=np.float64)
+    x = np.asarray(draft_tokens)
+    if x.ndim != 1 or (x.size and not np.issubdtype(x.dtype, np.integer)):
+        raise ValueError(f"draft_tokens must be a 1-d array of integer token ids, got shape {x.shape} dtype {x.dtype}")
+    gamma = x.shape[0]
+    if p.ndim != 2 or p.shape[0] != gamma + 1:
+        raise ValueError(f"target_probs must have shape [gamma + 1, V] = [{gamma + 1}, V], got {p.shape}")
+    vocab = p.shape[1]
+    if q.shape != (gamma, vocab):
+        raise ValueError(f"draft_probs must have shape [gamma, V] = [{gamma}, {vocab}], got {q.shape}")
+    for name, a in (("target_probs", p), ("draft_probs", q)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} contains NaN or infinity")
+        if np.any(a < 0):
+            raise ValueError(f"{name} contains a negative probability")
+        if a.size and np.max(np.abs(a.sum(axis=1) - 1)) > 1e-6:
+            raise ValueError(f"{name} rows do not sum to 1 (worst row sums to {a.sum(axis=1)[np.argmax(np.abs(a.sum(axis=1) - 1))]})")
+    if np.any((x < 0) | (x >= vocab)):
+        raise ValueError(f"draft_tokens {x.tolist()} has an id outside 0..{vocab - 1}")
+    return p, q, x.astype(np.int64)
+
+
+def numpy_warp(probs: np.ndarray, w: Warp | None) -> np.ndarray:
+    """Row-wise float version of ``specmath.speculative.toy_lm.Warp``: temperature, then top-k, then top-p."""
+    if w is None:
+        return probs
+    out = np.array(probs, dtype=np.float64)
+    for row in out:
+        if w.temperature == 0:
+            best = int(np.argmax(row))  # first index wins ties, as in toy_lm.temperature
+            row[:] = 0
+            row[best] = 1
+        elif w.temperature != 1:
+            row[:] = row ** (1 / float(w.temperature))
+            row /= row.sum()
+        # stable sort by decreasing probability: ties keep vocabulary order
+        order = np.argsort(-row, kind="stable")
+        if w.top_k is not None:
+            row[order[w.top_k:]] = 0
+            row /= row.sum()
+        if w.top_p is not None:
+            mass = np.cumsum(row[order])
+            keep = int(np.searchsorted(mass, float(w.top_p) - 1e-12)) + 1
+            row[order[keep:]] = 0
+            row /= row.sum()
+    return out
+
+
+def strict_accept(u: float, p: float, q: float) -> bool:
+    """Accept iff u < p/q (u in [0, 1)): probability min(1, p/q), never a p = 0 token."""
+    return u * q < p
+
+
+def normalised_residual(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """norm(max(0, p - q)); a zero residual is an error (a rejection cannot happen when p == q)."""
+    r = np.maximum(p - q, 0.0)
+    total = r.sum()
+    if total <= 0:
+        raise ValueError("the residual max(0, p - q) is zero: the round rejected a token although p <= q nowhere")
+    return r / total
+
+
+def fresh_uniforms(gamma: int, rng: np.random.Generator) -> np.ndarray:
+    """One independent uniform on [0, 1) per drafted position."""
+    return rng.random(gamma)
+
+
+def draw_index(probs: np.ndarray, rng: np.random.Generator) -> int:
+    """Inverse-CDF draw: the first i with cumsum(probs)[i] > u * sum(probs), u ~ U[0, 1); zero entries are never drawn."""
+    cdf = np.cumsum(probs)
+    return min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), len(probs) - 1)
+
+
+def numpy_round(
+    target_probs,
+    draft_probs,
+    draft_tokens,
+    rng: np.random.Generator,
+    *,
+    warp_target: Warp | None = None,
+    warp_draft: Warp | None = None,
+    uniforms: Callable[[int, np.random.Generator], np.ndarray] = fresh_uniforms,
+    accept: Callable[[float, float, float], bool] = strict_accept,
+    residual: Callable[[np.ndarray, np.ndarray], np.ndarray] = normalised_residual,
+    target_row: Callable[[int, int], int] = lambda i, gamma: i,
+    bonus_row: Callable[[int], int] = lambda gamma: gamma,
+    verify_first: bool = True,
+) -> list[int]:
+    """One speculative round in float arithmetic; each keyword is a block a bug may swap."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    p_all, q_all, tokens = check_round_arrays(target_probs, draft_probs, draft_tokens)
+    p_all, q_all = numpy_warp(p_all, warp_target), numpy_warp(q_all, warp_draft)
+    gamma = len(tokens)
+    u = uniforms(gamma, rng)
+    out: list[int] = []
+    for i, x in enumerate(tokens.tolist()):
+        p, q = p_all[target_row(i, gamma)], q_all[i]
+        if q[x] <= 0:
+            raise ValueError(f"draft token {x} at position {i} has draft probability 0: it cannot have been drawn")
+        # accept x with probability min(1, p(x)/q(x)); the first position may be skipped by a bug
+        if (i == 0 and not verify_first) or accept(float(u[i]), float(p[x]), float(q[x])):
+            out.append(x)
+            continue
+        # first rejection: resample from the residual and end the round
+        out.append(draw_index(residual(p, q), rng))
+        return out
+    # all accepted: the bonus token comes from the target law after the last draft token
+    out.append(draw_index(p_all[bonus_row(gamma)], rng))
+    return out
+
+
+def reference_sample_round(target_probs, draft_probs, draft_tokens, rng: np.random.Generator, warp: Warp | None = None) -> list[int]:
+    """The correct round: verify w(p) against w(q) (w = identity by default), fresh uniforms, strict <."""
+    return numpy_round(target_probs, draft_probs, draft_tokens, rng, warp_target=warp, warp_draft=warp)

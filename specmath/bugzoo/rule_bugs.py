@@ -1,0 +1,146 @@
+"""Bugs in the accept/resample rule: the round is untouched, one ``rule(p, q, x)`` is swapped.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)). The correct rule accepts x with min(1, p(x)/q(x)) and resamples
+from norm(max(0, p - q)) (``specmath.speculative.step.standard_rule``).
+
+Each entry's instance is the smallest that shows it: two tokens {A, B}, gamma = 1, one generated
+token (a single position with a rejection is all these bugs need).
+
+References (one per entry, in its citation): huggingface/transformers PR #28508;
+sgl-project/sglang issue #35771; vllm-project/vllm-ascend PR #13766; vllm-project/vllm PR #2336.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import partial
+
+import numpy as np
+
+from specmath.bugzoo.numpy_reference import numpy_round
+from specmath.bugzoo.zoo import Bug, Instance, context_free, register_bug
+from specmath.laws import Law
+from specmath.speculative.round import speculative_round
+
+__all__ = ["softmax_residual_rule", "float32_uniform_le_rule", "always_accept_rule", "clamped_residual_rule"]
+
+#: torch.rand(dtype=float32) returns k / 2^24, k = 0..2^24 - 1
+FLOAT32_UNIFORM_STEP = Fraction(1, 2**24)
+#: the clamp floor, taken as torch.finfo(torch.float32).tiny = 2^-126 (the smallest positive normal float32)
+FLOAT32_TINY = Fraction(1, 2**126)
+
+
+def softmax_residual_rule(p: Law, q: Law, x) -> tuple[Fraction, Law | None]:
+    """Accept with min(1, p/q); resample from softmax(max(0, p - q)) instead of max(0, p - q) / sum.
+
+    exp() is evaluated in float and converted exactly (Fraction(float)); every token gets mass
+    e^r / sum e^r >= 1 / (V e), including tokens with p(x) = 0.
+    """
+    accept = min(Fraction(1), p[x] / q[x])
+    if accept == 1:
+        return accept, None
+    weights = {y: Fraction(math.exp(float(max(Fraction(0), p[y] - q[y])))) for y in p}
+    return accept, Law.from_weights(weights, name="softmax residual")
+
+
+def float32_uniform_le_rule(p: Law, q: Law, x) -> tuple[Fraction, Law | None]:
+    """Accept iff u <= p/q with u = k / 2^24 (float32 torch.rand): P = min(1, (floor(r 2^24) + 1) / 2^24)."""
+    r = p[x] / q[x]
+    # the grid points k / 2^24 <= r number floor(r 2^24) + 1; u = 0 accepts even r = 0
+    accept = min(Fraction(1), (math.floor(r / FLOAT32_UNIFORM_STEP) + 1) * FLOAT32_UNIFORM_STEP)
+    residual = Law.from_weights({y: max(Fraction(0), p[y] - q[y]) for y in p}) if accept < 1 and p != q else None
+    return accept, residual
+
+
+def always_accept_rule(p: Law, q: Law, x) -> tuple[Fraction, Law | None]:
+    """u fixed at 0 in a log-space test (log 0 = -inf <= log p - log q): every draft token is accepted."""
+    return Fraction(1), None
+
+
+def clamped_residual_rule(p: Law, q: Law, x) -> tuple[Fraction, Law | None]:
+    """Resample from clamp(p - q, min=tiny) / sum: the guard against 0/0 gives every token >= tiny."""
+    accept = min(Fraction(1), p[x] / q[x])
+    if accept == 1:
+        return accept, None
+    weights = {y: max(p[y] - q[y], FLOAT32_TINY) for y in p}
+    return accept, Law.from_weights(weights, name="clamped residual")
+
+
+def _rule_round(rule):
+    def buggy_round(inst: Instance, context: tuple):
+        emitted = yield from speculative_round(inst.wanted_target, inst.drawn_draft, context, inst.gamma, rule)
+        return emitted
+
+    buggy_round.__name__ = f"round_with_{rule.__name__}"
+    return buggy_round
+
+
+def _half_half_vs_certain_a() -> Instance:
+    p = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}, name="p")
+    q = Law({"A": 1, "B": 0}, name="q")
+    return Instance(context_free(p, "p"), context_free(q, "q"), description="p = {A: 1/2, B: 1/2}, q = {A: 1, B: 0}, gamma = 1")
+
+
+def _certain_a_vs_half_half() -> Instance:
+    p = Law({"A": 1, "B": 0}, name="p")
+    q = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}, name="q")
+    return Instance(context_free(p, "p"), context_free(q, "q"), description="p = {A: 1, B: 0}, q = {A: 1/2, B: 1/2}, gamma = 1")
+
+
+def _three_quarters() -> Instance:
+    p = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}, name="p")
+    q = Law({"A": Fraction(3, 4), "B": Fraction(1, 4)}, name="q")
+    return Instance(context_free(p, "p"), context_free(q, "q"), description="p = {A: 1/2, B: 1/2}, q = {A: 3/4, B: 1/4}, gamma = 1")
+
+
+def _softmax_residual(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    e = np.exp(np.maximum(p - q, 0.0))
+    return e / e.sum()
+
+
+def _float32_uniforms(gamma: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.integers(0, 2**24, size=gamma) / 2**24
+
+
+def _clamped_residual(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    f = np.maximum(p - q, float(FLOAT32_TINY))
+    return f / f.sum()
+
+
+register_bug(Bug(
+    name="residual-softmax",
+    explanation="the residual is softmax(max(0, p - q)) instead of max(0, p - q) / sum, so tokens the target under-weights (even p = 0) are resampled",
+    citation="huggingface/transformers PR #28508 (fix of `_speculative_sampling`: `p_prime = clamp(p - q, min=0).softmax(dim=-1)` replaced by division by the sum)",
+    make_instance=_half_half_vs_certain_a,
+    buggy_round=_rule_round(softmax_residual_rule),
+    sample_round=partial(numpy_round, residual=_softmax_residual),
+))
+
+register_bug(Bug(
+    name="accept-on-u-equal-zero",
+    explanation="accepting when u <= p/q with a float32 uniform that can be exactly 0 accepts a token of target probability 0 with probability 2^-24 per proposal",
+    citation="sgl-project/sglang issue #35771 (proposed fix: PR #35788): `coin <= prob_acc / threshold_acc` with torch.rand float32 coins",
+    make_instance=_certain_a_vs_half_half,
+    buggy_round=_rule_round(float32_uniform_le_rule),
+    sample_round=partial(numpy_round, uniforms=_float32_uniforms, accept=lambda u, p, q: u * q <= p),
+))
+
+register_bug(Bug(
+    name="uniform-fixed-at-zero",
+    explanation="a backend without a random generator fixed u = 0, so the log-space test log u <= log p - log q accepts every draft: the output is the draft law",
+    citation="vllm-project/vllm-ascend PR #13766 'Fix v2 rejection sampler always-accepting draft tokens on NPU (#13730)': the removed code set u = 0 with the comment 'NPU does not support tl_rand64; always accept the draft token'",
+    make_instance=_three_quarters,
+    buggy_round=_rule_round(always_accept_rule),
+    sample_round=partial(numpy_round, accept=lambda u, p, q: True),
+))
+
+register_bug(Bug(
+    name="residual-clamped-at-tiny",
+    explanation="the residual clamp(p - q, min=tiny) / sum, a guard against 0/0 when p == q up to rounding, gives every token at least tiny = 2^-126 of mass, even where p = 0",
+    citation="vllm-project/vllm PR #2336 (rejection sampler `_get_recovered_probs`: `torch.clamp(difference, min=self._smallest_positive_value)`, with a TODO on the drift it introduces)",
+    make_instance=_half_half_vs_certain_a,
+    buggy_round=_rule_round(clamped_residual_rule),
+    sample_round=partial(numpy_round, residual=_clamped_residual),
+))

@@ -1,0 +1,129 @@
+"""Figures for real models (specmath.lm): empirical vs exact histograms, acceptance per position, timing.
+
+They use the bundled pair (``specmath.lm.bundled``), small enough to stay under a minute on a CPU.
+torch is imported inside the functions, so registering these figures does not import it.
+Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p, q).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from specmath.figures import figure
+
+PROMPT = "It was the best of times, "
+SEED = 0
+
+
+def _label(tokenizer, token) -> str:
+    if tokenizer is None:
+        return str(token)
+    ids = list(token) if isinstance(token, tuple) else [token]
+    return repr(tokenizer.decode(ids))[1:-1] or f"<{ids}>"
+
+
+def draw_histogram(ax, check, draft_law=None, tokenizer=None, top: int = 12) -> None:
+    """Bars: empirical frequency and exact target probability of the top outcomes, draft q beside them."""
+    order = sorted(check.law, key=lambda x: -check.law[x])[:top]
+    xs = range(len(order))
+    ax.bar([i - 0.27 for i in xs], [check.counts.get(x, 0) / check.n for x in order], 0.27, label=f"speculative, N={check.n}")
+    ax.bar(list(xs), [float(check.law[x]) for x in order], 0.27, label="exact target p")
+    if draft_law is not None:
+        ax.bar([i + 0.27 for i in xs], [float(draft_law.prob(x)) for x in order], 0.27, label="draft q", color="gray", alpha=0.6)
+    ax.set_xticks(list(xs), [_label(tokenizer, x) for x in order], rotation=60, fontsize=8)
+    ax.set_ylabel("probability")
+    ax.set_title(f"{check.what}: G={check.statistic:.1f} (dof {check.dof}), p={check.p_value:.3f}, "
+                 f"TV={check.tv:.3f} (detectable {check.detectable_tv:.3f})", fontsize=9)
+    ax.legend(fontsize=8)
+
+
+@figure("lm_first_token_histogram.png")
+def plot_lm_first_token_histogram(n: int = 6000, gamma: int = 4):
+    """Bundled pair: N speculative first tokens vs the exact target law, with the draft law beside."""
+    from specmath.lm.histogram import first_token_law, histogram_check, sample_prefixes, two_token_law
+    from specmath.lm.pairs import load_named_pair
+    from specmath.lm.warps import Sampling
+
+    pair = load_named_pair("bundled")
+    prompt = pair.tokenizer(PROMPT, add_special_tokens=False)["input_ids"]
+    sampling = Sampling(top_k=20)
+    samples = sample_prefixes(pair.target, pair.draft, prompt, n, 2, gamma, sampling, SEED, batch_size=n)
+    first = histogram_check("first token", [s[0] for s in samples], first_token_law(pair.target, prompt, sampling))
+    two = histogram_check("first two tokens", samples, two_token_law(pair.target, prompt, sampling))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    draw_histogram(axes[0], first, first_token_law(pair.draft.model, prompt, sampling), pair.tokenizer)
+    draw_histogram(axes[1], two, None, pair.tokenizer)
+    fig.suptitle(f"Bundled pair after {PROMPT!r}, top-k 20, gamma={gamma}: speculative samples follow p, not q")
+    fig.tight_layout()
+    return fig
+
+
+@figure("lm_acceptance_by_position.png")
+def plot_lm_acceptance_by_position(gamma: int = 6, tokens: int = 40):
+    """Bundled pair: P(draft position i accepted | positions before it accepted), and alpha."""
+    from specmath.lm.pairs import load_named_pair
+    from specmath.lm.speculative_decode import speculative_generate
+
+    pair = load_named_pair("bundled")
+    out = speculative_generate(pair.target, pair.draft, pair.prompts * 4, tokens, gamma, seed=SEED)
+    rates = out.acceptance_by_position
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.bar(range(1, gamma + 1), rates, label="measured acceptance at position i")
+    ax.axhline(out.alpha_mean, color="black", ls="--", label=f"mean alpha = sum min(p, q) = {out.alpha_mean:.3f}")
+    ax.set_xlabel("draft position i")
+    ax.set_ylabel("P(accepted | reached)")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"Bundled pair, T=1, {len(pair.prompts) * 4} rows x {tokens} tokens: "
+                 f"{out.tokens_per_round:.2f} tokens per round", fontsize=9)
+    ax.legend(fontsize=8, loc="lower left")
+    return fig
+
+
+def _speedup(alpha: float, gamma: int, c: float) -> float:
+    # (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1))
+    return (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + 1)) if alpha < 1 else (gamma + 1) / (gamma * c + 1)
+
+
+@figure("lm_timing.png")
+def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 32):
+    """Bundled pair on this machine: measured speculative/plain speedup per gamma vs the model's prediction."""
+    import time
+
+    import torch
+
+    from specmath.lm.pairs import load_named_pair
+    from specmath.lm.plain_decode import plain_generate
+    from specmath.lm.speculative_decode import speculative_generate
+    from specmath.lm.timing import forward_cost
+
+    pair = load_named_pair("bundled")
+    prompts = pair.prompts[:2]
+
+    def seconds(fn) -> float:
+        start = time.perf_counter()
+        fn()
+        return time.perf_counter() - start
+
+    speculative_generate(pair.target, pair.draft, prompts[:1], 4, 2, seed=SEED)  # warm-up
+    plain = sum(seconds(lambda p=p: plain_generate(pair.target, [p], tokens, seed=SEED)) for p in prompts)
+    measured, alphas = {}, []
+    for g in gammas:
+        runs = []
+        t = sum(seconds(lambda p=p, g=g, runs=runs: runs.append(speculative_generate(pair.target, pair.draft, [p], tokens, g, seed=SEED)))
+                for p in prompts)
+        measured[g] = plain / t
+        alphas.append(sum(r.alpha_sum for r in runs) / sum(r.alpha_count for r in runs))
+    alpha = sum(alphas) / len(alphas)
+    # c = one draft forward / one target forward (one cached token)
+    c = forward_cost(pair.draft.model, prompts[0], 1) / forward_cost(pair.target, prompts[0], 1)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    grid = list(range(1, max(gammas) + 3))
+    ax.plot(grid, [_speedup(alpha, g, c) for g in grid], "-", label=f"model, alpha={alpha:.2f}, c={c:.3f}")
+    ax.plot(list(measured), list(measured.values()), "o", label="measured (plain time / speculative time)")
+    ax.axhline(1, color="gray", lw=0.8)
+    ax.set_xlabel("gamma (draft tokens per round)")
+    ax.set_ylabel("speedup over plain decoding")
+    ax.set_title(f"Bundled pair, T=1, {tokens} tokens x {len(prompts)} prompts, CPU {torch.get_num_threads()} threads "
+                 "(machine-dependent)", fontsize=9)
+    ax.legend(fontsize=8)
+    return fig

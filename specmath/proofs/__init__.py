@@ -1,0 +1,30 @@
+"""The proofs behind ``specmath verify``: every named sampler, its exact law and its target.
+
+One module per track, each exporting ``PROOFS`` (name -> zero-argument function returning a
+``Verification``); this package only joins them. Example laws live in the tracks' ``examples``
+modules, never here, so a plot or a notebook can use them without loading the proofs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from specmath.proofs import beyond_proofs, classic_proofs, entropy_proofs, speculative_proofs
+from specmath.proofs.verification import Verification, fraction_text, verification_from
+
+__all__ = ["VERIFIERS", "Verification", "fraction_text", "verification_from", "verify"]
+
+#: name -> zero-argument function returning a Verification, in the order ``verify --all`` prints
+VERIFIERS: dict[str, Callable[[], Verification]] = {
+    **speculative_proofs.PROOFS,
+    **classic_proofs.PROOFS,
+    **beyond_proofs.PROOFS,
+    **entropy_proofs.PROOFS,
+}
+
+
+def verify(name: str) -> Verification:
+    """Run the named verification: exact law of the sampler vs its target (``Verification.lossless``)."""
+    if name not in VERIFIERS:
+        raise KeyError(f"unknown verification {name!r}; known: {', '.join(VERIFIERS)}")
+    return VERIFIERS[name]()

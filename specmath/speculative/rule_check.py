@@ -1,0 +1,180 @@
+"""Check a user's verification rule: is ``rule(p, q, x)`` lossless on a battery of instances?
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round,
+alpha = sum_x min(p(x), q(x)).
+
+A rule is ``rule(p, q, x) -> (accept_probability, resample_law | None)`` for a draft token x ~ q
+(``specmath.speculative.step``). It is lossless on an instance when the exact law of the emitted
+token equals p (one step), or when a whole round continued by plain target sampling has the
+autoregressive law (round instances, ``completed_round_law``). The battery mixes hand-written edge
+cases (p == q, disjoint supports, zeros on either side, one-hot laws, a single-token vocabulary)
+with seeded random laws and two small round instances. A rule that raises, returns an accept
+probability outside [0, 1], or rejects without a resample law fails the instance too.
+
+The report names the *smallest* failing instance (fewest tokens, then one step before rounds) with
+its exact total-variation distance TV(law, p) = 1/2 sum_x |law(x) - p(x)|.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from specmath.laws import Law, tv_distance
+from specmath.speculative.generate import autoregressive_law, completed_round_law
+from specmath.speculative.step import Rule, step_law
+from specmath.speculative.toy_lm import random_toy_lm
+
+__all__ = ["RuleInstance", "RuleFailure", "RuleReport", "rule_battery", "verify_rule"]
+
+
+@dataclass(frozen=True)
+class RuleInstance:
+    """One test case: a (p, q) step, or a round of ``gamma`` over seeded random toy LMs."""
+
+    name: str
+    p: Law
+    q: Law
+    gamma: int = 0  # 0: one step on (p, q); >= 1: a round on random toy LMs of p's vocabulary size
+    seeds: tuple = ()
+
+    @property
+    def size(self) -> tuple:
+        """Order for 'smallest': vocabulary size, then steps before rounds, then gamma."""
+        return (len(self.p), self.gamma)
+
+
+@dataclass(frozen=True)
+class RuleFailure:
+    """A failing instance: the law the rule produced and its exact TV from the target, or the error."""
+
+    instance: RuleInstance
+    law: Law | None
+    target: Law | None
+    tv: Fraction | None
+    error: str | None = None
+
+    def describe(self) -> str:
+        inst = self.instance
+        head = f"{inst.name}: p = {_law_text(inst.p)}, q = {_law_text(inst.q)}"
+        if inst.gamma:
+            head = f"{inst.name}: a round with gamma = {inst.gamma} on random toy LMs (seeds {inst.seeds}) over {len(inst.p)} tokens"
+        if self.error is not None:
+            return f"{head}\n  the rule failed: {self.error}"
+        return f"{head}\n  law = {_law_text(self.law)}\n  target = {_law_text(self.target)}\n  TV distance = {self.tv}"
+
+
+@dataclass
+class RuleReport:
+    """The verdict of ``verify_rule``: how many instances were checked and which failed."""
+
+    instances: int
+    failures: list[RuleFailure] = field(default_factory=list)
+
+    @property
+    def lossless(self) -> bool:
+        return not self.failures
+
+    @property
+    def smallest_counterexample(self) -> RuleFailure | None:
+        if not self.failures:
+            return None
+        return min(self.failures, key=lambda f: f.instance.size)
+
+    def text(self) -> str:
+        if self.lossless:
+            return f"lossless on all {self.instances} instances"
+        worst = self.smallest_counterexample
+        return (
+            f"NOT lossless: {len(self.failures)} of {self.instances} instances fail; the smallest counterexample is\n"
+            + worst.describe()
+        )
+
+
+def _law_text(law: Law | None) -> str:
+    if law is None:
+        return "-"
+    return "{" + ", ".join(f"{x!r}: {w}" for x, w in law.items()) + "}"
+
+
+def _law(*weights: int, names: str = "ABCDEFGH") -> Law:
+    return Law.from_weights({names[i]: w for i, w in enumerate(weights)})
+
+
+def _hand_written() -> list[RuleInstance]:
+    # (name, p weights, q weights): every edge case the standard rule must survive
+    cases = [
+        ("single token", (1,), (1,)),
+        ("p == q", (3, 7), (3, 7)),
+        ("two-token world", (7, 3), (4, 6)),
+        ("disjoint supports", (1, 0), (0, 1)),
+        ("one-hot p", (0, 1, 0), (1, 1, 1)),
+        ("one-hot q", (1, 2, 3), (0, 0, 1)),
+        ("one-hot p and q, different tokens", (1, 0, 0), (0, 0, 1)),
+        ("zeros on both sides", (4, 2, 1, 1, 0), (1, 5, 0, 2, 2)),
+        ("p == q with zeros", (0, 1, 2), (0, 1, 2)),
+        ("q uniform, p peaked", (97, 1, 1, 1), (1, 1, 1, 1)),
+        ("p uniform, q peaked", (1, 1, 1, 1), (97, 1, 1, 1)),
+        ("p(x) = 0 where q(x) is large", (0, 1, 1), (8, 1, 1)),
+    ]
+    return [RuleInstance(name, _law(*wp), _law(*wq)) for name, wp, wq in cases]
+
+
+def _random(count: int, seed: int) -> list[RuleInstance]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        size = int(rng.integers(2, 6))
+        while True:
+            # integer weights 0..4, so zeros are frequent; normalised exactly
+            wp, wq = rng.integers(0, 5, size=size), rng.integers(0, 5, size=size)
+            if wp.sum() and wq.sum():
+                break
+        out.append(RuleInstance(f"random #{i} (seed {seed})", _law(*map(int, wp)), _law(*map(int, wq))))
+    return out
+
+
+def _rounds(seed: int) -> list[RuleInstance]:
+    out = []
+    for vocab, gamma in ((2, 2), (3, 3)):
+        target, draft = random_toy_lm(vocab, seed), random_toy_lm(vocab, seed + 1)
+        out.append(RuleInstance(f"round V={vocab} gamma={gamma}", target(()), draft(()), gamma, (seed, seed + 1)))
+    return out
+
+
+def rule_battery(random_instances: int = 40, seed: int = 0) -> list[RuleInstance]:
+    """The hand-written cases, ``random_instances`` seeded random (p, q) pairs, and two round instances."""
+    if isinstance(random_instances, bool) or not isinstance(random_instances, int) or random_instances < 0:
+        raise ValueError(f"random_instances must be an integer >= 0, got {random_instances!r}")
+    return _hand_written() + _random(random_instances, seed) + _rounds(seed)
+
+
+def _check(rule: Rule, instance: RuleInstance) -> RuleFailure | None:
+    try:
+        if instance.gamma:
+            vocab = len(instance.p)
+            target, draft = (random_toy_lm(vocab, s) for s in instance.seeds)
+            law = completed_round_law(target, draft, (), instance.gamma, rule)
+            expected = autoregressive_law(target, (), instance.gamma + 1)
+        else:
+            law, expected = step_law(instance.p, instance.q, rule), instance.p
+    except Exception as exc:  # the rule's own failure is a verdict, not a crash of the checker
+        return RuleFailure(instance, None, None, None, f"{type(exc).__name__}: {exc}")
+    if law == expected:
+        return None
+    return RuleFailure(instance, law, expected, tv_distance(law, expected))
+
+
+def verify_rule(rule: Callable, *, random_instances: int = 40, seed: int = 0) -> RuleReport:
+    """Run ``rule(p, q, x) -> (accept_probability, resample_law)`` over ``rule_battery``; exact verdicts.
+
+    Lossless on an instance means law == target exactly (Fractions, no tolerance).
+    """
+    if not callable(rule):
+        raise ValueError(f"a rule must be callable as rule(p, q, x), got {type(rule).__name__} {rule!r}")
+    battery = rule_battery(random_instances, seed)
+    failures = [f for f in (_check(rule, inst) for inst in battery) if f is not None]
+    return RuleReport(len(battery), failures)
