@@ -42,6 +42,7 @@ from specmath.plots.speculative_plots import (
     plot_speedup_vs_gamma,
 )
 from specmath.speculative import (
+    accept_block,
     acceptance_rate,
     autoregressive_law,
     draft_block,
@@ -52,7 +53,6 @@ from specmath.speculative import (
     round_law,
     speculative_round,
     target_passes_per_token,
-    verify_block,
 )
 from specmath.speculative.examples import ARTICLE_DRAFT, ROUND_DRAFT, ROUND_PREFIX, ROUND_TARGET
 from specmath.speculative.toy_lm import ToyLM
@@ -105,7 +105,7 @@ assert len(rows) == len(ARTICLE_DRAFT) + 1
 
 # %% [markdown]
 # ### What goes wrong if the logits are read one position late
-# A round is a sampling program made of two blocks, `draft_block` and `verify_block`, so we can swap in a
+# A round is a sampling program made of two blocks, `draft_block` and `accept_block`, so we can swap in a
 # misaligned verifier: it checks $x_i$ against $p(\cdot \mid \text{prefix}\; x_1..x_i)$ (the law of the
 # token *after* $x_i$). Its first emitted token no longer follows $p(\cdot \mid \text{I love})$:
 
@@ -119,7 +119,7 @@ def late_logits_round(target, draft, prefix, gamma):
         return target(context + tokens[i : i + 1])
 
     late = ToyLM(one_position_late, target.vocabulary, name="target read one position late")
-    return (yield from verify_block(late, prefix, tokens, q_laws))
+    return (yield from accept_block(late, prefix, tokens, q_laws))
 
 
 first_token_bug = exact(late_logits_round, target, draft, prefix, 2).law.map(lambda e: e[0])
@@ -162,14 +162,14 @@ assert all_accepted == program.expected_cost("bonus")  # one bonus draw exactly 
 
 # %% [markdown]
 # ## The article's D1..D4: accept D1, D2, reject D3
-# Fix the draft to D1..D4 = machine, learning, is, fun and run only `verify_block`. The target keeps
+# Fix the draft to D1..D4 = machine, learning, is, fun and run only `accept_block`. The target keeps
 # "machine" (q = 2/3 > p = 1/2: kept with probability 3/4), keeps "learning" (q = 1 > p = 4/5: 4/5) and
 # rejects "is" with probability $1 - p/q = 1 - 3/4 = 1/4$, replacing it from the residual
 # norm(max(0, p - q)):
 
 # %%
 q_laws = tuple(draft(prefix + ARTICLE_DRAFT[:i]) for i in range(4))
-given_draft = exact(verify_block, target, prefix, ARTICLE_DRAFT, q_laws).law
+given_draft = exact(accept_block, target, prefix, ARTICLE_DRAFT, q_laws).law
 for emitted, w in given_draft.items():
     print(f"{w!s:>7}  {' '.join(emitted)}")
 residual_at_d3 = residual_law(target(prefix + ARTICLE_DRAFT[:2]), draft(prefix + ARTICLE_DRAFT[:2]))

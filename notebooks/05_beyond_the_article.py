@@ -48,7 +48,7 @@ from specmath.speculative.multidraft import (
     one_hot,
     one_hot_drafter,
 )
-from specmath.speculative.sample_match import match_acceptance, sampled_verify_generation_law, sampled_vs_tokenwise
+from specmath.speculative.sample_match import match_acceptance, sample_match_generation_law, sampled_vs_tokenwise
 from specmath.speculative.toy_lm import Warp, random_toy_lm, warp
 from specmath.speculative.warped import greedy_round_law, greedy_round_prediction, temperature_to_greedy, warp_scenarios
 from specmath.stats import detectable_tv
@@ -171,7 +171,7 @@ fig = plot_multidraft_k()
 # 0, but the residual $\max(0, p - q)$ is all on $z$, so a second draft from the same $q$ can never help.
 # More drafts pay only where the draft covers the residual.
 #
-# ## 5. Sampled-verify: lossless, but it accepts less
+# ## 5. Sample-match: lossless, but it accepts less
 # A simpler verifier samples the target's own token $y_i \sim p_i$ and keeps the draft while $y_i = x_i$.
 # Every emitted token is a target sample, so it is lossless; but it accepts with
 # $\sum_x p(x)q(x) = \sum_x \min(p, q)\max(p, q) \le \alpha$.
@@ -180,7 +180,7 @@ fig = plot_multidraft_k()
 print("sum p q =", match_acceptance(p, q), " alpha =", acceptance_rate(p, q))
 print(sampled_vs_tokenwise(paper_target, paper_draft, (), 2))
 assert match_acceptance(p, q) == Fraction(4, 9) < acceptance_rate(p, q) == Fraction(2, 3)
-assert sampled_verify_generation_law(paper_target, paper_draft, (), 2, 3) == autoregressive_law(paper_target, (), 3)
+assert sample_match_generation_law(paper_target, paper_draft, (), 2, 3) == autoregressive_law(paper_target, (), 3)
 
 # %% [markdown]
 # ## 6. The bug zoo
@@ -247,7 +247,7 @@ print("correct:", [reference_sample_round(target_probs, draft_probs, np.array([0
 # - Block verification keeps the output law and accepts more (10/9 → 11/9 on the paper's example).
 # - Recursive rejection over $k$ drafts, including one-hot n-gram drafts, is exactly lossless;
 #   acceptance grows with $k$ only where the draft covers the residual.
-# - Sampled-verify is lossless but accepts $\sum p q \le \alpha$.
+# - Sample-match is lossless but accepts $\sum p q \le \alpha$.
 # - Ten real-world bugs, each with an exact TV; two are far below what a sampling test can reliably detect.
 #
 # ## Exercises

@@ -112,7 +112,7 @@ assert round_view(Fraction(4, 5), 4, 0).best_gamma is None  # free drafts: no op
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. One round of a real model pair
 # Type a prompt; the draft proposes $\gamma$ tokens, the target scores them in one pass, and each is accepted with
-# $\min(1, p(x)/q(x))$ until the first rejection (decided by `specmath.lm.accept_reject.verify_drafts`, the decoder's own
+# $\min(1, p(x)/q(x))$ until the first rejection (decided by `specmath.lm.accept_reject.accept_reject`, the decoder's own
 # function). Left: $p$ and $q$ on the likeliest first tokens. Right: the acceptance probability of each draft
 # token, green if accepted, red where the round stopped.
 #

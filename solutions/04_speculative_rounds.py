@@ -7,7 +7,7 @@
 from fractions import Fraction
 
 from specmath import exact, tv_distance
-from specmath.speculative import autoregressive_law, draft_block, generate_law, speculative_round, verify_block
+from specmath.speculative import accept_block, autoregressive_law, draft_block, generate_law, speculative_round
 from specmath.speculative.costs import expected_round_tokens, position_acceptance_rate
 from specmath.speculative.examples import DRAFT_TABLE, ROUND_DRAFT, ROUND_PREFIX, ROUND_TARGET, bigram_lm
 from specmath.speculative.toy_lm import ToyLM
@@ -38,7 +38,7 @@ assert generate_law(target, stubborn, prefix, 3, 4) == autoregressive_law(target
 def early_logits_round(target, draft, prefix, gamma):
     tokens, q_laws = yield from draft_block(draft, prefix, gamma)
     early = ToyLM(lambda context: target(context[:-1]), target.vocabulary, name="target read one position early")
-    return (yield from verify_block(early, prefix, tokens, q_laws))
+    return (yield from accept_block(early, prefix, tokens, q_laws))
 
 
 first = exact(early_logits_round, target, draft, prefix, 2).law.map(lambda e: e[0])

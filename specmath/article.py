@@ -113,7 +113,7 @@ def _speedup_example() -> Fraction:
 
         return Fraction(article_speedup_example())
     except ImportError:
-        # E[tokens] * T_decode / (T_draft + T_verify), the article's inputs in ms
+        # E[tokens] * T_decode / (T_draft + T_target), the article's inputs in ms
         return Fraction(3 * 10, 3 + 12)
 
 

@@ -109,16 +109,16 @@ def optimal_gamma(alpha: object, c: object) -> int:
     return best_gamma
 
 
-def speedup_from_timings(tokens_per_round: object, decode_time: object, draft_time: object, verify_time: object) -> Number:
-    """Speedup = E[tokens per round] * T_decode / (T_draft + T_verify) (time per token, plain vs speculative)."""
+def speedup_from_timings(tokens_per_round: object, decode_time: object, draft_time: object, target_time: object) -> Number:
+    """Speedup = E[tokens per round] * T_decode / (T_draft + T_target) (time per token, plain vs speculative)."""
     tokens = _number(tokens_per_round, "tokens per round")
-    times = [_number(t, name) for t, name in ((decode_time, "decode time"), (draft_time, "draft time"), (verify_time, "verify time"))]
+    times = [_number(t, name) for t, name in ((decode_time, "decode time"), (draft_time, "draft time"), (target_time, "target time"))]
     if tokens < 1:
         raise LawError(f"a round emits at least one token, got tokens per round = {tokens_per_round!r}")
     if any(t < 0 for t in times) or times[1] + times[2] == 0:
-        raise LawError(f"times must be >= 0 with a positive round time, got {decode_time!r}, {draft_time!r}, {verify_time!r}")
+        raise LawError(f"times must be >= 0 with a positive round time, got {decode_time!r}, {draft_time!r}, {target_time!r}")
     decode, draft, verify = times
-    # plain decoding spends T_decode per token; a round spends T_draft + T_verify for E[tokens] tokens
+    # plain decoding spends T_decode per token; a round spends T_draft + T_target for E[tokens] tokens
     return tokens * decode / (draft + verify)
 
 

@@ -16,7 +16,7 @@ come from it, so a run is reproducible and can be replayed (``specmath.audit.rep
 
 Adapters here:
 
-* ``specmath-torch``: ``specmath.lm.accept_reject.verify_drafts`` (batch of one, float64 tensors);
+* ``specmath-torch``: ``specmath.lm.accept_reject.accept_reject`` (batch of one, float64 tensors);
   ``specmath-torch-float32`` the same on float32 tensors; ``specmath-torch-target-residual`` is its
   deliberately lossy negative control (resample from p).
 * ``hf``: Hugging Face transformers' ``transformers.generation.utils._speculative_sampling``,
@@ -96,13 +96,13 @@ def specmath_torch_round(target_probs, draft_probs, draft_tokens, generator, res
     and the residual/bonus token."""
     import torch
 
-    from specmath.lm.accept_reject import verify_drafts
+    from specmath.lm.accept_reject import accept_reject
 
     torch_dtype = getattr(torch, dtype)
     p = torch.as_tensor(np.asarray(target_probs, dtype=np.float64)).to(torch_dtype).unsqueeze(0)  # (1, gamma+1, V)
     q = torch.as_tensor(np.asarray(draft_probs, dtype=np.float64)).to(torch_dtype).unsqueeze(0)  # (1, gamma, V)
     drafts = torch.as_tensor(np.asarray(draft_tokens, dtype=np.int64)).unsqueeze(0)  # (1, gamma)
-    result = verify_drafts(p, q, drafts, generator, residual=residual)
+    result = accept_reject(p, q, drafts, generator, residual=residual)
     n = int(result.n_accepted[0])
     return drafts[0, :n].tolist() + [int(result.next_token[0])]
 
@@ -144,11 +144,11 @@ def adapters() -> dict[str, Adapter]:
 
     listed = [
         Adapter("reference", "the bug zoo's float64 numpy reference round (correct)", reference_sample_round, "numpy"),
-        Adapter("specmath-torch", "specmath.lm.accept_reject.verify_drafts, float64 tensors, torch.Generator",
+        Adapter("specmath-torch", "specmath.lm.accept_reject.accept_reject, float64 tensors, torch.Generator",
                 specmath_torch_round, "torch", draws=DrawProtocol("float32", "float64")),
-        Adapter("specmath-torch-float32", "specmath.lm.accept_reject.verify_drafts, float32 tensors (as a float32 model gives them)",
+        Adapter("specmath-torch-float32", "specmath.lm.accept_reject.accept_reject, float32 tensors (as a float32 model gives them)",
                 partial(specmath_torch_round, dtype="float32"), "torch", draws=DrawProtocol("float32", "float32")),
-        Adapter("specmath-torch-target-residual", "negative control: verify_drafts(residual='target') resamples from p, not max(0, p - q)",
+        Adapter("specmath-torch-target-residual", "negative control: accept_reject(residual='target') resamples from p, not max(0, p - q)",
                 partial(specmath_torch_round, residual="target"), "torch", draws=DrawProtocol("float32", "float64")),
         Adapter("hf", "transformers.generation.utils._speculative_sampling on float32 logits = log(probs)",
                 hf_round, "torch", draws=DrawProtocol("float32", "float32")),

@@ -127,7 +127,7 @@ def numpy_round(
     residual: Callable[[np.ndarray, np.ndarray], np.ndarray] = normalised_residual,
     target_row: Callable[[int, int], int] = lambda i, gamma: i,
     bonus_row: Callable[[int], int] = lambda gamma: gamma,
-    verify_first: bool = True,
+    check_first: bool = True,
 ) -> list[int]:
     """One speculative round in float arithmetic; each keyword is a block a bug may swap."""
     if not isinstance(rng, np.random.Generator):
@@ -142,7 +142,7 @@ def numpy_round(
         if q[x] <= 0:
             raise ValueError(f"draft token {x} at position {i} has draft probability 0: it cannot have been drawn")
         # accept x with probability min(1, p(x)/q(x)); the first position may be skipped by a bug
-        if (i == 0 and not verify_first) or accept(float(u[i]), float(p[x]), float(q[x])):
+        if (i == 0 and not check_first) or accept(float(u[i]), float(p[x]), float(q[x])):
             out.append(x)
             continue
         # first rejection: resample from the residual and end the round

@@ -4,7 +4,7 @@ Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)); p_i = p(. | prefix x_1..x_i) is row i of the target's logits.
 
 The correct round verifies x_{i+1} against row i and draws the bonus from row gamma, with a fresh
-uniform per position. The first three entries keep ``verify_block`` and hand it a *view* of the
+uniform per position. The first three entries keep ``accept_block`` and hand it a *view* of the
 target that returns the wrong row; the last swaps the verifier for one with a single uniform.
 
 References: ohdearquant/lattice issue #243 (fix: PR #258); mlx-node/mlx-node PR #11 (review);
@@ -22,7 +22,7 @@ from specmath.bugzoo.numpy_reference import numpy_round
 from specmath.bugzoo.zoo import Bug, Instance, context_free, register_bug
 from specmath.laws import Law
 from specmath.program import coin, draw, tick
-from specmath.speculative.round import draft_block, verify_block
+from specmath.speculative.round import accept_block, draft_block
 from specmath.speculative.step import residual_law
 from specmath.speculative.toy_lm import ToyLM
 
@@ -34,7 +34,7 @@ def first_draft_unverified_round(inst: Instance, context: tuple):
     tokens, q_laws = yield from draft_block(inst.drawn_draft, context, inst.gamma)
     t = inst.wanted_target
     view = ToyLM(lambda c: q_laws[0] if c == context else t(c), t.vocabulary, name="target, row 0 unverified")
-    emitted = yield from verify_block(view, context, tokens, q_laws)
+    emitted = yield from accept_block(view, context, tokens, q_laws)
     return emitted
 
 
@@ -47,7 +47,7 @@ def logits_off_by_one_round(inst: Instance, context: tuple):
         i = len(c) - len(context)
         return t(context + tokens[: i + 1]) if i < len(tokens) else t(c)
 
-    emitted = yield from verify_block(ToyLM(shifted, t.vocabulary, name="target shifted by one row"), context, tokens, q_laws)
+    emitted = yield from accept_block(ToyLM(shifted, t.vocabulary, name="target shifted by one row"), context, tokens, q_laws)
     return emitted
 
 
@@ -56,11 +56,11 @@ def bonus_wrong_position_round(inst: Instance, context: tuple):
     tokens, q_laws = yield from draft_block(inst.drawn_draft, context, inst.gamma)
     t = inst.wanted_target
     view = ToyLM(lambda c: t(c[:-1]) if c == context + tokens else t(c), t.vocabulary, name="target, bonus row off by one")
-    emitted = yield from verify_block(view, context, tokens, q_laws)
+    emitted = yield from accept_block(view, context, tokens, q_laws)
     return emitted
 
 
-def shared_uniform_verify(target, prefix: tuple, tokens: tuple, q_laws: tuple):
+def shared_uniform_accept(target, prefix: tuple, tokens: tuple, q_laws: tuple):
     """Token-wise verification with ONE uniform u for all positions: accept x_i iff u < r_i = min(1, p_i/q_i).
 
     Exactly: given x_1..x_{i-1} accepted, u is uniform on [0, h) with h = min(r_1..r_{i-1}), so
@@ -82,9 +82,9 @@ def shared_uniform_verify(target, prefix: tuple, tokens: tuple, q_laws: tuple):
 
 
 def shared_uniform_round(inst: Instance, context: tuple):
-    """``draft_block`` then ``shared_uniform_verify``."""
+    """``draft_block`` then ``shared_uniform_accept``."""
     tokens, q_laws = yield from draft_block(inst.drawn_draft, context, inst.gamma)
-    emitted = yield from shared_uniform_verify(inst.wanted_target, context, tokens, q_laws)
+    emitted = yield from shared_uniform_accept(inst.wanted_target, context, tokens, q_laws)
     return emitted
 
 
@@ -134,7 +134,7 @@ register_bug(Bug(
     citation="ohdearquant/lattice issue #243 (fix: PR #258): `verify_draft` commits draft[0] without computing the target's law at its position",
     make_instance=_first_draft_instance,
     buggy_round=first_draft_unverified_round,
-    sample_round=partial(numpy_round, verify_first=False),
+    sample_round=partial(numpy_round, check_first=False),
 ))
 
 register_bug(Bug(

@@ -9,7 +9,7 @@ One round (Leviathan et al. 2023, Algorithm 1):
 3. x_i is accepted with min(1, p_{i-1}(x_i) / q_{i-1}(x_i)), stopping at the first rejection,
    which emits a token from norm(max(0, p - q)); if all are accepted, a bonus token ~ p_gamma.
 
-The decision is made by ``specmath.lm.accept_reject.verify_drafts``, the same function the decoder uses.
+The decision is made by ``specmath.lm.accept_reject.accept_reject``, the same function the decoder uses.
 The view also reports alpha_i = sum_x min(p_i(x), q_i(x)) at each position and the top tokens of
 p_0 and q_0 for the bar chart. This module imports torch; the rest of ``specmath.explorers`` does not.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from specmath.lm.accept_reject import verify_drafts
+from specmath.lm.accept_reject import accept_reject
 from specmath.lm.generation import model_vocab_size
 from specmath.lm.warps import Sampling
 
@@ -106,7 +106,7 @@ def model_step(
     # 2. one target pass scores every draft position and the bonus position: p_0..p_gamma
     p = _forward_probs(target, ids + drafts, sampling)[len(ids) - 1 :]  # (gamma + 1, V)
     # 3. accept with min(1, p/q), stop at the first rejection, then residual or bonus
-    result = verify_drafts(p.unsqueeze(0), q.unsqueeze(0), torch.tensor([drafts]), generator)
+    result = accept_reject(p.unsqueeze(0), q.unsqueeze(0), torch.tensor([drafts]), generator)
     n = int(result.n_accepted[0])
     # alpha_i = sum_x min(p_i(x), q_i(x)): the chance a draft token at position i is accepted
     alphas = torch.minimum(p[:gamma], q).sum(-1)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["VerifyResult", "verify_drafts", "RESIDUAL_RULES"]
+__all__ = ["VerifyResult", "accept_reject", "RESIDUAL_RULES"]
 
 RESIDUAL_RULES = ("standard", "residual-softmax", "target")
 
@@ -42,7 +42,7 @@ class VerifyResult:
     zero_residual: int  # rows that were rejected where max(0, p - q) was all zero
 
 
-def verify_drafts(
+def accept_reject(
     p: torch.Tensor,
     q: torch.Tensor | None,
     drafts: torch.Tensor,

@@ -7,7 +7,7 @@
 * ``PromptLookupDraft``: no model (Saxena 2023, "prompt lookup decoding"; HF
   ``prompt_lookup_num_tokens``): find the latest earlier occurrence of the last n tokens and propose
   the gamma tokens that followed it. q is the point mass on the proposal (``q = None`` in
-  ``verify_drafts``), so the accept probability is p(x) and the cost ratio c is ~0.
+  ``accept_reject``), so the accept probability is p(x) and the cost ratio c is ~0.
 
 Interface: ``start(prompts)``, ``propose(tokens, gamma, sampling, generator) -> (drafts (B, gamma), q or None)``,
 ``commit(kept)`` where kept[b] = tokens of row b known correct after verification.

@@ -4,7 +4,7 @@ Each round, for every row of the batch:
 
 1. the draft proposes gamma tokens x_1..x_gamma with laws q_1..q_gamma (``drafts``);
 2. ONE target forward over [last token, x_1..x_gamma] gives p_1..p_{gamma+1};
-3. ``verify_drafts`` accepts a prefix with min(1, p/q), then emits a residual or bonus token;
+3. ``accept_reject`` accepts a prefix with min(1, p/q), then emits a residual or bonus token;
 4. both KV caches keep the accepted prefix and drop the rest (``RowCache.keep``: crop + holes).
 
 Rows accept different numbers of tokens and go on independently (HF assisted generation refuses
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import torch
 from tqdm.auto import tqdm
 
-from specmath.lm.accept_reject import verify_drafts
+from specmath.lm.accept_reject import accept_reject
 from specmath.lm.cache import RowCache
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
 from specmath.lm.generation import Generation, check_prompts, finish_rows, make_generator, model_vocab_size
@@ -87,7 +87,7 @@ def speculative_generate(
         if any(len(f) != gamma + 1 for f in fed):
             raise RuntimeError(f"target cache out of step: fed lengths {[len(f) for f in fed]}")
         p = sampling.probs(cache.feed(fed))  # (B, gamma + 1, V): p_1..p_{gamma+1}
-        result = verify_drafts(p, q, drafts, generator, residual)
+        result = accept_reject(p, q, drafts, generator, residual)
         kept = []
         for b, n in enumerate(result.n_accepted.tolist()):
             kept.append(len(tokens[b]) + n)  # prefix + accepted drafts are now known-good

@@ -54,13 +54,13 @@ def plot_bug_zoo_tv():
 
 @figure("block_vs_tokenwise.png")
 def plot_block_vs_tokenwise():
-    """E[accepted draft tokens per round] against gamma: block >= token-wise >= sampled-verify."""
+    """E[accepted draft tokens per round] against gamma: block >= token-wise >= sample-match."""
     gammas = [1, 2, 3, 4]
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.8), sharey=False)
     for ax, (title, (target, draft)) in zip(axes, _pairs().items(), strict=True):
         gs = gammas if "paper" in title else gammas[:3]
         rows = [block_vs_tokenwise(target, draft, (), g) | sampled_vs_tokenwise(target, draft, (), g) for g in gs]
-        for key, style in (("block", "o-"), ("token-wise", "s-"), ("sampled-verify", "^--")):
+        for key, style in (("block", "o-"), ("token-wise", "s-"), ("sample-match", "^--")):
             ax.plot(gs, [float(r[key]) for r in rows], style, label=key)
         if "paper" in title:
             ax.annotate("10/9 vs 11/9", (2, float(rows[1]["block"])), textcoords="offset points", xytext=(8, -18), fontsize=8)

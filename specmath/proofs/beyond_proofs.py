@@ -1,4 +1,4 @@
-"""Verifications beyond the article: block verification, multi-draft, sampled-verify, warps.
+"""Verifications beyond the article: block verification, multi-draft, sample-match, warps.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
@@ -21,7 +21,7 @@ from specmath.speculative import acceptance_rate, autoregressive_law
 from specmath.speculative.block import PAPER_EXAMPLE, block_generation_law, block_vs_tokenwise
 from specmath.speculative.examples import WORD_DRAFT, WORD_TARGET
 from specmath.speculative.multidraft import accepted_length_against_k, multidraft_generation_law, one_hot_drafter
-from specmath.speculative.sample_match import match_acceptance, sampled_verify_generation_law, sampled_vs_tokenwise
+from specmath.speculative.sample_match import match_acceptance, sample_match_generation_law, sampled_vs_tokenwise
 from specmath.speculative.toy_lm import ToyLM, Warp
 from specmath.speculative.warped import warp_scenarios
 
@@ -54,14 +54,14 @@ def _multidraft() -> Verification:
     )
 
 
-def _sampled_verify() -> Verification:
+def _sample_match() -> Verification:
     target, draft = PAPER_EXAMPLE
     p, q = target(()), draft(())
-    law = sampled_verify_generation_law(target, draft, (), 2, 3)
-    extras: dict = {"sum p q (sampled-verify acceptance)": match_acceptance(p, q), "alpha = sum min(p, q)": acceptance_rate(p, q)}
+    law = sample_match_generation_law(target, draft, (), 2, 3)
+    extras: dict = {"sum p q (sample-match acceptance)": match_acceptance(p, q), "alpha = sum min(p, q)": acceptance_rate(p, q)}
     extras.update({f"E[accepted] {k}": v for k, v in sampled_vs_tokenwise(target, draft, (), 2).items()})
     return Verification(
-        "sampled-verify",
+        "sample-match",
         "sample the target, keep the matching draft prefix; p = {a: 1/3, b: 2/3}, q = {a: 2/3, b: 1/3}, gamma = 2",
         law,
         autoregressive_law(target, (), 3),
@@ -87,6 +87,6 @@ def _warped() -> Verification:
 PROOFS = {
     "block-verification": _block,
     "multi-draft": _multidraft,
-    "sampled-verify": _sampled_verify,
+    "sample-match": _sample_match,
     "warped-target": _warped,
 }

@@ -12,13 +12,13 @@ from specmath.speculative.generate import (
     generate_law,
     speculative_generation,
 )
-from specmath.speculative.round import draft_block, round_law, speculative_round, verify_block
+from specmath.speculative.round import accept_block, draft_block, round_law, speculative_round
 from specmath.speculative.round_prover import RoundProof, prove_round
 from specmath.speculative.rule_check import RuleReport, verify_rule
 from specmath.speculative.step import Rule, acceptance_rate, residual_law, speculative_step, standard_rule, step_law
 
 __all__ = ["Rule", "acceptance_rate", "residual_law", "speculative_step", "standard_rule", "step_law"]
-__all__ += ["draft_block", "verify_block", "speculative_round", "round_law"]
+__all__ += ["draft_block", "accept_block", "speculative_round", "round_law"]
 __all__ += [
     "autoregressive_generation",
     "autoregressive_law",

@@ -34,7 +34,7 @@ from specmath.speculative.variants import expected_accepted, generation_law_of, 
 
 __all__ = [
     "block_weights",
-    "block_verify",
+    "block_accept",
     "block_round",
     "block_round_law",
     "block_generation_law",
@@ -70,13 +70,13 @@ def block_weights(p_laws: tuple, tokens: tuple, q_laws: tuple) -> tuple[list[Fra
     return weights, stops, residuals
 
 
-def block_verify(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple):
+def block_accept(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple):
     """Sampling program: block-verify drafted ``tokens`` (drawn from ``q_laws``); return the emitted tuple.
 
     Coins h_gamma, h_{gamma-1}, ... are flipped from the end; the first that comes up fixes tau.
     """
     if len(tokens) != len(q_laws):
-        raise LawError(f"block_verify got {len(tokens)} draft tokens but {len(q_laws)} draft laws")
+        raise LawError(f"block_accept got {len(tokens)} draft tokens but {len(q_laws)} draft laws")
     # one target forward pass gives p_0..p_gamma, exactly as for token-wise verification
     yield tick("target")
     p_laws = tuple(target(prefix + tokens[:i]) for i in range(len(tokens) + 1))
@@ -95,10 +95,10 @@ def block_verify(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple):
 
 
 def block_round(target: LM, draft: LM, prefix: tuple, gamma: int):
-    """Sampling program: ``draft_block`` (unchanged) then ``block_verify``; returns the emitted tuple."""
+    """Sampling program: ``draft_block`` (unchanged) then ``block_accept``; returns the emitted tuple."""
     prefix = check_round_arguments(prefix, gamma)
     tokens, q_laws = yield from draft_block(draft, prefix, gamma)
-    emitted = yield from block_verify(target, prefix, tokens, q_laws)
+    emitted = yield from block_accept(target, prefix, tokens, q_laws)
     return emitted
 
 

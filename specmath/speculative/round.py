@@ -13,7 +13,7 @@ The round (Leviathan et al. 2023, Algorithm 1; Chen et al. 2023, Algorithm 2):
 4. if all gamma are accepted, emit a *bonus* token y ~ p_{gamma+1}.
 
 The round is written once as a sampling program from two blocks, ``draft_block`` and
-``verify_block``, so a variant (a bug, block verification) swaps one block and keeps the other.
+``accept_block``, so a variant (a bug, block verification) swaps one block and keeps the other.
 ``exact(speculative_round, ...)`` is the reference meaning. ``round_law`` computes the same law by a
 direct recursion over the tree of accepted prefixes (much faster than replaying the program); the
 tests prove the two equal.
@@ -38,7 +38,7 @@ from specmath.speculative.step import Rule, standard_rule
 __all__ = [
     "LM",
     "draft_block",
-    "verify_block",
+    "accept_block",
     "speculative_round",
     "round_law",
     "check_round_arguments",
@@ -82,7 +82,7 @@ def draft_block(draft: LM, prefix: tuple, gamma: int):
     return tokens, q_laws
 
 
-def verify_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple, rule: Rule = standard_rule):
+def accept_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple, rule: Rule = standard_rule):
     """Sampling program: verify drafted ``tokens`` in order with ``rule``; return the emitted tuple.
 
     One target forward pass (``tick("target")``) scores every position. Position i accepts x_i with
@@ -91,7 +91,7 @@ def verify_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple, rule: 
     accepted a bonus token is drawn from p(. | prefix x_1..x_gamma).
     """
     if len(tokens) != len(q_laws):
-        raise LawError(f"verify_block got {len(tokens)} draft tokens but {len(q_laws)} draft laws")
+        raise LawError(f"accept_block got {len(tokens)} draft tokens but {len(q_laws)} draft laws")
     # one forward pass over prefix + drafted tokens yields all gamma + 1 next-token laws
     yield tick("target")
     for i, (x, q) in enumerate(zip(tokens, q_laws, strict=True)):
@@ -111,10 +111,10 @@ def verify_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple, rule: 
 
 
 def speculative_round(target: LM, draft: LM, prefix: tuple, gamma: int, rule: Rule = standard_rule):
-    """Sampling program for one round: ``draft_block`` then ``verify_block``; returns the emitted tuple."""
+    """Sampling program for one round: ``draft_block`` then ``accept_block``; returns the emitted tuple."""
     prefix = check_round_arguments(prefix, gamma)
     tokens, q_laws = yield from draft_block(draft, prefix, gamma)
-    emitted = yield from verify_block(target, prefix, tokens, q_laws, rule)
+    emitted = yield from accept_block(target, prefix, tokens, q_laws, rule)
     return emitted
 
 

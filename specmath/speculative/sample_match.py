@@ -1,4 +1,4 @@
-"""Sampled-verify: sample the target at every drafted position and keep the matching prefix.
+"""Sample-match: sample the target at every drafted position and keep the matching prefix.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
@@ -12,7 +12,7 @@ output is lossless for any draft, trivially. The price is acceptance:
 
 because p(x) q(x) = min(p, q) max(p, q) <= min(p, q). Equality needs max(p(x), q(x)) = 1 wherever
 both are positive: the supports are disjoint, or the only shared token carries all of p's or all of
-q's mass. So for a deterministic (one-hot) draft such as n-gram lookup, sampled-verify loses
+q's mass. So for a deterministic (one-hot) draft such as n-gram lookup, sample-match loses
 nothing (both accept with p(x_draft)); for a sampled draft it accepts strictly less.
 
 References: vllm-project/vllm PR #35461 (strict vs probabilistic rejection sampling in model
@@ -32,11 +32,11 @@ from specmath.speculative.variants import expected_accepted, generation_law_of, 
 
 __all__ = [
     "match_acceptance",
-    "sampled_verify_step",
-    "sampled_verify_block",
-    "sampled_verify_round",
-    "sampled_verify_round_law",
-    "sampled_verify_generation_law",
+    "sample_match_step",
+    "sample_match_block",
+    "sample_match_round",
+    "sample_match_round_law",
+    "sample_match_generation_law",
     "acceptance_gap",
     "sampled_vs_tokenwise",
 ]
@@ -49,11 +49,11 @@ def match_acceptance(p: Law, q: Law) -> Fraction:
 
 
 def acceptance_gap(p: Law, q: Law) -> Fraction:
-    """alpha - sum_x p(x) q(x) = sum_x min(p, q) (1 - max(p, q)) >= 0: what sampled-verify gives up per token."""
+    """alpha - sum_x p(x) q(x) = sum_x min(p, q) (1 - max(p, q)) >= 0: what sample-match gives up per token."""
     return acceptance_rate(p, q) - match_acceptance(p, q)
 
 
-def sampled_verify_step(p: Law, q: Law):
+def sample_match_step(p: Law, q: Law):
     """Sampling program: draft x ~ q, target sample y ~ p; return (y, accepted) with accepted = (y == x)."""
     check_same_vocabulary(p, q)
     x = yield draw(q, label="draft")
@@ -61,10 +61,10 @@ def sampled_verify_step(p: Law, q: Law):
     return (y, y == x)
 
 
-def sampled_verify_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple):
+def sample_match_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple):
     """Sampling program: keep draft tokens while the target's own sample matches; return the emitted tuple."""
     if len(tokens) != len(q_laws):
-        raise LawError(f"sampled_verify_block got {len(tokens)} draft tokens but {len(q_laws)} draft laws")
+        raise LawError(f"sample_match_block got {len(tokens)} draft tokens but {len(q_laws)} draft laws")
     yield tick("target")
     for i, x in enumerate(tokens):
         p = target(prefix + tokens[:i])
@@ -77,27 +77,27 @@ def sampled_verify_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple
     return tokens + (bonus,)
 
 
-def sampled_verify_round(target: LM, draft: LM, prefix: tuple, gamma: int):
-    """Sampling program: ``draft_block`` then ``sampled_verify_block``; returns the emitted tuple."""
+def sample_match_round(target: LM, draft: LM, prefix: tuple, gamma: int):
+    """Sampling program: ``draft_block`` then ``sample_match_block``; returns the emitted tuple."""
     prefix = check_round_arguments(prefix, gamma)
     tokens, q_laws = yield from draft_block(draft, prefix, gamma)
-    emitted = yield from sampled_verify_block(target, prefix, tokens, q_laws)
+    emitted = yield from sample_match_block(target, prefix, tokens, q_laws)
     return emitted
 
 
-def sampled_verify_round_law(target: LM, draft: LM, prefix: tuple, gamma: int) -> Law:
-    """Exact law of the tuple one sampled-verify round emits."""
-    return round_law_of(sampled_verify_round, target, draft, check_round_arguments(prefix, gamma), gamma)
+def sample_match_round_law(target: LM, draft: LM, prefix: tuple, gamma: int) -> Law:
+    """Exact law of the tuple one sample-match round emits."""
+    return round_law_of(sample_match_round, target, draft, check_round_arguments(prefix, gamma), gamma)
 
 
-def sampled_verify_generation_law(target: LM, draft: LM, prefix: tuple, gamma: int, length: int) -> Law:
-    """Law of the first ``length`` tokens of repeated sampled-verify rounds (equals autoregressive_law)."""
-    return generation_law_of(lambda c: sampled_verify_round_law(target, draft, c, gamma), prefix, length)
+def sample_match_generation_law(target: LM, draft: LM, prefix: tuple, gamma: int, length: int) -> Law:
+    """Law of the first ``length`` tokens of repeated sample-match rounds (equals autoregressive_law)."""
+    return generation_law_of(lambda c: sample_match_round_law(target, draft, c, gamma), prefix, length)
 
 
 def sampled_vs_tokenwise(target: LM, draft: LM, prefix: tuple, gamma: int) -> dict[str, Fraction]:
-    """E[accepted draft tokens per round]: sampled-verify vs the min(1, p/q) rule, same pair."""
+    """E[accepted draft tokens per round]: sample-match vs the min(1, p/q) rule, same pair."""
     return {
         "token-wise": expected_accepted(round_law(target, draft, prefix, gamma)),
-        "sampled-verify": expected_accepted(sampled_verify_round_law(target, draft, prefix, gamma)),
+        "sample-match": expected_accepted(sample_match_round_law(target, draft, prefix, gamma)),
     }

@@ -5,7 +5,7 @@ alpha = sum_x min(p(x), q(x)).
 
 A *round variant* is a sampling program ``round(target, draft, prefix, gamma, ...)`` that returns
 the tuple of tokens it emits (1..gamma+1 of them): token-wise verification
-(``specmath.speculative.round``), block verification, multi-draft trees, sampled-verify, and every
+(``specmath.speculative.round``), block verification, multi-draft trees, sample-match, and every
 entry of the bug zoo. Rounds of different variants emit different *lengths*, so their round laws
 are not comparable with each other; what must agree is the law of the text they produce. Two exact
 criteria, both computed here from a function ``context -> round law``:

@@ -30,7 +30,7 @@ from fractions import Fraction
 
 from specmath.laws import Law, LawError, point, tv_distance
 from specmath.speculative.generate import autoregressive_law, generate_law
-from specmath.speculative.round import LM, check_round_arguments, draft_block, round_law, verify_block
+from specmath.speculative.round import LM, accept_block, check_round_arguments, draft_block, round_law
 from specmath.speculative.toy_lm import Warp, temperature, warp
 from specmath.speculative.variants import expected_accepted, generation_law_of, round_law_of
 
@@ -57,7 +57,7 @@ def mismatched_round(target: LM, draft_sampled: LM, draft_claimed: LM, prefix: t
     for i, (x, q) in enumerate(zip(tokens, claimed, strict=True)):
         if q.prob(x) == 0:
             raise LawError(f"draft token {x!r} at position {i} was drawn, but the claimed draft law gives it probability 0")
-    emitted = yield from verify_block(target, prefix, tokens, claimed)
+    emitted = yield from accept_block(target, prefix, tokens, claimed)
     return emitted
 
 

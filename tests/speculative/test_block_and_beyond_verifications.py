@@ -5,7 +5,7 @@ import pytest
 from specmath.cli import main
 from specmath.proofs import verify
 
-NAMES = ["block-verification", "multi-draft", "sampled-verify", "warped-target"]
+NAMES = ["block-verification", "multi-draft", "sample-match", "warped-target"]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -11,10 +11,10 @@ from specmath.laws import Law, LawError
 from specmath.speculative import autoregressive_law, round_law
 from specmath.speculative.block import (
     PAPER_EXAMPLE,
+    block_accept,
     block_generation_law,
     block_round,
     block_round_law,
-    block_verify,
     block_vs_tokenwise,
     block_weights,
 )
@@ -73,17 +73,17 @@ def test_block_weights_follow_the_running_minimum_formula():
     assert stops[1] == 0
 
 
-def test_block_verify_rejects_a_draft_token_of_draft_probability_zero():
+def test_block_accept_rejects_a_draft_token_of_draft_probability_zero():
     q = Law({"a": 1, "b": 0})
     target = ToyLM(lambda c: Law({"a": Fraction(1, 2), "b": Fraction(1, 2)}), ("a", "b"))
     with pytest.raises(LawError, match="draft probability 0"):
-        exact(block_verify, target, (), ("b",), (q,))
+        exact(block_accept, target, (), ("b",), (q,))
 
 
-def test_block_verify_rejects_mismatched_tokens_and_laws():
+def test_block_accept_rejects_mismatched_tokens_and_laws():
     target, _ = PAPER_EXAMPLE
     with pytest.raises(LawError, match="2 draft tokens but 1 draft laws"):
-        exact(block_verify, target, (), ("a", "b"), (target(()),))
+        exact(block_accept, target, (), ("a", "b"), (target(()),))
 
 
 def test_block_round_rejects_a_negative_gamma():

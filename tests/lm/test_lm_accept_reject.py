@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from specmath.laws import Law
-from specmath.lm.accept_reject import verify_drafts
+from specmath.lm.accept_reject import accept_reject
 from specmath.stats import detectable_tv, g_test
 
 # p = target, q = draft at one position over 5 tokens; alpha = sum min(p, q) = 0.6
@@ -19,7 +19,7 @@ N = 200_000
 
 
 def _first_emitted(p, q, drafts, residual="standard", seed=0):
-    res = verify_drafts(p, q, drafts, torch.Generator().manual_seed(seed), residual)
+    res = accept_reject(p, q, drafts, torch.Generator().manual_seed(seed), residual)
     # the first emitted token: the first draft if accepted, else the residual draw
     return torch.where(res.n_accepted > 0, drafts[:, 0], res.next_token).tolist()
 
@@ -56,7 +56,7 @@ def test_a_zero_residual_falls_back_to_p_and_is_counted():
     p = torch.tensor([[[0.3, 0.7], [0.3, 0.7]]]).expand(64, -1, -1)
     q = torch.tensor([[[0.9, 0.7]]]).expand(64, -1, -1)
     drafts = torch.zeros(64, 1, dtype=torch.long)
-    res = verify_drafts(p, q, drafts, torch.Generator().manual_seed(0))
+    res = accept_reject(p, q, drafts, torch.Generator().manual_seed(0))
     assert res.zero_residual == int((res.n_accepted == 0).sum()) > 0
     assert set(res.next_token.tolist()) <= {0, 1}
 
@@ -65,8 +65,8 @@ def test_verify_rejects_mismatched_shapes_and_unknown_rules():
     drafts = torch.zeros(2, 3, dtype=torch.long)
     g = torch.Generator()
     with pytest.raises(ValueError, match="p has shape"):
-        verify_drafts(torch.ones(2, 3, 5) / 5, None, drafts, g)
+        accept_reject(torch.ones(2, 3, 5) / 5, None, drafts, g)
     with pytest.raises(ValueError, match="vocabularies differ"):
-        verify_drafts(torch.ones(2, 4, 5) / 5, torch.ones(2, 3, 6) / 6, drafts, g)
+        accept_reject(torch.ones(2, 4, 5) / 5, torch.ones(2, 3, 6) / 6, drafts, g)
     with pytest.raises(ValueError, match="residual must be one of"):
-        verify_drafts(torch.ones(2, 4, 5) / 5, None, drafts, g, residual="sloppy")
+        accept_reject(torch.ones(2, 4, 5) / 5, None, drafts, g, residual="sloppy")

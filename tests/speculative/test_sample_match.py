@@ -1,4 +1,4 @@
-"""Sampled-verify (keep the draft while the target's own sample matches) is lossless but accepts less."""
+"""Sample-match (keep the draft while the target's own sample matches) is lossless but accepts less."""
 
 from fractions import Fraction
 
@@ -13,10 +13,10 @@ from specmath.speculative.block import PAPER_EXAMPLE
 from specmath.speculative.sample_match import (
     acceptance_gap,
     match_acceptance,
-    sampled_verify_block,
-    sampled_verify_generation_law,
-    sampled_verify_round_law,
-    sampled_verify_step,
+    sample_match_block,
+    sample_match_generation_law,
+    sample_match_round_law,
+    sample_match_step,
     sampled_vs_tokenwise,
 )
 from specmath.speculative.toy_lm import random_toy_lm
@@ -36,9 +36,9 @@ def law(ws):
 @example(p=[1, 0, 0], q=[0, 1, 1])  # disjoint supports: equality, both accept never
 @example(p=[1, 1, 0], q=[1, 1, 0])  # p == q but not one-hot: strictly less (1/2 < 1)
 @example(p=[1, 2, 0], q=[0, 1, 0])  # a one-hot (n-gram) draft: equality, both accept p(B) = 2/3
-def test_sampled_verify_step_emits_p_and_accepts_sum_pq_which_is_at_most_alpha(p, q):
+def test_sample_match_step_emits_p_and_accepts_sum_pq_which_is_at_most_alpha(p, q):
     p, q = law(p), law(q)
-    result = exact(sampled_verify_step, p, q)
+    result = exact(sample_match_step, p, q)
     assert result.law.map(lambda out: out[0]) == p
     assert result.law.P(lambda out: out[1]) == match_acceptance(p, q)
     assert match_acceptance(p, q) <= acceptance_rate(p, q)
@@ -47,32 +47,32 @@ def test_sampled_verify_step_emits_p_and_accepts_sum_pq_which_is_at_most_alpha(p
     assert (acceptance_gap(p, q) == 0) == equal
 
 
-def test_sampled_verify_on_the_paper_example_accepts_4_9_where_min_rule_accepts_2_3():
+def test_sample_match_on_the_paper_example_accepts_4_9_where_min_rule_accepts_2_3():
     target, draft = PAPER_EXAMPLE
     p, q = target(()), draft(())
     assert (match_acceptance(p, q), acceptance_rate(p, q)) == (Fraction(4, 9), Fraction(2, 3))
-    assert sampled_vs_tokenwise(target, draft, (), 2) == {"token-wise": Fraction(10, 9), "sampled-verify": Fraction(52, 81)}
+    assert sampled_vs_tokenwise(target, draft, (), 2) == {"token-wise": Fraction(10, 9), "sample-match": Fraction(52, 81)}
 
 
 @settings(max_examples=10, deadline=None)
 @given(vocab=st.integers(1, 3), gamma=st.integers(1, 3), seed_p=st.integers(0, 10**6), seed_q=st.integers(0, 10**6))
 @example(vocab=3, gamma=3, seed_p=1, seed_q=101)
-def test_sampled_verify_round_is_lossless_and_never_beats_the_min_rule_for_random_toy_lms(vocab, gamma, seed_p, seed_q):
+def test_sample_match_round_is_lossless_and_never_beats_the_min_rule_for_random_toy_lms(vocab, gamma, seed_p, seed_q):
     target, draft = random_toy_lm(vocab, seed_p), random_toy_lm(vocab, seed_q)
-    law_ = sampled_verify_round_law(target, draft, (), gamma)
+    law_ = sample_match_round_law(target, draft, (), gamma)
     assert completion_law_of(law_, target, (), gamma + 1) == autoregressive_law(target, (), gamma + 1)
     compared = sampled_vs_tokenwise(target, draft, (), gamma)
-    assert compared["sampled-verify"] <= compared["token-wise"]
+    assert compared["sample-match"] <= compared["token-wise"]
 
 
-def test_sampled_verify_generation_equals_autoregressive_law_over_several_rounds():
+def test_sample_match_generation_equals_autoregressive_law_over_several_rounds():
     target, draft = random_toy_lm(3, 4), random_toy_lm(3, 8)
-    assert sampled_verify_generation_law(target, draft, (1,), 2, 4) == autoregressive_law(target, (1,), 4)
+    assert sample_match_generation_law(target, draft, (1,), 2, 4) == autoregressive_law(target, (1,), 4)
 
 
-def test_sampled_verify_rejects_mismatched_tokens_and_laws_and_vocabularies():
+def test_sample_match_rejects_mismatched_tokens_and_laws_and_vocabularies():
     target, _ = PAPER_EXAMPLE
     with pytest.raises(LawError, match="1 draft tokens but 0 draft laws"):
-        exact(sampled_verify_block, target, (), ("a",), ())
+        exact(sample_match_block, target, (), ("a",), ())
     with pytest.raises(LawError, match="different vocabularies"):
         match_acceptance(Law({"a": 1}), Law({"b": 1}))
