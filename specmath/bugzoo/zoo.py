@@ -29,9 +29,9 @@ from fractions import Fraction
 import numpy as np
 
 from specmath.laws import Law, tv_distance
-from specmath.speculative.generate import autoregressive_law, generate_law
+from specmath.speculative.generate import generate_law
 from specmath.speculative.toy_lm import ToyLM, Warp, warp
-from specmath.speculative.variants import generation_law_of, round_law_of
+from specmath.speculative.variants import autoregressive_law, generation_law_of, round_law_of
 
 __all__ = ["Instance", "Bug", "BUGS", "register_bug", "context_free"]
 

@@ -13,7 +13,7 @@ weight and decides how long a prefix to keep by looking at the whole block:
 
 For gamma = 1 this is the standard step (h_1 = min(1, p/q)). The paper proves it lossless and optimal
 in expected accepted tokens among verifiers that see only the drafted path's laws; here both claims
-are *checked* exactly: ``generation_law_of(block round) == autoregressive_law`` and
+are *checked* exactly: ``block_generation_law == autoregressive_law`` and
 E[accepted](block) >= E[accepted](token-wise) on every tested pair. The paper's motivating example
 (p = {a: 1/3, b: 2/3}, q = {a: 2/3, b: 1/3}, gamma = 2) gives 10/9 token-wise and 11/9 here.
 
@@ -29,8 +29,8 @@ from fractions import Fraction
 
 from specmath.laws import Law, LawError, check_same_vocabulary
 from specmath.program import coin, draw, tick
-from specmath.speculative.round import LM, check_round_arguments, draft_block, round_law
-from specmath.speculative.variants import expected_accepted, generation_law_of, round_law_of
+from specmath.speculative.round import LM, drafted_round, round_law
+from specmath.speculative.variants import expected_accepted, variant_generation_law, variant_round_law
 
 __all__ = [
     "block_weights",
@@ -96,20 +96,17 @@ def block_accept(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple):
 
 def block_round(target: LM, draft: LM, prefix: tuple, gamma: int):
     """Sampling program: ``draft_block`` (unchanged) then ``block_accept``; returns the emitted tuple."""
-    prefix = check_round_arguments(prefix, gamma)
-    tokens, q_laws = yield from draft_block(draft, prefix, gamma)
-    emitted = yield from block_accept(target, prefix, tokens, q_laws)
-    return emitted
+    return (yield from drafted_round(block_accept, target, draft, prefix, gamma))
 
 
 def block_round_law(target: LM, draft: LM, prefix: tuple, gamma: int) -> Law:
     """Exact law of the tuple one block-verification round emits (lengths 1..gamma+1)."""
-    return round_law_of(block_round, target, draft, check_round_arguments(prefix, gamma), gamma)
+    return variant_round_law(block_round, target, draft, prefix, gamma)
 
 
 def block_generation_law(target: LM, draft: LM, prefix: tuple, gamma: int, length: int) -> Law:
     """Law of the first ``length`` tokens of repeated block rounds; equals autoregressive_law (proved in tests)."""
-    return generation_law_of(lambda c: block_round_law(target, draft, c, gamma), prefix, length)
+    return variant_generation_law(block_round, target, draft, prefix, gamma, length)
 
 
 def block_vs_tokenwise(target: LM, draft: LM, prefix: tuple, gamma: int) -> dict[str, Fraction]:

@@ -14,21 +14,21 @@ for every target, draft, prefix, gamma and length; the tests prove it on hand-wr
 toy LMs. A round alone is lossless in the same sense: its emitted tuple, continued by plain target
 sampling to gamma+1 tokens, has the autoregressive law (``completed_round_law``).
 
-Both laws are computed by exact recursion; the sampling programs ``speculative_generation`` and
-``autoregressive_generation`` are the reference meaning (``exact(program, ...).law`` equals them).
+Both laws are the shared ones of ``specmath.speculative.variants`` (generation G, completion C,
+autoregressive A) applied to the token-wise round law ``round_law``; the sampling programs
+``speculative_generation`` and ``autoregressive_generation`` are the reference meaning
+(``exact(program, ...).law`` equals them).
 
 References: Leviathan et al., ICML 2023, Appendix A.1 (correctness); Chen et al., 2023, Theorem 1.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from fractions import Fraction
-
-from specmath.laws import Law, LawError
+from specmath.laws import Law
 from specmath.program import draw
 from specmath.speculative.round import LM, check_round_arguments, round_law, speculative_round
 from specmath.speculative.step import Rule, standard_rule
+from specmath.speculative.variants import autoregressive_law, check_length, completion_law_of, generation_law_of
 
 __all__ = [
     "autoregressive_law",
@@ -37,30 +37,6 @@ __all__ = [
     "speculative_generation",
     "autoregressive_generation",
 ]
-
-
-def _check_length(length: object) -> int:
-    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-        raise LawError(f"length (tokens to generate) must be an integer >= 1, got {length!r}")
-    return length
-
-
-def _autoregressive_weights(target: LM, prefix: tuple, length: int) -> dict[tuple, Fraction]:
-    # P(x_1..x_n) = p(x_1 | prefix) P(x_2..x_n | prefix x_1), expanded depth-first
-    if length == 0:
-        return {(): Fraction(1)}
-    out: dict[tuple, Fraction] = {}
-    for x, px in target(prefix).items():
-        if px:
-            for tail, w in _autoregressive_weights(target, prefix + (x,), length - 1).items():
-                out[(x,) + tail] = px * w
-    return out
-
-
-def autoregressive_law(target: LM, prefix: tuple, length: int) -> Law:
-    """Law of ``length`` tokens sampled one by one from the target: prod_i p(x_i | prefix x_<i)."""
-    prefix = check_round_arguments(prefix, 0)
-    return Law(_autoregressive_weights(target, prefix, _check_length(length)), name="autoregressive law")
 
 
 def generate_law(target: LM, draft: LM, prefix: tuple, gamma: int, length: int, rule: Rule | None = None) -> Law:
@@ -72,32 +48,7 @@ def generate_law(target: LM, draft: LM, prefix: tuple, gamma: int, length: int, 
     the standard rule.
     """
     prefix = check_round_arguments(prefix, gamma)
-    _check_length(length)
-    memo: dict[tuple, dict[tuple, Fraction]] = {}
-    rounds: dict[tuple, Law] = {}  # one round law per context, shared by every remaining length
-
-    def law_from(context: tuple, remaining: int) -> dict[tuple, Fraction]:
-        key = (context, remaining)
-        if key in memo:
-            return memo[key]
-        out: dict[tuple, Fraction] = {}
-        if context not in rounds:
-            rounds[context] = round_law(target, draft, context, gamma, rule)
-        for emitted, w in rounds[context].items():
-            if not w:
-                continue
-            if len(emitted) >= remaining:
-                # the round overshoots: keep only the tokens asked for
-                head = emitted[:remaining]
-                out[head] = out.get(head, Fraction(0)) + w
-                continue
-            for tail, v in law_from(context + emitted, remaining - len(emitted)).items():
-                seq = emitted + tail
-                out[seq] = out.get(seq, Fraction(0)) + w * v
-        memo[key] = out
-        return out
-
-    return Law(law_from(prefix, length), name="speculative generation law")
+    return generation_law_of(lambda c: round_law(target, draft, c, gamma, rule), prefix, length)
 
 
 def completed_round_law(target: LM, draft: LM, prefix: tuple, gamma: int, rule: Rule | None = None) -> Law:
@@ -107,16 +58,7 @@ def completed_round_law(target: LM, draft: LM, prefix: tuple, gamma: int, rule: 
     iff C == autoregressive_law(target, prefix, gamma + 1): what it emits is a prefix of a p-sample.
     """
     prefix = check_round_arguments(prefix, gamma)
-    out: dict[Hashable, Fraction] = {}
-    for emitted, w in round_law(target, draft, prefix, gamma, rule).items():
-        if not w:
-            continue
-        rest = gamma + 1 - len(emitted)
-        tails = _autoregressive_weights(target, prefix + emitted, rest)
-        for tail, v in tails.items():
-            seq = emitted + tail
-            out[seq] = out.get(seq, Fraction(0)) + w * v
-    return Law(out, name="completed round law")
+    return completion_law_of(round_law(target, draft, prefix, gamma, rule), target, prefix, gamma + 1)
 
 
 def speculative_generation(target: LM, draft: LM, prefix: tuple, gamma: int, length: int, rule: Rule = standard_rule):
@@ -125,7 +67,7 @@ def speculative_generation(target: LM, draft: LM, prefix: tuple, gamma: int, len
     Each round emits at least one token, so at most ``length`` rounds run (no unbounded loop).
     """
     prefix = check_round_arguments(prefix, gamma)
-    _check_length(length)
+    check_length(length)
     generated: tuple = ()
     while len(generated) < length:
         emitted = yield from speculative_round(target, draft, prefix + generated, gamma, rule)
@@ -136,7 +78,7 @@ def speculative_generation(target: LM, draft: LM, prefix: tuple, gamma: int, len
 def autoregressive_generation(target: LM, prefix: tuple, length: int):
     """Sampling program: ``length`` plain decoding steps, one target pass ("target") per token."""
     prefix = check_round_arguments(prefix, 0)
-    _check_length(length)
+    check_length(length)
     generated: tuple = ()
     for _ in range(length):
         x = yield draw(target(prefix + generated), label="target")

@@ -35,7 +35,7 @@ from specmath.program import coin, draw, tick
 from specmath.speculative.round import LM, check_round_arguments, draft_block
 from specmath.speculative.step import standard_rule
 from specmath.speculative.toy_lm import ToyLM
-from specmath.speculative.variants import expected_accepted, generation_law_of, round_law_of
+from specmath.speculative.variants import expected_accepted, round_law_of, variant_generation_law, variant_round_law
 
 __all__ = [
     "one_hot",
@@ -142,13 +142,12 @@ def multidraft_round(target: LM, drafts: tuple, prefix: tuple, gamma: int):
 
 def multidraft_round_law(target: LM, drafts: Sequence[LM], prefix: tuple, gamma: int) -> Law:
     """Exact law of the tuple one multi-draft round emits (k = len(drafts))."""
-    return round_law_of(multidraft_round, target, _check_drafts(drafts), check_round_arguments(prefix, gamma), gamma)
+    return variant_round_law(multidraft_round, target, _check_drafts(drafts), prefix, gamma)
 
 
 def multidraft_generation_law(target: LM, drafts: Sequence[LM], prefix: tuple, gamma: int, length: int) -> Law:
     """Law of the first ``length`` tokens of repeated multi-draft rounds (equals autoregressive_law)."""
-    drafts = _check_drafts(drafts)
-    return generation_law_of(lambda c: multidraft_round_law(target, drafts, c, gamma), prefix, length)
+    return variant_generation_law(multidraft_round, target, _check_drafts(drafts), prefix, gamma, length)
 
 
 def accepted_length_against_k(target: LM, draft: LM, prefix: tuple, gamma: int, ks: Sequence[int]) -> dict[int, Fraction]:

@@ -40,6 +40,7 @@ __all__ = [
     "draft_block",
     "accept_block",
     "speculative_round",
+    "drafted_round",
     "round_law",
     "check_round_arguments",
     "law_at",
@@ -115,6 +116,15 @@ def speculative_round(target: LM, draft: LM, prefix: tuple, gamma: int, rule: Ru
     prefix = check_round_arguments(prefix, gamma)
     tokens, q_laws = yield from draft_block(draft, prefix, gamma)
     emitted = yield from accept_block(target, prefix, tokens, q_laws, rule)
+    return emitted
+
+
+def drafted_round(accept: Callable, target: LM, draft: LM, prefix: tuple, gamma: int):
+    """Sampling program for a variant that keeps the draft phase: ``draft_block``, then
+    ``accept(target, prefix, tokens, q_laws)`` (a program returning the emitted tuple)."""
+    prefix = check_round_arguments(prefix, gamma)
+    tokens, q_laws = yield from draft_block(draft, prefix, gamma)
+    emitted = yield from accept(target, prefix, tokens, q_laws)
     return emitted
 
 

@@ -26,9 +26,9 @@ from fractions import Fraction
 
 from specmath.laws import Law, LawError, check_same_vocabulary
 from specmath.program import draw, tick
-from specmath.speculative.round import LM, check_round_arguments, draft_block, round_law
+from specmath.speculative.round import LM, drafted_round, round_law
 from specmath.speculative.step import acceptance_rate
-from specmath.speculative.variants import expected_accepted, generation_law_of, round_law_of
+from specmath.speculative.variants import expected_accepted, variant_generation_law, variant_round_law
 
 __all__ = [
     "match_acceptance",
@@ -79,20 +79,17 @@ def sample_match_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple):
 
 def sample_match_round(target: LM, draft: LM, prefix: tuple, gamma: int):
     """Sampling program: ``draft_block`` then ``sample_match_block``; returns the emitted tuple."""
-    prefix = check_round_arguments(prefix, gamma)
-    tokens, q_laws = yield from draft_block(draft, prefix, gamma)
-    emitted = yield from sample_match_block(target, prefix, tokens, q_laws)
-    return emitted
+    return (yield from drafted_round(sample_match_block, target, draft, prefix, gamma))
 
 
 def sample_match_round_law(target: LM, draft: LM, prefix: tuple, gamma: int) -> Law:
     """Exact law of the tuple one sample-match round emits."""
-    return round_law_of(sample_match_round, target, draft, check_round_arguments(prefix, gamma), gamma)
+    return variant_round_law(sample_match_round, target, draft, prefix, gamma)
 
 
 def sample_match_generation_law(target: LM, draft: LM, prefix: tuple, gamma: int, length: int) -> Law:
     """Law of the first ``length`` tokens of repeated sample-match rounds (equals autoregressive_law)."""
-    return generation_law_of(lambda c: sample_match_round_law(target, draft, c, gamma), prefix, length)
+    return variant_generation_law(sample_match_round, target, draft, prefix, gamma, length)
 
 
 def sampled_vs_tokenwise(target: LM, draft: LM, prefix: tuple, gamma: int) -> dict[str, Fraction]:

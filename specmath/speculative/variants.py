@@ -1,23 +1,28 @@
-"""Laws of any round variant: one round, generation by repeated rounds, and accepted length.
+"""Laws of repeated rounds, written once: autoregressive, generation, completion, accepted length.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
 
-A *round variant* is a sampling program ``round(target, draft, prefix, gamma, ...)`` that returns
-the tuple of tokens it emits (1..gamma+1 of them): token-wise verification
+A *round variant* is a sampling program ``round(target, draft, prefix, gamma)`` that returns the
+tuple of tokens it emits (1..gamma+1 of them): token-wise accept/reject
 (``specmath.speculative.round``), block verification, multi-draft trees, sample-match, and every
-entry of the bug zoo. Rounds of different variants emit different *lengths*, so their round laws
-are not comparable with each other; what must agree is the law of the text they produce. Two exact
-criteria, both computed here from a function ``context -> round law``:
+entry of the bug zoo. A variant supplies only its round program (or, for speed, a direct
+``context -> round law`` function); every law of repeated rounds is computed here:
 
-* generation: G(prefix, n) = sum_e R_prefix(e) [ e[:n] if |e| >= n else e + G(prefix e, n - |e|) ],
-  the law of the first n tokens of repeated rounds; lossless iff G == autoregressive law of p;
+* autoregressive: A(c, n)(x_1..x_n) = prod_i p(x_i | c x_<i), the law of plain sampling from p;
+* generation: G(c, n) = sum_e R_c(e) [ e[:n] if |e| >= n else e + G(c e, n - |e|) ],
+  the law of the first n tokens of repeated rounds (the last one truncated, as an engine stops at
+  max_new_tokens); lossless iff G == A for every prefix and length;
 * completion: C(s) = sum_{e prefix of s} R(e) prod_{i > |e|} p(s_i | prefix s_<i); lossless iff C
-  equals the autoregressive law of gamma + 1 tokens (what a round emits is a prefix of a p-sample).
+  equals A(prefix, gamma + 1): what a round emits is a prefix of a p-sample.
 
-References: Leviathan et al., "Fast Inference from Transformers via Speculative Decoding", ICML 2023
-(correctness of one round); Sun et al., "Block verification accelerates speculative decoding",
-ICLR 2025 (arXiv 2403.10444), which states losslessness for variable-length rounds the same way.
+Rounds of different variants emit different *lengths*, so their round laws are not comparable
+with each other; G and C are.
+
+References: Leviathan et al., "Fast Inference from Transformers via Speculative Decoding", ICML 2023,
+Appendix A.1 (correctness of one round); Chen et al., 2023, Theorem 1; Sun et al., "Block
+verification accelerates speculative decoding", ICLR 2025 (arXiv 2403.10444), which states
+losslessness for variable-length rounds the same way.
 """
 
 from __future__ import annotations
@@ -30,14 +35,45 @@ from specmath.laws import Law, LawError
 from specmath.speculative.round import LM, check_round_arguments
 
 __all__ = [
+    "RoundLaw",
+    "check_length",
+    "autoregressive_law",
     "round_law_of",
+    "variant_round_law",
+    "variant_generation_law",
     "generation_law_of",
     "completion_law_of",
     "expected_emitted",
     "expected_accepted",
 ]
 
+#: context -> law of the tuple one round emits at that context
 RoundLaw = Callable[[tuple], Law]
+
+
+def check_length(length: object) -> int:
+    """Validate the number of tokens to generate (an int >= 1)."""
+    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        raise LawError(f"length (tokens to generate) must be an integer >= 1, got {length!r}")
+    return length
+
+
+def _autoregressive_weights(target: LM, context: tuple, n: int) -> dict[tuple, Fraction]:
+    # A(c, n)(x_1..x_n) = p(x_1 | c) A(c x_1, n - 1)(x_2..x_n), expanded depth-first
+    if n == 0:
+        return {(): Fraction(1)}
+    out: dict[tuple, Fraction] = {}
+    for x, px in target(context).items():
+        if px:
+            for tail, w in _autoregressive_weights(target, context + (x,), n - 1).items():
+                out[(x,) + tail] = px * w
+    return out
+
+
+def autoregressive_law(target: LM, prefix: tuple, length: int) -> Law:
+    """Law of ``length`` tokens sampled one by one from the target: prod_i p(x_i | prefix x_<i)."""
+    prefix = check_round_arguments(prefix, 0)
+    return Law(_autoregressive_weights(target, prefix, check_length(length)), name="autoregressive law")
 
 
 def round_law_of(round_program: Callable, *args) -> Law:
@@ -45,27 +81,42 @@ def round_law_of(round_program: Callable, *args) -> Law:
     return exact(round_program, *args).law
 
 
+def variant_round_law(round_program: Callable, target: LM, draft, prefix: tuple, gamma: int) -> Law:
+    """Exact law of one round of ``round_program(target, draft, prefix, gamma)`` (``draft``: one LM or a tuple)."""
+    return round_law_of(round_program, target, draft, check_round_arguments(prefix, gamma), gamma)
+
+
+def variant_generation_law(round_program: Callable, target: LM, draft, prefix: tuple, gamma: int, length: int) -> Law:
+    """Law of the first ``length`` tokens of repeated ``round_program(target, draft, context, gamma)`` rounds."""
+    prefix = check_round_arguments(prefix, gamma)
+    return generation_law_of(lambda c: round_law_of(round_program, target, draft, c, gamma), prefix, length)
+
+
 def generation_law_of(round_law_at: RoundLaw, prefix: tuple, length: int) -> Law:
     """Law of the first ``length`` tokens of repeated rounds, given ``round_law_at(context)``.
 
     G(c, n) = sum_e R_c(e) [ e[:n] if |e| >= n else e + G(c e, n - |e|) ] (the last round is truncated).
+    Each context's round law is computed once and shared by every remaining length.
     """
     prefix = check_round_arguments(prefix, 0)
-    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-        raise LawError(f"length (tokens to generate) must be an integer >= 1, got {length!r}")
+    check_length(length)
     memo: dict[tuple, dict[tuple, Fraction]] = {}
+    rounds: dict[tuple, Law] = {}
 
     def law_from(context: tuple, remaining: int) -> dict[tuple, Fraction]:
         key = (context, remaining)
         if key in memo:
             return memo[key]
+        if context not in rounds:
+            rounds[context] = round_law_at(context)
         out: dict[tuple, Fraction] = {}
-        for emitted, w in round_law_at(context).items():
+        for emitted, w in rounds[context].items():
             if not w:
                 continue
             if not isinstance(emitted, tuple) or not emitted:
                 raise LawError(f"a round must emit a non-empty tuple of tokens, got {emitted!r}")
             if len(emitted) >= remaining:
+                # the round overshoots: keep only the tokens asked for
                 head = emitted[:remaining]
                 out[head] = out.get(head, Fraction(0)) + w
                 continue
@@ -75,18 +126,6 @@ def generation_law_of(round_law_at: RoundLaw, prefix: tuple, length: int) -> Law
         return out
 
     return Law(law_from(prefix, length), name="generation law")
-
-
-def _autoregressive(target: LM, context: tuple, n: int) -> dict[tuple, Fraction]:
-    # P(x_1..x_n | c) = p(x_1 | c) P(x_2..x_n | c x_1)
-    if n == 0:
-        return {(): Fraction(1)}
-    out: dict[tuple, Fraction] = {}
-    for x, px in target(context).items():
-        if px:
-            for tail, w in _autoregressive(target, context + (x,), n - 1).items():
-                out[(x,) + tail] = px * w
-    return out
 
 
 def completion_law_of(round_law: Law, target: LM, prefix: tuple, total: int) -> Law:
@@ -101,7 +140,7 @@ def completion_law_of(round_law: Law, target: LM, prefix: tuple, total: int) -> 
             continue
         if len(emitted) > total:
             raise LawError(f"the round emitted {len(emitted)} tokens, more than total = {total}")
-        for tail, v in _autoregressive(target, prefix + emitted, total - len(emitted)).items():
+        for tail, v in _autoregressive_weights(target, prefix + emitted, total - len(emitted)).items():
             out[emitted + tail] = out.get(emitted + tail, Fraction(0)) + w * v
     return Law(out, name="completed round law")
 

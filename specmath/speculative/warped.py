@@ -29,10 +29,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 from specmath.laws import Law, LawError, point, tv_distance
-from specmath.speculative.generate import autoregressive_law, generate_law
+from specmath.speculative.generate import generate_law
 from specmath.speculative.round import LM, accept_block, check_round_arguments, draft_block, round_law
 from specmath.speculative.toy_lm import Warp, temperature, warp
-from specmath.speculative.variants import expected_accepted, generation_law_of, round_law_of
+from specmath.speculative.variants import autoregressive_law, expected_accepted, generation_law_of, round_law_of
 
 __all__ = [
     "mismatched_round",
