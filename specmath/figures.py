@@ -1,9 +1,12 @@
-"""The figure registry: one plotting function per file in ``figures/``.
+"""The figures: one plotting function per file in ``figures/``.
 
-A plotting function takes no required argument, returns a matplotlib Figure, and is registered
-with ``@figure("file_name.png")``. Notebooks call the same functions, so what a notebook shows is
-what ``specmath figures`` (``make figures``) writes. Modules holding plotting functions are listed
-in PLOT_MODULES; they are imported lazily, so the exact core never imports matplotlib.
+A plotting function takes no required argument, returns a matplotlib Figure, and is marked with
+``@figure("file_name.png")``; the mark only names the file (it adds the function to nothing).
+``PLOT_MODULES`` lists the modules that hold plotting functions, and ``load_all`` joins their
+marked functions into one file name -> function dict, the way ``specmath.proofs`` joins PROOFS.
+Notebooks call the same functions, so what a notebook shows is what ``specmath figures``
+(``make figures``) writes. The modules are imported on demand, so the exact core never imports
+matplotlib.
 """
 
 from __future__ import annotations
@@ -11,53 +14,65 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
-__all__ = ["figure", "FIGURES", "PLOT_MODULES", "load_all", "regenerate"]
+__all__ = ["figure", "figures_in", "PLOT_MODULES", "load_all", "regenerate"]
 
-#: file name -> plotting function returning a matplotlib Figure
-FIGURES: dict[str, Callable] = {}
-
-#: modules whose import registers figures (one line per module)
-PLOT_MODULES: list[str] = [
+#: modules holding plotting functions (one line per module)
+PLOT_MODULES: tuple[str, ...] = (
     "specmath.plots.classic_plots",
     "specmath.plots.lm_plots",
     "specmath.plots.speculative_plots",
     "specmath.plots.beyond_plots",
     "specmath.plots.entropy_plots",
-]
+)
 
 
 def figure(file_name: str):
-    """Decorator: register a plotting function as the producer of ``figures/<file_name>``."""
+    """Decorator: mark a plotting function as the producer of ``figures/<file_name>``."""
 
-    def deco(fn: Callable) -> Callable:
-        if file_name in FIGURES and FIGURES[file_name] is not fn:
-            raise ValueError(f"two plotting functions claim figures/{file_name}")
-        FIGURES[file_name] = fn
+    def mark(fn: Callable) -> Callable:
+        fn.figure_file = file_name
         return fn
 
-    return deco
+    return mark
 
 
-def load_all(modules: list[str] | None = None) -> dict[str, Callable]:
-    """Import the plotting modules (all, or those named) and return the registry."""
-    for name in modules or PLOT_MODULES:
-        importlib.import_module(name)
-    return FIGURES
+def figures_in(module: ModuleType) -> dict[str, Callable]:
+    """The marked plotting functions defined in ``module``, by file name, in definition order."""
+    out: dict[str, Callable] = {}
+    for fn in vars(module).values():
+        name = getattr(fn, "figure_file", None)
+        if name is None or getattr(fn, "__module__", None) != module.__name__:
+            continue
+        if name in out:
+            raise ValueError(f"two plotting functions in {module.__name__} claim figures/{name}")
+        out[name] = fn
+    return out
+
+
+def load_all(modules: tuple[str, ...] | list[str] | None = None) -> dict[str, Callable]:
+    """file name -> plotting function, joined over the plotting modules (all, or those named)."""
+    joined: dict[str, Callable] = {}
+    for module_name in modules or PLOT_MODULES:
+        for name, fn in figures_in(importlib.import_module(module_name)).items():
+            if name in joined:
+                raise ValueError(f"figures/{name} is claimed by {joined[name].__module__} and {module_name}")
+            joined[name] = fn
+    return joined
 
 
 def regenerate(out_dir: str | Path = "figures", only: list[str] | None = None) -> list[Path]:
-    """Write every registered figure (or those in ``only``) to ``out_dir``; return the paths."""
+    """Write every figure (or those in ``only``) to ``out_dir``; return the paths."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    load_all()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for file_name, fn in FIGURES.items():
+    for file_name, fn in load_all().items():
         if only and file_name not in only:
             continue
         fig = fn()

@@ -8,12 +8,19 @@ law of generation with the bug, the target law, the exact TV distance between th
 explanation, the citation, and a float reference ``sample_round(target_probs, draft_probs,
 draft_tokens, rng)`` for auditing engines. The correct algorithm has TV exactly 0 on every instance.
 
-Modules: ``rules`` (the accept/resample rule), ``logits`` (which law is handed to the verifier),
-``positions`` (which position's law is used, and the uniforms).
+Each module exports a tuple of its entries and ``BUGS`` joins them here (importing a module adds
+nothing anywhere): ``logit_bugs.LOGIT_BUGS`` (which law is handed to the verifier),
+``position_bugs.POSITION_BUGS`` (which position's law is used, and the uniforms),
+``rule_bugs.RULE_BUGS`` (the accept/resample rule).
 """
 
-from specmath.bugzoo import logit_bugs, position_bugs, rule_bugs  # noqa: F401  (each registers its entries)
+from specmath.bugzoo.logit_bugs import LOGIT_BUGS
 from specmath.bugzoo.numpy_reference import numpy_round, reference_sample_round
-from specmath.bugzoo.zoo import BUGS, Bug, Instance
+from specmath.bugzoo.position_bugs import POSITION_BUGS
+from specmath.bugzoo.rule_bugs import RULE_BUGS
+from specmath.bugzoo.zoo import Bug, Instance, bugs_by_name
+
+#: every entry of the zoo, by name
+BUGS: dict[str, Bug] = bugs_by_name(LOGIT_BUGS, POSITION_BUGS, RULE_BUGS)
 
 __all__ = ["BUGS", "Bug", "Instance", "numpy_round", "reference_sample_round"]

@@ -16,13 +16,13 @@ from fractions import Fraction
 from functools import partial
 
 from specmath.bugzoo.numpy_reference import numpy_round
-from specmath.bugzoo.zoo import Bug, Instance, context_free, register_bug
+from specmath.bugzoo.zoo import Bug, Instance, context_free
 from specmath.laws import Law
 from specmath.speculative.round import speculative_round
 from specmath.speculative.toy_lm import Warp
 from specmath.speculative.warped import mismatched_round
 
-__all__ = ["q_from_raw_logits_round", "target_unwarped_round"]
+__all__ = ["LOGIT_BUGS", "q_from_raw_logits_round", "target_unwarped_round"]
 
 TOP_2 = Warp(top_k=2)
 TOP_P_HALF = Warp(top_p=Fraction(1, 2))
@@ -60,22 +60,24 @@ def _top_p_instance() -> Instance:
     )
 
 
-register_bug(Bug(
-    name="q-from-raw-logits",
-    explanation="draft tokens are sampled from processed (top-k) logits but q is read from the raw ones: p/q is off by the kept mass and the residual counts tokens the draft never proposes",
-    citation="huggingface/transformers issue #47932 (proposed fix: PR #47961): candidate generators returned raw logits as q while sampling from processor-applied logits",
-    make_instance=_top2_instance,
-    buggy_round=q_from_raw_logits_round,
-    sample_round=partial(numpy_round, warp_target=TOP_2, warp_draft=None),
-    warp=TOP_2,
-))
-
-register_bug(Bug(
-    name="target-probs-unwarped",
-    explanation="top-p is applied to the draft but the target probabilities use default sampling parameters, so the round is lossless for the raw p, not for the top-p law the user asked for",
-    citation="vllm-project/vllm PR #10198 (fixes issue #9834): target probabilities scored with top_p = 1.0, temperature = 1.0 while draft probabilities were filtered by top_p",
-    make_instance=_top_p_instance,
-    buggy_round=target_unwarped_round,
-    sample_round=partial(numpy_round, warp_target=None, warp_draft=TOP_P_HALF),
-    warp=TOP_P_HALF,
-))
+#: this module's entries of the bug zoo (joined into ``specmath.bugzoo.BUGS``)
+LOGIT_BUGS: tuple[Bug, ...] = (
+    Bug(
+        name="q-from-raw-logits",
+        explanation="draft tokens are sampled from processed (top-k) logits but q is read from the raw ones: p/q is off by the kept mass and the residual counts tokens the draft never proposes",
+        citation="huggingface/transformers issue #47932 (proposed fix: PR #47961): candidate generators returned raw logits as q while sampling from processor-applied logits",
+        make_instance=_top2_instance,
+        buggy_round=q_from_raw_logits_round,
+        sample_round=partial(numpy_round, warp_target=TOP_2, warp_draft=None),
+        warp=TOP_2,
+    ),
+    Bug(
+        name="target-probs-unwarped",
+        explanation="top-p is applied to the draft but the target probabilities use default sampling parameters, so the round is lossless for the raw p, not for the top-p law the user asked for",
+        citation="vllm-project/vllm PR #10198 (fixes issue #9834): target probabilities scored with top_p = 1.0, temperature = 1.0 while draft probabilities were filtered by top_p",
+        make_instance=_top_p_instance,
+        buggy_round=target_unwarped_round,
+        sample_round=partial(numpy_round, warp_target=None, warp_draft=TOP_P_HALF),
+        warp=TOP_P_HALF,
+    ),
+)

@@ -19,14 +19,14 @@ from functools import partial
 import numpy as np
 
 from specmath.bugzoo.numpy_reference import numpy_round
-from specmath.bugzoo.zoo import Bug, Instance, context_free, register_bug
+from specmath.bugzoo.zoo import Bug, Instance, context_free
 from specmath.laws import Law
 from specmath.program import coin, draw, tick
 from specmath.speculative.round import accept_block, draft_block
 from specmath.speculative.step import residual_law
 from specmath.speculative.toy_lm import ToyLM
 
-__all__ = ["first_draft_unverified_round", "logits_off_by_one_round", "bonus_wrong_position_round", "shared_uniform_round"]
+__all__ = ["POSITION_BUGS", "first_draft_unverified_round", "logits_off_by_one_round", "bonus_wrong_position_round", "shared_uniform_round"]
 
 
 def first_draft_unverified_round(inst: Instance, context: tuple):
@@ -128,38 +128,38 @@ def _one_uniform(gamma: int, rng: np.random.Generator) -> np.ndarray:
     return np.full(gamma, rng.random())
 
 
-register_bug(Bug(
-    name="first-draft-unverified",
-    explanation="the verify loop feeds x_1 first and only checks x_2..x_gamma, so x_1 is committed unverified and the first token follows q, not p",
-    citation="ohdearquant/lattice issue #243 (fix: PR #258): `verify_draft` commits draft[0] without computing the target's law at its position",
-    make_instance=_first_draft_instance,
-    buggy_round=first_draft_unverified_round,
-    sample_round=partial(numpy_round, check_first=False),
-))
-
-register_bug(Bug(
-    name="logits-off-by-one",
-    explanation="verification logits are sliced from position 1, so x_i is judged by the law of the token after it, p(. | prefix x_1..x_i)",
-    citation="mlx-node/mlx-node PR #11, automated review comment 'Verification logits are shifted by one' on the Qwen3 speculative path (slicing target logits from position 1)",
-    make_instance=_off_by_one_instance,
-    buggy_round=logits_off_by_one_round,
-    sample_round=partial(numpy_round, target_row=lambda i, gamma: min(i + 1, gamma)),
-))
-
-register_bug(Bug(
-    name="bonus-from-wrong-row",
-    explanation="after all gamma drafts are accepted the bonus token is drawn from row gamma - 1, the law of x_gamma, not the law after it",
-    citation="modelled on the bonus-logit index `recover_logits_idx = np.cumsum(sample_lens) - 1` of vLLM's v1 GPU model runner (vllm-project/vllm PR #13933), taken one row too early; no such issue is claimed",
-    make_instance=_bonus_instance,
-    buggy_round=bonus_wrong_position_round,
-    sample_round=partial(numpy_round, bonus_row=lambda gamma: gamma - 1),
-))
-
-register_bug(Bug(
-    name="one-uniform-for-all-positions",
-    explanation="one uniform u is drawn per round instead of per position, so after accepting x_1 (u < r_1) later acceptances are correlated and too likely",
-    citation="modelled on the batched acceptance test of vLLM's rejection sampler (vllm-project/vllm PR #2336), which draws one uniform per (sequence, position), here drawn once per sequence; no such issue is claimed",
-    make_instance=_shared_uniform_instance,
-    buggy_round=shared_uniform_round,
-    sample_round=partial(numpy_round, uniforms=_one_uniform),
-))
+#: this module's entries of the bug zoo (joined into ``specmath.bugzoo.BUGS``)
+POSITION_BUGS: tuple[Bug, ...] = (
+    Bug(
+        name="first-draft-unverified",
+        explanation="the verify loop feeds x_1 first and only checks x_2..x_gamma, so x_1 is committed unverified and the first token follows q, not p",
+        citation="ohdearquant/lattice issue #243 (fix: PR #258): `verify_draft` commits draft[0] without computing the target's law at its position",
+        make_instance=_first_draft_instance,
+        buggy_round=first_draft_unverified_round,
+        sample_round=partial(numpy_round, check_first=False),
+    ),
+    Bug(
+        name="logits-off-by-one",
+        explanation="verification logits are sliced from position 1, so x_i is judged by the law of the token after it, p(. | prefix x_1..x_i)",
+        citation="mlx-node/mlx-node PR #11, automated review comment 'Verification logits are shifted by one' on the Qwen3 speculative path (slicing target logits from position 1)",
+        make_instance=_off_by_one_instance,
+        buggy_round=logits_off_by_one_round,
+        sample_round=partial(numpy_round, target_row=lambda i, gamma: min(i + 1, gamma)),
+    ),
+    Bug(
+        name="bonus-from-wrong-row",
+        explanation="after all gamma drafts are accepted the bonus token is drawn from row gamma - 1, the law of x_gamma, not the law after it",
+        citation="modelled on the bonus-logit index `recover_logits_idx = np.cumsum(sample_lens) - 1` of vLLM's v1 GPU model runner (vllm-project/vllm PR #13933), taken one row too early; no such issue is claimed",
+        make_instance=_bonus_instance,
+        buggy_round=bonus_wrong_position_round,
+        sample_round=partial(numpy_round, bonus_row=lambda gamma: gamma - 1),
+    ),
+    Bug(
+        name="one-uniform-for-all-positions",
+        explanation="one uniform u is drawn per round instead of per position, so after accepting x_1 (u < r_1) later acceptances are correlated and too likely",
+        citation="modelled on the batched acceptance test of vLLM's rejection sampler (vllm-project/vllm PR #2336), which draws one uniform per (sequence, position), here drawn once per sequence; no such issue is claimed",
+        make_instance=_shared_uniform_instance,
+        buggy_round=shared_uniform_round,
+        sample_round=partial(numpy_round, uniforms=_one_uniform),
+    ),
+)

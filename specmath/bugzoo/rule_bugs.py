@@ -20,11 +20,11 @@ from functools import partial
 import numpy as np
 
 from specmath.bugzoo.numpy_reference import numpy_round
-from specmath.bugzoo.zoo import Bug, Instance, context_free, register_bug
+from specmath.bugzoo.zoo import Bug, Instance, context_free
 from specmath.laws import Law
 from specmath.speculative.round import speculative_round
 
-__all__ = ["softmax_residual_rule", "float32_uniform_le_rule", "always_accept_rule", "clamped_residual_rule"]
+__all__ = ["RULE_BUGS", "softmax_residual_rule", "float32_uniform_le_rule", "always_accept_rule", "clamped_residual_rule"]
 
 #: torch.rand(dtype=float32) returns k / 2^24, k = 0..2^24 - 1
 FLOAT32_UNIFORM_STEP = Fraction(1, 2**24)
@@ -109,38 +109,38 @@ def _clamped_residual(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return f / f.sum()
 
 
-register_bug(Bug(
-    name="residual-softmax",
-    explanation="the residual is softmax(max(0, p - q)) instead of max(0, p - q) / sum, so tokens the target under-weights (even p = 0) are resampled",
-    citation="huggingface/transformers PR #28508 (fix of `_speculative_sampling`: `p_prime = clamp(p - q, min=0).softmax(dim=-1)` replaced by division by the sum)",
-    make_instance=_half_half_vs_certain_a,
-    buggy_round=_rule_round(softmax_residual_rule),
-    sample_round=partial(numpy_round, residual=_softmax_residual),
-))
-
-register_bug(Bug(
-    name="accept-on-u-equal-zero",
-    explanation="accepting when u <= p/q with a float32 uniform that can be exactly 0 accepts a token of target probability 0 with probability 2^-24 per proposal",
-    citation="sgl-project/sglang issue #35771 (proposed fix: PR #35788): `coin <= prob_acc / threshold_acc` with torch.rand float32 coins",
-    make_instance=_certain_a_vs_half_half,
-    buggy_round=_rule_round(float32_uniform_le_rule),
-    sample_round=partial(numpy_round, uniforms=_float32_uniforms, accept=lambda u, p, q: u * q <= p),
-))
-
-register_bug(Bug(
-    name="uniform-fixed-at-zero",
-    explanation="a backend without a random generator fixed u = 0, so the log-space test log u <= log p - log q accepts every draft: the output is the draft law",
-    citation="vllm-project/vllm-ascend PR #13766 'Fix v2 rejection sampler always-accepting draft tokens on NPU (#13730)': the removed code set u = 0 with the comment 'NPU does not support tl_rand64; always accept the draft token'",
-    make_instance=_three_quarters,
-    buggy_round=_rule_round(always_accept_rule),
-    sample_round=partial(numpy_round, accept=lambda u, p, q: True),
-))
-
-register_bug(Bug(
-    name="residual-clamped-at-tiny",
-    explanation="the residual clamp(p - q, min=tiny) / sum, a guard against 0/0 when p == q up to rounding, gives every token at least tiny = 2^-126 of mass, even where p = 0",
-    citation="vllm-project/vllm PR #2336 (rejection sampler `_get_recovered_probs`: `torch.clamp(difference, min=self._smallest_positive_value)`, with a TODO on the drift it introduces)",
-    make_instance=_half_half_vs_certain_a,
-    buggy_round=_rule_round(clamped_residual_rule),
-    sample_round=partial(numpy_round, residual=_clamped_residual),
-))
+#: this module's entries of the bug zoo (joined into ``specmath.bugzoo.BUGS``)
+RULE_BUGS: tuple[Bug, ...] = (
+    Bug(
+        name="residual-softmax",
+        explanation="the residual is softmax(max(0, p - q)) instead of max(0, p - q) / sum, so tokens the target under-weights (even p = 0) are resampled",
+        citation="huggingface/transformers PR #28508 (fix of `_speculative_sampling`: `p_prime = clamp(p - q, min=0).softmax(dim=-1)` replaced by division by the sum)",
+        make_instance=_half_half_vs_certain_a,
+        buggy_round=_rule_round(softmax_residual_rule),
+        sample_round=partial(numpy_round, residual=_softmax_residual),
+    ),
+    Bug(
+        name="accept-on-u-equal-zero",
+        explanation="accepting when u <= p/q with a float32 uniform that can be exactly 0 accepts a token of target probability 0 with probability 2^-24 per proposal",
+        citation="sgl-project/sglang issue #35771 (proposed fix: PR #35788): `coin <= prob_acc / threshold_acc` with torch.rand float32 coins",
+        make_instance=_certain_a_vs_half_half,
+        buggy_round=_rule_round(float32_uniform_le_rule),
+        sample_round=partial(numpy_round, uniforms=_float32_uniforms, accept=lambda u, p, q: u * q <= p),
+    ),
+    Bug(
+        name="uniform-fixed-at-zero",
+        explanation="a backend without a random generator fixed u = 0, so the log-space test log u <= log p - log q accepts every draft: the output is the draft law",
+        citation="vllm-project/vllm-ascend PR #13766 'Fix v2 rejection sampler always-accepting draft tokens on NPU (#13730)': the removed code set u = 0 with the comment 'NPU does not support tl_rand64; always accept the draft token'",
+        make_instance=_three_quarters,
+        buggy_round=_rule_round(always_accept_rule),
+        sample_round=partial(numpy_round, accept=lambda u, p, q: True),
+    ),
+    Bug(
+        name="residual-clamped-at-tiny",
+        explanation="the residual clamp(p - q, min=tiny) / sum, a guard against 0/0 when p == q up to rounding, gives every token at least tiny = 2^-126 of mass, even where p = 0",
+        citation="vllm-project/vllm PR #2336 (rejection sampler `_get_recovered_probs`: `torch.clamp(difference, min=self._smallest_positive_value)`, with a TODO on the drift it introduces)",
+        make_instance=_half_half_vs_certain_a,
+        buggy_round=_rule_round(clamped_residual_rule),
+        sample_round=partial(numpy_round, residual=_clamped_residual),
+    ),
+)

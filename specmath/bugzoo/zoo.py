@@ -33,7 +33,7 @@ from specmath.speculative.generate import generate_law
 from specmath.speculative.toy_lm import ToyLM, Warp, warp
 from specmath.speculative.variants import autoregressive_law, generation_law_of, round_law_of
 
-__all__ = ["Instance", "Bug", "BUGS", "register_bug", "context_free"]
+__all__ = ["Instance", "Bug", "bugs_by_name", "context_free"]
 
 
 def context_free(law: Law, name: str) -> ToyLM:
@@ -126,13 +126,12 @@ class Bug:
         return tv_distance(self.lossy_law(), self.target_law())
 
 
-#: name -> Bug, filled by the modules of this package
-BUGS: dict[str, Bug] = {}
-
-
-def register_bug(bug: Bug) -> Bug:
-    """Add ``bug`` to BUGS (names are unique)."""
-    if bug.name in BUGS:
-        raise ValueError(f"two bug-zoo entries are named {bug.name!r}")
-    BUGS[bug.name] = bug
-    return bug
+def bugs_by_name(*groups: tuple[Bug, ...]) -> dict[str, Bug]:
+    """Join groups of entries into one name -> Bug dict, in order; two entries may not share a name."""
+    out: dict[str, Bug] = {}
+    for group in groups:
+        for bug in group:
+            if bug.name in out:
+                raise ValueError(f"two bug-zoo entries are named {bug.name!r}")
+            out[bug.name] = bug
+    return out

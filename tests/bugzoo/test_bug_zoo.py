@@ -93,3 +93,14 @@ def test_the_float_reference_round_fits_the_correct_round_law_on_every_instance(
 
     counts = _sample_counts(inst, sampler, N, seed=7)
     assert g_test(counts, round_law(inst.wanted_target, inst.drawn_draft, inst.prefix, inst.gamma)).p_value > 1e-6
+
+
+def test_the_zoo_is_the_join_of_its_modules_tuples_and_refuses_a_name_twice():
+    from specmath.bugzoo.logit_bugs import LOGIT_BUGS
+    from specmath.bugzoo.position_bugs import POSITION_BUGS
+    from specmath.bugzoo.rule_bugs import RULE_BUGS
+    from specmath.bugzoo.zoo import bugs_by_name
+
+    assert list(BUGS.values()) == [*LOGIT_BUGS, *POSITION_BUGS, *RULE_BUGS]
+    with pytest.raises(ValueError, match="two bug-zoo entries are named"):
+        bugs_by_name(RULE_BUGS, RULE_BUGS[:1])
