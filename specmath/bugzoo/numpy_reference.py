@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from specmath.speculative.toy_lm import Warp
+from specmath.speculative.sampling_warp import Warp, warp_row
 
 __all__ = [
     "check_round_arrays",
@@ -64,29 +64,12 @@ def check_round_arrays(target_probs, draft_probs, draft_tokens) -> tuple[np.ndar
 
 
 def numpy_warp(probs: np.ndarray, w: Warp | None) -> np.ndarray:
-    """Row-wise float version of ``specmath.speculative.toy_lm.Warp``: temperature, then top-k, then top-p."""
+    """Row-wise float ``Warp``: each row goes through ``specmath.speculative.sampling_warp.warp_row``,
+    the definition the exact toy-LM warp uses (temperature, then top-k, then top-p)."""
     if w is None:
         return probs
-    out = np.array(probs, dtype=np.float64)
-    for row in out:
-        if w.temperature == 0:
-            best = int(np.argmax(row))  # first index wins ties, as in toy_lm.temperature
-            row[:] = 0
-            row[best] = 1
-        elif w.temperature != 1:
-            row[:] = row ** (1 / float(w.temperature))
-            row /= row.sum()
-        # stable sort by decreasing probability: ties keep vocabulary order
-        order = np.argsort(-row, kind="stable")
-        if w.top_k is not None:
-            row[order[w.top_k:]] = 0
-            row /= row.sum()
-        if w.top_p is not None:
-            mass = np.cumsum(row[order])
-            keep = int(np.searchsorted(mass, float(w.top_p) - 1e-12)) + 1
-            row[order[keep:]] = 0
-            row /= row.sum()
-    return out
+    rows = np.asarray(probs, dtype=np.float64)
+    return np.array([warp_row([float(v) for v in row], w) for row in rows], dtype=np.float64).reshape(rows.shape)
 
 
 def strict_accept(u: float, p: float, q: float) -> bool:

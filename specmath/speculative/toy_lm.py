@@ -3,27 +3,19 @@
 A toy LM is anything callable as ``lm(context) -> Law`` whose laws all list the same vocabulary;
 ``ToyLM`` wraps a function or table so it is hashable (the exact interpreter keys states on it) and
 caches its laws. ``random_toy_lm`` makes seeded, context-dependent ones for property tests.
-
-Sampling warps are law -> law transformations, applied identically wherever a law is used:
-
-* temperature T: w(x) ∝ p(x)^(1/T). Exact when 1/T is an integer (p^k stays rational); for other T
-  the float result is converted exactly with Fraction(float), and the docstring of ``temperature``
-  says so. T = 0 is greedy: the one-hot law on the argmax (ties go to the first listed token).
-* top-k: keep the k most likely tokens (ties broken by vocabulary order), renormalise.
-* top-p (nucleus): keep the smallest prefix of tokens sorted by probability whose mass is >= top_p.
-
-Warped laws keep every vocabulary entry (removed tokens get weight 0), so p and q stay comparable.
+``warp(lm, w)`` is the toy LM whose every law is warped by w (temperature, top-k, top-p: the one
+definition is ``specmath.speculative.sampling_warp``, whose ``Warp`` and law functions this module
+re-exports for toy-LM users).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
-from specmath.laws import Law, LawError, to_fraction
+from specmath.laws import Law, LawError
+from specmath.speculative.sampling_warp import Warp, temperature, top_k, top_p
 
 __all__ = ["ToyLM", "random_toy_lm", "temperature", "top_k", "top_p", "warp", "Warp"]
 
@@ -105,82 +97,6 @@ def random_toy_lm(
         return Law.from_weights({x: int(w) for x, w in zip(vocab, weights)})
 
     return ToyLM(fn, vocab, name=name or f"random toy LM (V={vocab_size}, seed={seed})")
-
-
-def temperature(law: Law, T: Any) -> Law:
-    """w(x) ∝ law(x)^(1/T); T = 0 -> greedy (one-hot argmax, first token wins ties).
-
-    Exact for 1/T a positive integer. Otherwise law(x)^(1/T) is computed in float and converted
-    exactly with Fraction(float) (the result is still a valid law, but only float-accurate).
-    """
-    t = to_fraction(T, what="temperature")
-    if t < 0:
-        raise LawError(f"temperature must be >= 0, got {t}")
-    if t == 0:
-        best = max(law.values())
-        winner = next(x for x, w in law.items() if w == best)
-        return Law({x: (1 if x == winner else 0) for x in law})
-    inv = 1 / t
-    if inv.denominator == 1:
-        k = inv.numerator
-        return Law.from_weights({x: w**k for x, w in law.items()})
-    return Law.from_weights({x: Fraction(float(w) ** float(inv)) if w > 0 else 0 for x, w in law.items()})
-
-
-def top_k(law: Law, k: int) -> Law:
-    """Keep the k most likely tokens (ties: vocabulary order), renormalise; others get 0."""
-    if not isinstance(k, int) or k < 1:
-        raise LawError(f"top-k needs an integer k >= 1, got {k!r}")
-    order = sorted(law, key=lambda x: -law[x])  # stable: ties keep vocabulary order
-    keep = set(order[:k])
-    return Law.from_weights({x: (w if x in keep else 0) for x, w in law.items()})
-
-
-def top_p(law: Law, p: Any) -> Law:
-    """Nucleus: the smallest most-likely-first prefix with mass >= p, renormalised."""
-    fp = to_fraction(p, what="top-p")
-    if not 0 < fp <= 1:
-        raise LawError(f"top-p must lie in (0, 1], got {fp}")
-    order = sorted(law, key=lambda x: -law[x])
-    keep, mass = set(), Fraction(0)
-    for x in order:
-        keep.add(x)
-        mass += law[x]
-        if mass >= fp:
-            break
-    return Law.from_weights({x: (w if x in keep else 0) for x, w in law.items()})
-
-
-class Warp:
-    """A composed warp (temperature, then top-k, then top-p, as HF's logits processors order them).
-
-    Hashable, so warped toy LMs can be exact-interpreter states.
-    """
-
-    def __init__(self, temperature: Any = 1, top_k: int | None = None, top_p: Any = None) -> None:
-        self.temperature = to_fraction(temperature, what="temperature")
-        self.top_k = top_k
-        self.top_p = None if top_p is None else to_fraction(top_p, what="top-p")
-
-    def __call__(self, law: Law) -> Law:
-        out = law if self.temperature == 1 else temperature(law, self.temperature)
-        if self.top_k is not None:
-            out = top_k(out, self.top_k)
-        if self.top_p is not None:
-            out = top_p(out, self.top_p)
-        return out
-
-    def _key(self):
-        return (self.temperature, self.top_k, self.top_p)
-
-    def __eq__(self, other):
-        return isinstance(other, Warp) and self._key() == other._key()
-
-    def __hash__(self):
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"Warp(temperature={self.temperature}, top_k={self.top_k}, top_p={self.top_p})"
 
 
 def warp(lm: ToyLM, w: Warp) -> ToyLM:
