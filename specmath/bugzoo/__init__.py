@@ -9,7 +9,7 @@ explanation, the citation, and a float reference ``sample_round(target_probs, dr
 draft_tokens, rng)`` for auditing engines. The correct algorithm has TV exactly 0 on every instance.
 
 Each module exports a tuple of its entries and ``BUGS`` joins them here (importing a module adds
-nothing anywhere): ``logit_bugs.LOGIT_BUGS`` (which law is handed to the verifier),
+nothing anywhere): ``logit_bugs.LOGIT_BUGS`` (which law is handed to the accept/reject step),
 ``position_bugs.POSITION_BUGS`` (which position's law is used, and the uniforms),
 ``rule_bugs.RULE_BUGS`` (the accept/resample rule).
 """

@@ -1,10 +1,10 @@
-"""Bugs in which law reaches the verifier: processed vs raw logits on one side only.
+"""Bugs in which law reaches the accept/reject step: processed vs raw logits on one side only.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)); w is the user's sampling warp (temperature / top-k / top-p).
 
-The correct round verifies w(p) against the law the draft tokens were drawn from, w(q)
-(``specmath.speculative.warped``). These entries keep the round and hand the verifier a wrong law.
+The correct round accepts/rejects against w(p) with the law the draft tokens were drawn from, w(q)
+(``specmath.speculative.warped``). These entries keep the round and hand the accept/reject step a wrong law.
 
 References: huggingface/transformers issue #47932 (proposed fix: PR #47961); vllm-project/vllm PR #10198
 (fixes issue #9834).
@@ -29,13 +29,13 @@ TOP_P_HALF = Warp(top_p=Fraction(1, 2))
 
 
 def q_from_raw_logits_round(inst: Instance, context: tuple):
-    """Tokens drawn from w(q), verified against w(p) but with q' = raw q (the unprocessed logits)."""
+    """Tokens drawn from w(q), accepted/rejected against w(p) but with q' = raw q (the unprocessed logits)."""
     emitted = yield from mismatched_round(inst.wanted_target, inst.drawn_draft, inst.draft, context, inst.gamma)
     return emitted
 
 
 def target_unwarped_round(inst: Instance, context: tuple):
-    """Tokens drawn from w(q) with q' = w(q), but verified against the raw target p instead of w(p)."""
+    """Tokens drawn from w(q) with q' = w(q), but accepted/rejected against the raw target p instead of w(p)."""
     emitted = yield from speculative_round(inst.target, inst.drawn_draft, context, inst.gamma)
     return emitted
 

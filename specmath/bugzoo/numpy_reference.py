@@ -9,7 +9,7 @@ The signature is the one an engine's rejection sampler has, so an auditor can wr
 
 ``target_probs[i]`` is p(. | prefix x_<i) (row gamma is the bonus position), ``draft_probs[i]`` is
 q(. | prefix x_<i), all *raw* model probabilities. When a warp w is in force the contract is that
-``draft_tokens`` were drawn from w(draft_probs[i]); the correct round then verifies w(p) against
+``draft_tokens`` were drawn from w(draft_probs[i]); the correct round then accepts/rejects against w(p) with
 w(q). Tokens are vocabulary indices 0..V-1. Bad arrays raise ValueError naming the problem.
 
 Each keyword of ``numpy_round`` is one block of the algorithm; a bug swaps exactly one of them,
@@ -137,5 +137,5 @@ def numpy_round(
 
 
 def reference_sample_round(target_probs, draft_probs, draft_tokens, rng: np.random.Generator, warp: Warp | None = None) -> list[int]:
-    """The correct round: verify w(p) against w(q) (w = identity by default), fresh uniforms, strict <."""
+    """The correct round: accept/reject against w(p) with w(q) (w = identity by default), fresh uniforms, strict <."""
     return numpy_round(target_probs, draft_probs, draft_tokens, rng, warp_target=warp, warp_draft=warp)

@@ -3,9 +3,9 @@
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)); p_i = p(. | prefix x_1..x_i) is row i of the target's logits.
 
-The correct round verifies x_{i+1} against row i and draws the bonus from row gamma, with a fresh
+The correct round accepts/rejects x_{i+1} against row i and draws the bonus from row gamma, with a fresh
 uniform per position. The first three entries keep ``accept_block`` and hand it a *view* of the
-target that returns the wrong row; the last swaps the verifier for one with a single uniform.
+target that returns the wrong row; the last swaps the accept/reject step for one with a single uniform.
 
 References: ohdearquant/lattice issue #243 (fix: PR #258); mlx-node/mlx-node PR #11 (review);
 the other two are modelled on code paths, named in their citations (no issue is claimed).
@@ -39,7 +39,7 @@ def first_draft_unverified_round(inst: Instance, context: tuple):
 
 
 def logits_off_by_one_round(inst: Instance, context: tuple):
-    """x_{i+1} is verified against row i + 1 (the law *after* it) instead of row i."""
+    """x_{i+1} is accepted/rejected against row i + 1 (the law *after* it) instead of row i."""
     tokens, q_laws = yield from draft_block(inst.drawn_draft, context, inst.gamma)
     t = inst.wanted_target
 
@@ -52,7 +52,7 @@ def logits_off_by_one_round(inst: Instance, context: tuple):
 
 
 def bonus_wrong_position_round(inst: Instance, context: tuple):
-    """The bonus token is drawn from row gamma - 1 (the last verified position) instead of row gamma."""
+    """The bonus token is drawn from row gamma - 1 (the last position accepted/rejected) instead of row gamma."""
     tokens, q_laws = yield from draft_block(inst.drawn_draft, context, inst.gamma)
     t = inst.wanted_target
     view = ToyLM(lambda c: t(c[:-1]) if c == context + tokens else t(c), t.vocabulary, name="target, bonus row off by one")

@@ -1,4 +1,4 @@
-"""One speculative decoding round: draft gamma tokens, verify them in order, emit 1..gamma+1 tokens.
+"""One speculative decoding round: draft gamma tokens, accept/reject them in order, emit 1..gamma+1 tokens.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)). A toy LM is ``lm(context) -> Law`` (see ``specmath.speculative.toy_lm``).
@@ -6,7 +6,7 @@ alpha = sum_x min(p(x), q(x)). A toy LM is ``lm(context) -> Law`` (see ``specmat
 The round (Leviathan et al. 2023, Algorithm 1; Chen et al. 2023, Algorithm 2):
 
 1. draft: x_1 ~ q(. | prefix), x_2 ~ q(. | prefix x_1), ..., x_gamma (gamma draft passes);
-2. verify: one target pass gives p_i = p(. | prefix x_1..x_{i-1}) for i = 1..gamma+1 at once
+2. score: one target pass gives p_i = p(. | prefix x_1..x_{i-1}) for i = 1..gamma+1 at once
    (position t's logits predict token t+1, so all gamma+1 laws come out of one forward pass);
 3. for i = 1..gamma accept x_i with probability min(1, p_i(x_i)/q_i(x_i)); at the first rejection
    emit y ~ norm(max(0, p_i - q_i)) and stop (the rest of the draft is discarded);
@@ -71,7 +71,7 @@ def draft_block(draft: LM, prefix: tuple, gamma: int):
     """Sampling program: draft gamma tokens autoregressively, x_i ~ q(. | prefix x_1..x_{i-1}).
 
     Returns ``(tokens, q_laws)``: the drafted tokens and the law q_i each one was drawn from (the
-    verifier must use exactly these laws). One "draft" request per draft pass.
+    accept/reject step must use exactly these laws). One "draft" request per draft pass.
     """
     tokens: tuple = ()
     q_laws: tuple = ()
@@ -84,7 +84,7 @@ def draft_block(draft: LM, prefix: tuple, gamma: int):
 
 
 def accept_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple, rule: Rule = standard_rule):
-    """Sampling program: verify drafted ``tokens`` in order with ``rule``; return the emitted tuple.
+    """Sampling program: accept/reject drafted ``tokens`` in order with ``rule``; return the emitted tuple.
 
     One target forward pass (``tick("target")``) scores every position. Position i accepts x_i with
     the rule's probability (standard: min(1, p_i(x_i)/q_i(x_i))); the first rejection emits a token

@@ -2,7 +2,7 @@
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)). A warp w maps a law to a law; speculative decoding is lossless for
-w(p) when the draft tokens come from w(q) and the verifier compares w(p) with w(q)
+w(p) when the draft tokens come from w(q) and the accept/reject step compares w(p) with w(q)
 (``specmath.speculative.warped``).
 
 The semantics, applied to a row of weights in vocabulary order, in this order (the order of

@@ -65,7 +65,7 @@ def standard_rule(p: Law, q: Law, x: object) -> tuple[Fraction, Law | None]:
 
 
 def speculative_step(p: Law, q: Law, rule: Rule = standard_rule):
-    """Sampling program: draft x ~ q, verify with ``rule``, return the emitted token."""
+    """Sampling program: draft x ~ q, accept/reject it with ``rule``, return the emitted token."""
     x = yield draw(q, label="draft")
     accept_probability, resample = rule(p, q, x)
     accepted = yield coin(accept_probability, label="accept")

@@ -4,10 +4,10 @@ Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)). A warp w maps a law to a law (``specmath.speculative.toy_lm.Warp``).
 
 What the user asks for is a sample from w(p). Speculative decoding delivers exactly that when the
-verifier uses p' = w(p) and q' = the law the draft tokens were *actually drawn from*; the proof of
+accept/reject step uses p' = w(p) and q' = the law the draft tokens were *actually drawn from*; the proof of
 losslessness never looks at how q' was made, so:
 
-* warp on both sides (tokens from w(q), verify against w(p) with q' = w(q)): lossless;
+* warp on both sides (tokens from w(q), accept/reject against w(p) with q' = w(q)): lossless;
 * warp on the target only, draft unwarped and honest (tokens and q' both from q): still lossless
   for w(p), only acceptance changes;
 * warp on the draft only (target probabilities unwarped): the output is the *unwarped* p, at
@@ -46,13 +46,13 @@ __all__ = [
 
 
 def mismatched_round(target: LM, draft_sampled: LM, draft_claimed: LM, prefix: tuple, gamma: int):
-    """Sampling program: tokens drawn from ``draft_sampled`` but verified as if q = ``draft_claimed``.
+    """Sampling program: tokens drawn from ``draft_sampled`` but accepted/rejected as if q = ``draft_claimed``.
 
     With ``draft_claimed is draft_sampled`` this is the ordinary (lossless) round.
     """
     prefix = check_round_arguments(prefix, gamma)
     tokens, _ = yield from draft_block(draft_sampled, prefix, gamma)
-    # the verifier is handed q' = draft_claimed at each drafted position, not the law actually used
+    # the accept/reject step is handed q' = draft_claimed at each drafted position, not the law actually used
     claimed = tuple(draft_claimed(prefix + tokens[:i]) for i in range(gamma))
     for i, (x, q) in enumerate(zip(tokens, claimed, strict=True)):
         if q.prob(x) == 0:
