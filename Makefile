@@ -37,8 +37,9 @@ test: $(STAMP)
 	$(PY) -m ruff check specmath tests scripts benchmarks notebooks solutions
 	$(PY) -m pytest -n 2 --dist loadfile --nbmake tests notebooks
 
+## the inner loop: no notebooks, no audits, no slow marks (markers: tests/conftest.py)
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -m "not slow" tests
+	$(PY) -m pytest -n 2 -m "not slow and not audit and not notebooks" tests
 
 notebooks: $(STAMP)
 	for nb in $(NOTEBOOKS); do \
