@@ -30,9 +30,10 @@ from fractions import Fraction
 from specmath.laws import Law, LawError, check_same_vocabulary
 from specmath.program import coin, draw, tick
 from specmath.speculative.round import LM, drafted_round, round_law
-from specmath.speculative.variants import expected_accepted, variant_generation_law, variant_round_law
+from specmath.speculative.variants import RoundVariant, expected_accepted
 
 __all__ = [
+    "BLOCK",
     "block_weights",
     "block_accept",
     "block_round",
@@ -99,14 +100,11 @@ def block_round(target: LM, draft: LM, prefix: tuple, gamma: int):
     return (yield from drafted_round(block_accept, target, draft, prefix, gamma))
 
 
-def block_round_law(target: LM, draft: LM, prefix: tuple, gamma: int) -> Law:
-    """Exact law of the tuple one block-verification round emits (lengths 1..gamma+1)."""
-    return variant_round_law(block_round, target, draft, prefix, gamma)
-
-
-def block_generation_law(target: LM, draft: LM, prefix: tuple, gamma: int, length: int) -> Law:
-    """Law of the first ``length`` tokens of repeated block rounds; equals autoregressive_law (proved in tests)."""
-    return variant_generation_law(block_round, target, draft, prefix, gamma, length)
+#: the variant: its round program and the shared laws of ``specmath.speculative.variants``
+BLOCK = RoundVariant(block_round)
+#: exact law of the tuple one round emits; law of the first ``length`` tokens of repeated rounds
+block_round_law = BLOCK.round_law
+block_generation_law = BLOCK.generation_law
 
 
 def block_vs_tokenwise(target: LM, draft: LM, prefix: tuple, gamma: int) -> dict[str, Fraction]:

@@ -28,9 +28,10 @@ from specmath.laws import Law, LawError, check_same_vocabulary
 from specmath.program import draw, tick
 from specmath.speculative.round import LM, drafted_round, round_law
 from specmath.speculative.step import acceptance_rate
-from specmath.speculative.variants import expected_accepted, variant_generation_law, variant_round_law
+from specmath.speculative.variants import RoundVariant, expected_accepted
 
 __all__ = [
+    "SAMPLE_MATCH",
     "match_acceptance",
     "sample_match_step",
     "sample_match_block",
@@ -82,14 +83,11 @@ def sample_match_round(target: LM, draft: LM, prefix: tuple, gamma: int):
     return (yield from drafted_round(sample_match_block, target, draft, prefix, gamma))
 
 
-def sample_match_round_law(target: LM, draft: LM, prefix: tuple, gamma: int) -> Law:
-    """Exact law of the tuple one sample-match round emits."""
-    return variant_round_law(sample_match_round, target, draft, prefix, gamma)
-
-
-def sample_match_generation_law(target: LM, draft: LM, prefix: tuple, gamma: int, length: int) -> Law:
-    """Law of the first ``length`` tokens of repeated sample-match rounds (equals autoregressive_law)."""
-    return variant_generation_law(sample_match_round, target, draft, prefix, gamma, length)
+#: the variant: its round program and the shared laws of ``specmath.speculative.variants``
+SAMPLE_MATCH = RoundVariant(sample_match_round)
+#: exact law of the tuple one round emits; law of the first ``length`` tokens of repeated rounds
+sample_match_round_law = SAMPLE_MATCH.round_law
+sample_match_generation_law = SAMPLE_MATCH.generation_law
 
 
 def sampled_vs_tokenwise(target: LM, draft: LM, prefix: tuple, gamma: int) -> dict[str, Fraction]:

@@ -28,6 +28,7 @@ losslessness for variable-length rounds the same way.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 
 from specmath.exact import exact
@@ -41,6 +42,7 @@ __all__ = [
     "round_law_of",
     "variant_round_law",
     "variant_generation_law",
+    "RoundVariant",
     "generation_law_of",
     "completion_law_of",
     "expected_emitted",
@@ -90,6 +92,22 @@ def variant_generation_law(round_program: Callable, target: LM, draft, prefix: t
     """Law of the first ``length`` tokens of repeated ``round_program(target, draft, context, gamma)`` rounds."""
     prefix = check_round_arguments(prefix, gamma)
     return generation_law_of(lambda c: round_law_of(round_program, target, draft, c, gamma), prefix, length)
+
+
+@dataclass(frozen=True)
+class RoundVariant:
+    """A variant given by nothing but its round program ``round_program(target, draft, prefix, gamma)``;
+    its laws are the shared ones of this module."""
+
+    round_program: Callable
+
+    def round_law(self, target: LM, draft, prefix: tuple, gamma: int) -> Law:
+        """Exact law of the tuple one round emits (lengths 1..gamma+1)."""
+        return variant_round_law(self.round_program, target, draft, prefix, gamma)
+
+    def generation_law(self, target: LM, draft, prefix: tuple, gamma: int, length: int) -> Law:
+        """G: the law of the first ``length`` tokens of repeated rounds (lossless iff it equals autoregressive_law)."""
+        return variant_generation_law(self.round_program, target, draft, prefix, gamma, length)
 
 
 def generation_law_of(round_law_at: RoundLaw, prefix: tuple, length: int) -> Law:
