@@ -11,6 +11,7 @@ import math
 import matplotlib.pyplot as plt
 
 from specmath.figures import figure
+from specmath.plots.panels import finish_panels
 from specmath.speculative.block import PAPER_EXAMPLE, block_vs_tokenwise
 from specmath.speculative.multidraft import accepted_length_against_k
 from specmath.speculative.sample_match import sampled_vs_tokenwise
@@ -65,14 +66,9 @@ def plot_block_vs_tokenwise():
         if "paper" in title:
             ax.annotate("10/9 vs 11/9", (2, float(rows[1]["block"])), textcoords="offset points", xytext=(8, -18), fontsize=8)
         ax.set_xticks(gs)
-        ax.set_xlabel("gamma (draft tokens per round)")
         ax.set_title(title, fontsize=9)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("E[accepted draft tokens per round]")
-    axes[0].legend(fontsize=8)
-    fig.suptitle("Block verification accepts at least as much as token-wise (exact)", fontsize=10)
-    fig.tight_layout()
-    return fig
+    return finish_panels(fig, axes, xlabel="gamma (draft tokens per round)", ylabel="E[accepted draft tokens per round]",
+                         title="Block verification accepts at least as much as token-wise (exact)")
 
 
 @figure("multidraft_k.png")
@@ -88,11 +84,6 @@ def plot_multidraft_k():
             # the root residual norm(max(0, p - q)) is all on z, which the draft never proposes
             ax.text(1.1, 1.15, "gamma = 1 is flat: q(z | ()) = 0,\nbut the root residual is all z", fontsize=8, color="gray")
         ax.set_xticks(ks)
-        ax.set_xlabel("k (independent drafts)")
         ax.set_title(title, fontsize=9)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("E[accepted draft tokens per round]")
-    axes[0].legend(fontsize=8)
-    fig.suptitle("Multi-draft: more drafts, more accepted tokens, same output law", fontsize=10)
-    fig.tight_layout()
-    return fig
+    return finish_panels(fig, axes, xlabel="k (independent drafts)", ylabel="E[accepted draft tokens per round]",
+                         title="Multi-draft: more drafts, more accepted tokens, same output law")

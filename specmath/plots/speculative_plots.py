@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 
 from specmath.figures import figure
 from specmath.laws import Law
+from specmath.plots.panels import finish_panels
 from specmath.speculative import expected_round_tokens, round_law
 from specmath.speculative.toy_lm import ToyLM
 from specmath.theory import expected_tokens_per_round, optimal_gamma, speedup
@@ -43,13 +44,8 @@ def plot_speedup_vs_gamma(max_gamma: int = 16):
             ax.plot(best, float(speedup(alpha, best, c)), "o", color=line.get_color(), markersize=9, fillstyle="none")
         ax.axhline(1, color="gray", linewidth=0.8, linestyle="--")
         ax.set_title(f"c = draft / target cost = {float(c):g}")
-        ax.set_xlabel("gamma (draft tokens per round)")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("speedup over plain decoding")
-    axes[0].legend(fontsize=8)
-    fig.suptitle("Speedup model of Leviathan et al.; circles: optimal gamma", fontsize=11)
-    fig.tight_layout()
-    return fig
+    return finish_panels(fig, axes, xlabel="gamma (draft tokens per round)", ylabel="speedup over plain decoding",
+                         title="Speedup model of Leviathan et al.; circles: optimal gamma", title_size=11)
 
 
 @figure("expected_tokens_per_round.png")
