@@ -34,7 +34,21 @@ from specmath.entropy.knuth_yao import optimal_expected_draws
 from specmath.laws import LawError
 from specmath.program import Recur, die
 
-__all__ = ["rand_recycling", "rand7_recycling", "knuth_yao_bound", "leftover_sizes"]
+__all__ = ["rand_recycling", "refill", "rand7_recycling", "knuth_yao_bound", "leftover_sizes"]
+
+
+def refill(a: int, value: object, size: object, bound: int, label: str):
+    """Sampling program: roll a-sided dice until ``size`` >= ``bound``; returns the new (value, size).
+
+    ``value`` must be uniform on 0..size-1 (checked to be integers 0 <= value < size); each roll
+    appends one base-a digit, v' = a v + (r - 1), n' = a n, so v' stays uniform on 0..n'-1.
+    """
+    if not (isinstance(size, int) and isinstance(value, int) and 0 <= value < size):
+        raise LawError(f"the leftover state needs integers 0 <= value < size, got value={value!r}, size={size!r}")
+    while size < bound:
+        r = yield die(a, label=label)
+        value, size = a * value + (r - 1), a * size
+    return value, size
 
 
 def rand_recycling(a: int = 5, b: int = 7, value: int = 0, size: int = 1, label: str = "rand5"):
@@ -44,12 +58,7 @@ def rand_recycling(a: int = 5, b: int = 7, value: int = 0, size: int = 1, label:
     E[calls] = sum_(k>=0) (a^k mod b) / a^k (the Knuth-Yao optimum); 1115/504 for 5 -> 7.
     """
     check_die_sizes(a, b)
-    if not (isinstance(size, int) and isinstance(value, int) and 0 <= value < size):
-        raise LawError(f"the leftover state needs integers 0 <= value < size, got value={value!r}, size={size!r}")
-    while size < b:
-        r = yield die(a, label=label)
-        # one more base-a digit: a v + (r - 1) is uniform on 0..a n - 1
-        value, size = a * value + (r - 1), a * size
+    value, size = yield from refill(a, value, size, b, label)
     m = b * (size // b)  # the largest multiple of b not above n
     if value < m:
         return value % b + 1

@@ -31,6 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from specmath.classic.rand7 import check_die_sizes
+from specmath.entropy.rand_recycling import refill
 from specmath.exact import exact
 from specmath.laws import Law, LawError
 from specmath.program import Recur, die
@@ -51,12 +52,7 @@ def stream_next(a: int, b: int, bound: int, value: int, size: int, label: str = 
     """
     check_die_sizes(a, b)
     check_bound(b, bound)
-    if not (isinstance(size, int) and isinstance(value, int) and 0 <= value < size):
-        raise LawError(f"the stream state needs integers 0 <= value < size, got value={value!r}, size={size!r}")
-    while size < bound:
-        r = yield die(a, label=label)
-        # one more base-a digit: a v + (r - 1) is uniform on 0..a n - 1
-        value, size = a * value + (r - 1), a * size
+    value, size = yield from refill(a, value, size, bound, label)
     m = size - size % b  # b floor(n / b)
     if value < m:
         # v < m is the uniform pair (v // b, v mod b): output one, keep the other
