@@ -27,8 +27,7 @@ from specmath.exact import exact  # noqa: E402
 from specmath.figures import PLOT_MODULES, figures_in, load_all  # noqa: E402
 from specmath.plots import beyond_plots, classic_plots, entropy_plots, speculative_plots  # noqa: E402
 from specmath.speculative import round_law, two_token  # noqa: E402
-from specmath.speculative.block import PAPER_EXAMPLE  # noqa: E402
-from specmath.speculative.examples import ROUND_DRAFT, ROUND_PREFIX, ROUND_TARGET  # noqa: E402
+from specmath.speculative.examples import PAPER_EXAMPLE, ROUND_DRAFT, ROUND_PREFIX, ROUND_TARGET  # noqa: E402
 from specmath.theory import expected_tokens_per_round, optimal_gamma, speedup  # noqa: E402
 
 

@@ -12,7 +12,8 @@ import matplotlib.pyplot as plt
 
 from specmath.figures import figure
 from specmath.plots.panels import finish_panels
-from specmath.speculative.block import PAPER_EXAMPLE, block_vs_tokenwise
+from specmath.speculative.block import block_vs_tokenwise
+from specmath.speculative.examples import PAPER_EXAMPLE
 from specmath.speculative.multidraft import accepted_length_against_k
 from specmath.speculative.sample_match import sampled_vs_tokenwise
 

@@ -18,8 +18,8 @@ from fractions import Fraction
 
 from specmath.proofs.verification import Verification
 from specmath.speculative import acceptance_rate, autoregressive_law
-from specmath.speculative.block import PAPER_EXAMPLE, block_generation_law, block_vs_tokenwise
-from specmath.speculative.examples import WORD_DRAFT, WORD_TARGET
+from specmath.speculative.block import block_generation_law, block_vs_tokenwise
+from specmath.speculative.examples import PAPER_EXAMPLE, WORD_DRAFT, WORD_TARGET
 from specmath.speculative.multidraft import accepted_length_against_k, multidraft_generation_law, one_hot_drafter
 from specmath.speculative.sample_match import match_acceptance, sample_match_generation_law, sampled_vs_tokenwise
 from specmath.speculative.toy_lm import ToyLM, Warp

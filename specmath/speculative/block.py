@@ -20,7 +20,8 @@ E[accepted](block) >= E[accepted](token-wise) on every tested pair. The paper's 
 Reference: Z. Sun, U. Mendlovic, Y. Leviathan, A. Aharoni, A. Beirami, J. H. Ro, A. T. Suresh,
 "Block verification accelerates speculative decoding", ICLR 2025, arXiv 2403.10444. The algorithm
 above is reconstructed from the paper's description; its losslessness and the paper's 10/9 vs 11/9
-example are re-derived exactly by this module's tests, not taken on trust.
+example are re-derived exactly by this module's tests, not taken on trust. The example pair lives
+in ``specmath.speculative.examples`` (``PAPER_EXAMPLE``, importable from here too).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from fractions import Fraction
 
 from specmath.laws import Law, LawError, check_same_vocabulary
 from specmath.program import coin, draw, tick
+from specmath.speculative.examples import PAPER_EXAMPLE
 from specmath.speculative.round import LM, drafted_round, round_law
 from specmath.speculative.variants import RoundVariant, expected_accepted
 
@@ -113,15 +115,3 @@ def block_vs_tokenwise(target: LM, draft: LM, prefix: tuple, gamma: int) -> dict
         "token-wise": expected_accepted(round_law(target, draft, prefix, gamma)),
         "block": expected_accepted(block_round_law(target, draft, prefix, gamma)),
     }
-
-
-def _paper_example():
-    from specmath.speculative.toy_lm import ToyLM
-
-    p = Law({"a": Fraction(1, 3), "b": Fraction(2, 3)}, name="p")
-    q = Law({"a": Fraction(2, 3), "b": Fraction(1, 3)}, name="q")
-    return ToyLM(lambda c: p, ("a", "b"), name="target p"), ToyLM(lambda c: q, ("a", "b"), name="draft q")
-
-
-#: Sun et al.'s motivating example: context-free p = {a: 1/3, b: 2/3}, q = {a: 2/3, b: 1/3}, gamma = 2
-PAPER_EXAMPLE = _paper_example()

@@ -1,5 +1,5 @@
 """Example laws and toy LMs of the speculative track: the step examples, the article's word world,
-a context-dependent three-token pair.
+a context-dependent three-token pair, and Sun et al.'s block-verification example.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
@@ -22,7 +22,7 @@ from specmath.laws import Law
 from specmath.speculative.toy_lm import ToyLM
 
 __all__ = ["WORDS", "ROUND_TARGET", "ROUND_DRAFT", "ROUND_PREFIX", "ARTICLE_DRAFT", "bigram_lm"]
-__all__ += ["SPECULATIVE_EXAMPLE", "WORD_TARGET", "WORD_DRAFT"]
+__all__ += ["SPECULATIVE_EXAMPLE", "WORD_TARGET", "WORD_DRAFT", "PAPER_EXAMPLE"]
 
 WORDS = ("I", "love", "machine", "learning", "is", "fun", "you", ".")
 
@@ -96,3 +96,14 @@ def _word_pair() -> tuple[ToyLM, ToyLM]:
 
 #: the context-dependent example pair used by the notebook and the figures
 WORD_TARGET, WORD_DRAFT = _word_pair()
+
+
+def _paper_example() -> tuple[ToyLM, ToyLM]:
+    p = Law({"a": Fraction(1, 3), "b": Fraction(2, 3)}, name="p")
+    q = Law({"a": Fraction(2, 3), "b": Fraction(1, 3)}, name="q")
+    return ToyLM(lambda c: p, ("a", "b"), name="target p"), ToyLM(lambda c: q, ("a", "b"), name="draft q")
+
+
+#: Sun et al.'s block-verification example: context-free p = {a: 1/3, b: 2/3}, q = {a: 2/3, b: 1/3};
+#: at gamma = 2 token-wise accepts 10/9 tokens per round, block verification 11/9
+PAPER_EXAMPLE = _paper_example()

@@ -10,7 +10,6 @@ from specmath.exact import exact
 from specmath.laws import Law, LawError
 from specmath.speculative import autoregressive_law, round_law
 from specmath.speculative.block import (
-    PAPER_EXAMPLE,
     block_accept,
     block_generation_law,
     block_round,
@@ -18,6 +17,7 @@ from specmath.speculative.block import (
     block_vs_tokenwise,
     block_weights,
 )
+from specmath.speculative.examples import PAPER_EXAMPLE
 from specmath.speculative.toy_lm import ToyLM, random_toy_lm
 from specmath.speculative.variants import completion_law_of
 

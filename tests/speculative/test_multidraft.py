@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from specmath.exact import exact
 from specmath.laws import Law, LawError
 from specmath.speculative import autoregressive_law, round_law
-from specmath.speculative.block import PAPER_EXAMPLE
+from specmath.speculative.examples import PAPER_EXAMPLE
 from specmath.speculative.multidraft import (
     accepted_length_against_k,
     multidraft_acceptance,

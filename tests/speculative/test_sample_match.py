@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from specmath.exact import exact
 from specmath.laws import Law, LawError
 from specmath.speculative import acceptance_rate, autoregressive_law
-from specmath.speculative.block import PAPER_EXAMPLE
+from specmath.speculative.examples import PAPER_EXAMPLE
 from specmath.speculative.sample_match import (
     acceptance_gap,
     match_acceptance,
