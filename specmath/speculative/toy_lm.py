@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from specmath.laws import Law, LawError, to_fraction
+from specmath.laws import Law, LawError, as_law, to_fraction
 
 __all__ = ["ToyLM", "random_toy_lm", "temperature", "top_k", "top_p", "warp", "Warp"]
 
@@ -113,7 +113,7 @@ def temperature(law: Law, T: Any) -> Law:
     Exact for 1/T a positive integer. Otherwise law(x)^(1/T) is computed in float and converted
     exactly with Fraction(float) (the result is still a valid law, but only float-accurate).
     """
-    t = to_fraction(T, what="temperature")
+    law, t = as_law(law), to_fraction(T, what="temperature")
     if t < 0:
         raise LawError(f"temperature must be >= 0, got {t}")
     if t == 0:
@@ -131,6 +131,7 @@ def top_k(law: Law, k: int) -> Law:
     """Keep the k most likely tokens (ties: vocabulary order), renormalise; others get 0."""
     if not isinstance(k, int) or k < 1:
         raise LawError(f"top-k needs an integer k >= 1, got {k!r}")
+    law = as_law(law)
     order = sorted(law, key=lambda x: -law[x])  # stable: ties keep vocabulary order
     keep = set(order[:k])
     return Law.from_weights({x: (w if x in keep else 0) for x, w in law.items()})
@@ -138,7 +139,7 @@ def top_k(law: Law, k: int) -> Law:
 
 def top_p(law: Law, p: Any) -> Law:
     """Nucleus: the smallest most-likely-first prefix with mass >= p, renormalised."""
-    fp = to_fraction(p, what="top-p")
+    law, fp = as_law(law), to_fraction(p, what="top-p")
     if not 0 < fp <= 1:
         raise LawError(f"top-p must lie in (0, 1], got {fp}")
     order = sorted(law, key=lambda x: -law[x])
