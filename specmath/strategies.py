@@ -14,13 +14,14 @@ Use them in *your* tests, as ``hypothesis.extra.numpy`` is used::
         p, q = pq
         assert step_law(p, q, my_rule) == p
 
-How the laws are drawn, and why: every weight is an integer 0..max_weight and the law is
-w(x) / sum_y w(y), exactly (``Law.from_weights``). No float is ever drawn and no example is thrown
-away (an all-zero draw is read as the uniform law), so
+How the laws are drawn, and why: every weight is an integer 0..max_weight (0 about half the time)
+and the law is w(x) / sum_y w(y), exactly (``Law.from_weights``). No float is ever drawn and no
+example is thrown away (an all-zero draw is read as the one-hot law on the first token), so
 
 * every law is valid by construction, with exact rational weights;
 * failures shrink towards *small simple* laws: fewer tokens, then weights 0 and 1, i.e. one-hot and
-  uniform laws, so the counterexample a test prints is one a person can check by hand;
+  uniform laws, so the counterexample a test prints is one a person can check by hand (for a rule
+  that resamples from p: p = {A: 1/2, B: 1/2}, q = {A: 1, B: 0});
 * the edge cases that break samplers are all reachable, and ``tests/testing`` proves it with
   ``hypothesis.find``: p == q, disjoint supports, q(x) = 0 < p(x), one-hot laws, a one-token
   vocabulary.
@@ -81,14 +82,22 @@ def _tokens(vocab: int | Sequence[Hashable], what: str = "vocab") -> tuple:
 
 
 def _law_from_integers(tokens: tuple, weights: Sequence[int]) -> Law:
-    # an all-zero draw is the uniform law: nothing is filtered away, and zeros still shrink simply
+    # an all-zero draw is the one-hot law on the first token: nothing is filtered away, and the
+    # simplest draw (all zeros) is the simplest law
     if not any(weights):
-        weights = [1] * len(tokens)
+        weights = [1] + [0] * (len(tokens) - 1)
     return Law.from_weights(dict(zip(tokens, weights, strict=True)), name="drawn law")
 
 
+def _weight(zeros: bool, max_weight: int) -> st.SearchStrategy[int]:
+    positive = st.integers(1, max_weight)
+    # a zero about half the time, so supports differ often (disjoint supports, q(x) = 0 < p(x));
+    # 0 is the first branch, so weights shrink to 0
+    return st.one_of(st.just(0), positive) if zeros else positive
+
+
 def _weights(size: int, zeros: bool, max_weight: int) -> st.SearchStrategy[list[int]]:
-    return st.lists(st.integers(0 if zeros else 1, max_weight), min_size=size, max_size=size)
+    return st.lists(_weight(zeros, max_weight), min_size=size, max_size=size)
 
 
 @st.composite
@@ -96,14 +105,16 @@ def _laws_on(draw, tokens: tuple, zeros: bool, max_weight: int) -> Law:
     return _law_from_integers(tokens, draw(_weights(len(tokens), zeros, max_weight)))
 
 
-def _vocabulary(vocab, min_size: int, max_size: int) -> st.SearchStrategy[tuple]:
-    """A fixed vocabulary (int or sequence), or letters "A", "B", ... of a drawn size."""
+def _check_vocabulary(vocab, min_size: int, max_size: int, max_weight: int) -> tuple | None:
+    """The fixed vocabulary as a tuple, or None (letters of a drawn size); ValueError on bad arguments."""
+    if isinstance(max_weight, bool) or not isinstance(max_weight, int) or max_weight < 1:
+        raise ValueError(f"max_weight must be an integer >= 1, got {max_weight!r}")
     if vocab is not None:
-        return st.just(_tokens(vocab))
+        return _tokens(vocab)
     _check_sizes(min_size, max_size)
     if max_size > len(LETTERS):
         raise ValueError(f"max_size {max_size} > {len(LETTERS)} letters: pass vocab=N for tokens 0..N-1")
-    return st.integers(min_size, max_size).map(lambda n: LETTERS[:n])
+    return None
 
 
 def laws(vocab: int | Sequence[Hashable] | None = None, min_size: int = 1, max_size: int = 6, zeros: bool = True,
@@ -115,19 +126,31 @@ def laws(vocab: int | Sequence[Hashable] | None = None, min_size: int = 1, max_s
     weights >= 1 (full support). Every vocabulary entry is listed, zero-weight ones included.
     Shrinks to fewer tokens, then to one-hot and uniform laws.
     """
-    if isinstance(max_weight, bool) or not isinstance(max_weight, int) or max_weight < 1:
-        raise ValueError(f"max_weight must be an integer >= 1, got {max_weight!r}")
-    return _vocabulary(vocab, min_size, max_size).flatmap(lambda tokens: _laws_on(tokens, zeros, max_weight))
+    tokens = _check_vocabulary(vocab, min_size, max_size, max_weight)
+    if tokens is None:
+        return _free_size_law(min_size, max_size, zeros, max_weight)
+    return _laws_on(tokens, zeros, max_weight)
 
 
 @st.composite
-def _pairs(draw, vocab, min_size: int, max_size: int, zeros: bool, max_weight: int) -> tuple[Law, Law]:
-    tokens = draw(_vocabulary(vocab, min_size, max_size))
-    p = draw(_laws_on(tokens, zeros, max_weight))
-    # q = p is drawn on purpose (rarely hit by two independent draws), the branch shrinks to independent q
-    if draw(st.booleans()):
-        return p, p
-    return p, draw(_laws_on(tokens, zeros, max_weight))
+def _free_size_law(draw, min_size: int, max_size: int, zeros: bool, max_weight: int) -> Law:
+    # the size is the list's length, so Hypothesis shrinks it by deleting entries
+    weights = draw(st.lists(_weight(zeros, max_weight), min_size=min_size, max_size=max_size))
+    return _law_from_integers(LETTERS[: len(weights)], weights)
+
+
+@st.composite
+def _pairs(draw, tokens: tuple | None, min_size: int, max_size: int, zeros: bool, max_weight: int) -> tuple[Law, Law]:
+    # q = p is drawn on purpose (two independent draws rarely coincide); False, independent, is simpler
+    same = draw(st.booleans())
+    weight = _weight(zeros, max_weight)
+    size = (min_size, max_size) if tokens is None else (len(tokens), len(tokens))
+    # one (p(x), q(x)) weight pair per token: deleting an entry removes the token from both laws, so a
+    # failing pair shrinks to fewer tokens
+    rows = draw(st.lists(st.tuples(weight, weight), min_size=size[0], max_size=size[1]))
+    tokens = LETTERS[: len(rows)] if tokens is None else tokens
+    p = _law_from_integers(tokens, [wp for wp, _ in rows])
+    return p, (p if same else _law_from_integers(tokens, [wq for _, wq in rows]))
 
 
 def law_pairs(vocab: int | Sequence[Hashable] | None = None, min_size: int = 1, max_size: int = 6, zeros: bool = True,
@@ -138,9 +161,7 @@ def law_pairs(vocab: int | Sequence[Hashable] | None = None, min_size: int = 1, 
     p(x) = 0 < q(x), one-hot p or q, a one-token vocabulary. With ``zeros=False`` both have full
     support (every ratio p(x)/q(x) is defined).
     """
-    if isinstance(max_weight, bool) or not isinstance(max_weight, int) or max_weight < 1:
-        raise ValueError(f"max_weight must be an integer >= 1, got {max_weight!r}")
-    return _pairs(vocab, min_size, max_size, zeros, max_weight)
+    return _pairs(_check_vocabulary(vocab, min_size, max_size, max_weight), min_size, max_size, zeros, max_weight)
 
 
 def _table_text(default: Law, table: dict) -> str:
@@ -171,7 +192,7 @@ def toy_lms(vocab: int | Sequence[Hashable] = 2, depth: int = 2, zeros: bool = T
 
     The table lists laws for some contexts of length 0..depth (so the law may depend on the
     position and on every earlier token up to ``depth`` of them); each law is drawn as by ``laws``.
-    Shrinks to a context-free LM (empty table) with a one-hot or uniform default. The LM's name
+    Shrinks to a context-free LM (empty table) with a one-hot default. The LM's name
     prints its whole table, so a failing example shows the LM itself.
     """
     tokens = _tokens(vocab)

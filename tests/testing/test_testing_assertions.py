@@ -26,10 +26,21 @@ def test_always_accept_fails_with_the_shrunk_counterexample_and_its_exact_tv():
     with pytest.raises(AssertionError) as info:
         assert_rule_lossless(always_accept_rule)
     message = str(info.value)
-    # Hypothesis shrinks to two tokens with small weights; there the law is q, so TV = TV(q, p)
+    # Hypothesis shrinks to two one-hot laws on different tokens; the law is q, so TV = TV(q, p) = 1
     assert "shrunk by Hypothesis" in message
-    assert "p = {'A': 1/2, 'B': 1/2}" in message and "q = {'A': 0, 'B': 1}" in message
-    assert "TV(law, p) = 1/2" in message and "difference" in message
+    assert "p = {'A': 1, 'B': 0}" in message and "q = {'A': 0, 'B': 1}" in message
+    assert "TV(law, p) = 1\n" in message and "difference" in message
+
+
+def test_resampling_from_p_shrinks_to_the_two_token_counterexample_with_tv_one_quarter():
+    def resample_from_p(p, q, x):
+        return min(Fraction(1), p[x] / q[x]), p
+
+    with pytest.raises(AssertionError) as info:
+        assert_rule_lossless(resample_from_p)
+    # q = one-hot A: A accepted w.p. 1/2, else resampled from p; P(A) = 3/4, TV = 1/4
+    assert "p = {'A': 1/2, 'B': 1/2}" in str(info.value) and "q = {'A': 1, 'B': 0}" in str(info.value)
+    assert "TV(law, p) = 1/4" in str(info.value)
 
 
 def test_a_tiny_loss_is_still_named_exactly():
