@@ -108,4 +108,4 @@ def entropy(law: Law, base: float = 2) -> float:
     """H(p) = -sum_x p(x) log_base p(x) (a float: the entropy of a rational law is irrational)."""
     if base <= 1:
         raise ValueError(f"entropy needs a logarithm base > 1, got {base}")
-    return 0.0 - math.fsum(float(w) * math.log(float(w), base) for w in law.values() if w > 0)
+    return 0.0 - math.fsum(float(w) * math.log(float(w), base) for w in as_law(law).values() if w > 0)

@@ -5,7 +5,9 @@ from fractions import Fraction
 import pytest
 
 from specmath.classic.rejection import check_envelope, smallest_envelope
-from specmath.entropy.knuth_yao import optimal_expected_draws
+from specmath.classic.reservoir import inclusion_probabilities
+from specmath.entropy.extractors import block_rate
+from specmath.entropy.knuth_yao import entropy, optimal_expected_draws
 from specmath.exact import exact
 from specmath.laws import Law, LawError, difference_table, tv_distance
 from specmath.program import draw
@@ -14,6 +16,8 @@ from specmath.speculative.round import round_law
 from specmath.speculative.sample_match import acceptance_gap, match_acceptance
 from specmath.speculative.step import acceptance_rate, residual_law, step_law
 from specmath.speculative.toy_lm import ToyLM, temperature, top_k, top_p
+from specmath.speculative.two_token import acceptance_by_token, summary
+from specmath.stats import empirical_tv, g_test
 
 P = {"A": 0.7, "B": 0.3}
 Q = {"A": 0.4, "B": 0.6}
@@ -43,6 +47,15 @@ def test_step_law_of_two_dicts_of_floats_is_exactly_p():
         (lambda: top_k(P, 1), Law({"A": 1, "B": 0})),
         (lambda: top_p(P, 0.5), Law({"A": 1, "B": 0})),
         (lambda: exact(lambda: (yield draw(P))).law, P_LAW),
+        (lambda: acceptance_by_token(P, Q), {"A": 1, "B": Fraction(1, 2)}),
+        (lambda: summary(P, Q)["output"], P_LAW),
+        # counts exactly n p(x): 10 * fl(7/10) rounds to 7.0 and ln(1) = 0 under IEEE on every host, so G = 0 exactly
+        (lambda: g_test({"A": 7, "B": 3}, P).statistic, 0.0),
+        # 7/10 and float(Fraction(7, 10)) are both the correctly rounded double of 0.7: the difference is 0.0
+        (lambda: empirical_tv({"A": 7, "B": 3}, P), 0.0),
+        (lambda: inclusion_probabilities({(1,): 0.5, (2,): 0.5}, 2), {1: Fraction(1, 2), 2: Fraction(1, 2)}),
+        (lambda: block_rate({(): 0.5, (0,): 0.25, (1,): 0.25}, 2), Fraction(1, 4)),
+        (lambda: entropy({"A": 0.5, "B": 0.5}), 1.0),  # log2(2) = 1 exactly in IEEE arithmetic
     ],
 )
 def test_public_functions_read_dicts_of_floats_as_decimals(function, expected):
