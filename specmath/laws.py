@@ -8,8 +8,16 @@ Entries of weight 0 may be listed: they record the *vocabulary* a law is defined
 law p over {A, B} with p(B) = 0 still knows that B exists). Equality of laws is equality as
 measures: an outcome that is absent counts as weight 0, so ``Law({"A": 1}) == Law({"A": 1, "B": 0})``.
 
-Floats are accepted only by converting them *exactly* with ``Fraction(x)``: 0.7 becomes
-3152519739159347/4503599627370496, not 7/10. Pass strings ("0.7") or Fractions for decimal values.
+Plain Python in, exact answers out. Any Mapping outcome -> number is a law wherever a law is
+expected (``as_law`` is the one coercion every public entry point calls). Weights may be ints,
+Fractions, strings ("0.7", "7/10") or Python floats; a Python float is read as the decimal it prints
+as, ``Fraction(repr(x))``: 0.7 -> 7/10, not the double 3152519739159347/4503599627370496 that the
+literal 0.7 rounds to. So ``Law({"A": 0.7, "B": 0.3})`` is the law 7/10, 3/10. numpy and torch
+values (scalars and probability vectors) are different: they come out of float arithmetic, so they
+are converted *exactly*, as the binary fractions they are, and vectors are renormalised.
+Weights must sum to exactly 1; when they do not (0.1 + 0.2 read as decimals is fine, 1/3 + 2/3 as
+printed floats is 0.9999999999999999) the error names the sum and the two fixes: exact weights
+(strings or Fractions), or ``normalise=True``.
 
 Notation used throughout specmath: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)) (Leviathan et al., 2023).
@@ -26,6 +34,7 @@ from typing import Any
 __all__ = [
     "LawError",
     "Law",
+    "as_law",
     "to_fraction",
     "uniform",
     "point",
@@ -40,34 +49,29 @@ class LawError(ValueError):
 
 
 def to_fraction(value: Any, *, what: str = "weight") -> Fraction:
-    """Convert ``value`` to a Fraction exactly, rejecting NaN, infinities and non-numbers.
+    """Convert ``value`` to a Fraction, rejecting NaN, infinities, bools and non-numbers.
 
-    ints, Fractions and other Rationals convert losslessly; a float converts to the binary
-    fraction it really is (``Fraction(0.1) != Fraction(1, 10)``); a string such as "0.7" or
-    "7/10" is parsed as the decimal/rational it spells.
+    * ints, Fractions and other Rationals convert losslessly;
+    * a Python float is read as the decimal it prints as: ``Fraction(repr(x))``, so 0.7 -> 7/10
+      (what a person typing 0.7 means; the double itself is 0.7 - 2^-54 / 5 or so);
+    * numpy and torch scalars convert *exactly* as the binary fractions they are
+      (``Fraction(float(x))``): they are results of float arithmetic, not typed decimals;
+    * a string such as "0.7" or "7/10" is parsed as the decimal/rational it spells.
     """
     if isinstance(value, bool):
         raise LawError(f"{what} {value!r} is a bool, not a number")
     if isinstance(value, Fraction):
         return value
-    if isinstance(value, int) and type(value) is int:
+    if type(value) is int:
         return Fraction(value)
-    if hasattr(value, "dtype"):  # numpy scalars: exactly via Python int / float
-        kind = getattr(value.dtype, "kind", "")
-        if kind in "iu":
-            return Fraction(int(value))
-        if kind == "f":
-            return to_fraction(float(value), what=what)
-        if kind == "b":
-            raise LawError(f"{what} {value!r} is a bool, not a number")
+    if hasattr(value, "dtype"):  # numpy / torch scalars: exactly, via Python int / float
+        return _array_scalar_to_fraction(value, what)
     if isinstance(value, Rational):
         return Fraction(int(value.numerator), int(value.denominator))
     if isinstance(value, float):
-        if math.isnan(value):
-            raise LawError(f"{what} is NaN")
-        if math.isinf(value):
-            raise LawError(f"{what} is infinite ({value})")
-        return Fraction(value)
+        _check_finite(value, what)
+        # the shortest decimal that round-trips to this double: 0.7 -> "0.7" -> 7/10
+        return Fraction(repr(value))
     if isinstance(value, str):
         try:
             return Fraction(value)
@@ -76,16 +80,51 @@ def to_fraction(value: Any, *, what: str = "weight") -> Fraction:
     raise LawError(f"{what} {value!r} of type {type(value).__name__} is not a number")
 
 
+def _check_finite(value: float, what: str) -> None:
+    if math.isnan(value):
+        raise LawError(f"{what} is NaN")
+    if math.isinf(value):
+        raise LawError(f"{what} is infinite ({value})")
+
+
+def _array_scalar_to_fraction(value: Any, what: str) -> Fraction:
+    """A numpy or torch scalar: integers exactly, floats as the exact binary fraction they are."""
+    if getattr(value, "ndim", 0) != 0:
+        raise LawError(f"{what} is an array of shape {tuple(value.shape)}, not a number")
+    kind = getattr(value.dtype, "kind", None)
+    if kind is None:  # torch: dtype has no .kind
+        if str(value.dtype) == "torch.bool":
+            raise LawError(f"{what} {value!r} is a bool, not a number")
+        value = value.item()
+        if isinstance(value, int):
+            return Fraction(value)
+        kind = "f"
+    if kind in "iu":
+        return Fraction(int(value))
+    if kind == "f":
+        x = float(value)
+        _check_finite(x, what)
+        return Fraction(x)
+    if kind == "b":
+        raise LawError(f"{what} {value!r} is a bool, not a number")
+    raise LawError(f"{what} {value!r} of dtype {value.dtype} is not a real number")
+
+
 class Law(Mapping):
     """A finite probability law: a validated, immutable mapping outcome -> Fraction.
 
-    ``Law(table)`` requires the weights to sum to exactly 1; ``Law.from_weights(weights)``
-    normalises non-negative weights w into w(x) / sum_y w(y).
+    ``Law(table)`` requires the weights to sum to exactly 1, ``Law(table, normalise=True)`` (or
+    ``Law.from_weights(weights)``) normalises non-negative weights w into w(x) / sum_y w(y).
+
+    Weights go through ``to_fraction``: a Python float is read as the decimal it prints as
+    (``Law({"A": 0.7, "B": 0.3})`` is exactly 7/10, 3/10); numpy and torch scalars are converted
+    exactly (binary). A table that does not sum to 1 raises a LawError naming the sum and the fixes.
     """
 
     __slots__ = ("_table", "_hash")
 
-    def __init__(self, table: Mapping[Hashable, Any] | Iterable[tuple[Hashable, Any]], *, name: str = "law"):
+    def __init__(self, table: Mapping[Hashable, Any] | Iterable[tuple[Hashable, Any]], *, name: str = "law",
+                 normalise: bool = False):
         items = table.items() if isinstance(table, Mapping) else table
         converted: dict[Hashable, Fraction] = {}
         for outcome, weight in items:
@@ -98,32 +137,27 @@ class Law(Mapping):
         if not converted:
             raise LawError(f"{name} is empty: a law needs at least one outcome")
         total = sum(converted.values(), Fraction(0))
-        if total != 1:
-            if total == 0:
-                raise LawError(f"{name} has all-zero weights: no outcome is possible")
-            raise LawError(f"{name} is not normalised: its weights sum to {total}, not 1")
+        if total == 0:
+            raise LawError(f"{name} has all-zero weights: no outcome is possible")
+        if total != 1 and normalise:
+            converted = {x: w / total for x, w in converted.items()}
+        elif total != 1:
+            raise LawError(
+                f"{name} is not normalised: its weights sum to {total} (about {float(total):.17g}), not 1. "
+                "Either pass exact weights that sum to 1 (strings such as '1/3' or Fractions), "
+                "or pass normalise=True to divide every weight by the sum"
+            )
         self._table = converted
         self._hash: int | None = None
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
     def from_weights(cls, weights: Mapping[Hashable, Any], *, name: str = "weights") -> Law:
-        """Normalise non-negative weights: law(x) = w(x) / sum_y w(y).
+        """Normalise non-negative weights: law(x) = w(x) / sum_y w(y) (``Law(weights, normalise=True)``).
 
         Raises LawError for a negative, NaN or infinite weight, or when every weight is 0.
         """
-        converted = {}
-        for outcome, weight in weights.items():
-            w = to_fraction(weight, what=f"{name}[{outcome!r}]")
-            if w < 0:
-                raise LawError(f"{name}[{outcome!r}] = {w} is negative")
-            converted[outcome] = w
-        if not converted:
-            raise LawError(f"{name} is empty: a law needs at least one outcome")
-        total = sum(converted.values(), Fraction(0))
-        if total == 0:
-            raise LawError(f"{name} has all-zero weights: there is nothing to normalise")
-        return cls({x: w / total for x, w in converted.items()}, name=name)
+        return cls(weights, name=name, normalise=True)
 
     # -- Mapping protocol ---------------------------------------------------------------------
     def __getitem__(self, outcome: Hashable) -> Fraction:
@@ -208,6 +242,35 @@ class Law(Mapping):
             return list(self._table)
 
 
+def as_law(value: Any, *, name: str = "law", normalise: bool = False) -> Law:
+    """The one coercion behind every public function that takes a law.
+
+    * a ``Law`` is returned as it is;
+    * any Mapping outcome -> number becomes ``Law(value, name=name, normalise=normalise)``
+      (Python floats read as decimals, see ``to_fraction``);
+    * a one-dimensional numpy array or torch tensor of probabilities is the law of the indices
+      0..V-1, each entry converted exactly (binary) and the vector renormalised: w(i) / sum_j w(j),
+      because float probabilities almost never sum to exactly 1.
+
+    Anything else raises a LawError naming its type.
+    """
+    if isinstance(value, Law):
+        return value
+    if isinstance(value, Mapping):
+        return Law(value, name=name, normalise=normalise)
+    shape = getattr(value, "shape", None)
+    if shape is not None and hasattr(value, "dtype"):
+        if len(shape) != 1:
+            raise LawError(f"{name}: a probability vector must be one-dimensional, got shape {tuple(shape)}")
+        host = value.detach().cpu() if hasattr(value, "detach") else value
+        weights = {i: to_fraction(host[i], what=f"{name}[{i}]") for i in range(int(shape[0]))}
+        return Law(weights, name=name, normalise=True)
+    raise LawError(
+        f"{name} must be a Mapping outcome -> probability (a dict, a Law) or a 1-D probability vector, "
+        f"got {type(value).__name__}"
+    )
+
+
 def uniform(outcomes: Iterable[Hashable]) -> Law:
     """The uniform law on a finite non-empty set of outcomes: 1/n each."""
     outcomes = list(outcomes)
@@ -224,16 +287,14 @@ def point(outcome: Hashable) -> Law:
 
 def tv_distance(a: Mapping[Hashable, Any], b: Mapping[Hashable, Any]) -> Fraction:
     """Total-variation distance TV(a, b) = 1/2 * sum_x |a(x) - b(x)| (absent outcomes weigh 0)."""
-    a_law = a if isinstance(a, Law) else Law(a, name="a")
-    b_law = b if isinstance(b, Law) else Law(b, name="b")
+    a_law, b_law = as_law(a, name="a"), as_law(b, name="b")
     keys = set(a_law) | set(b_law)
     return sum((abs(a_law.prob(x) - b_law.prob(x)) for x in keys), Fraction(0)) / 2
 
 
 def difference_table(actual: Mapping, target: Mapping) -> list[tuple[Hashable, Fraction, Fraction, Fraction]]:
     """Rows (outcome, actual(x), target(x), actual(x) - target(x)) for every outcome of either law."""
-    a_law = actual if isinstance(actual, Law) else Law(actual, name="actual")
-    t_law = target if isinstance(target, Law) else Law(target, name="target")
+    a_law, t_law = as_law(actual, name="actual"), as_law(target, name="target")
     keys = list(t_law) + [x for x in a_law if x not in t_law]
     try:
         keys = sorted(keys)
@@ -242,13 +303,13 @@ def difference_table(actual: Mapping, target: Mapping) -> list[tuple[Hashable, F
     return [(x, a_law.prob(x), t_law.prob(x), a_law.prob(x) - t_law.prob(x)) for x in keys]
 
 
-def check_same_vocabulary(p: Law, q: Law, *, p_name: str = "p", q_name: str = "q") -> None:
+def check_same_vocabulary(p: Mapping, q: Mapping, *, p_name: str = "p", q_name: str = "q") -> None:
     """Raise LawError unless p and q list the same outcomes (zero-weight entries count).
 
     Speculative sampling compares p(x) with q(x) token by token, so both must be defined over
     one vocabulary; a draft that silently lacks a token is a bug, not a zero.
     """
-    pv, qv = p.vocabulary, q.vocabulary
+    pv, qv = as_law(p, name=p_name).vocabulary, as_law(q, name=q_name).vocabulary
     if pv != qv:
         only_p = sorted(map(repr, pv - qv))[:5]
         only_q = sorted(map(repr, qv - pv))[:5]

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from specmath.laws import Law, LawError, to_fraction, uniform
+from specmath.laws import Law, LawError, as_law, to_fraction, uniform
 
 __all__ = [
     "Draw",
@@ -49,14 +49,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Draw:
-    """Request one outcome drawn from a finite law. The answer is the outcome."""
+    """Request one outcome drawn from a finite law (any Mapping, see ``as_law``). The answer is the outcome."""
 
     law: Law
     label: str = "draw"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.law, Law):
-            raise TypeError(f"Draw needs a specmath Law, got {type(self.law).__name__}")
+        object.__setattr__(self, "law", as_law(self.law, name=f"law of {self.label!r}"))
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from scipy import stats as sps
 
-from specmath.laws import Law, LawError
+from specmath.laws import Law, LawError, as_law
 
 __all__ = ["GofResult", "g_test", "detectable_tv", "tv_confidence_bound", "empirical_tv", "pool_cells"]
 
@@ -68,8 +68,7 @@ def pool_cells(law: Law, n: int, min_expected: float = 5.0) -> list[list[Hashabl
 
 def g_test(counts: Mapping[Hashable, int], law: Law, min_expected: float = 5.0) -> GofResult:
     """G-test of ``counts`` (outcome -> count) against the exact ``law``, cells pooled to min_expected."""
-    if not isinstance(law, Law):
-        law = Law(law)
+    law = as_law(law)
     n = int(sum(counts.values()))
     if n <= 0:
         raise LawError("g_test needs at least one sample")
@@ -98,8 +97,7 @@ def detectable_tv(law: Law, n: int, alpha: float = 1e-6, power: float = 0.99, mi
     """Smallest TV distance eps such that the G-test at level ``alpha`` with ``n`` samples rejects
     every alternative at TV >= eps with probability >= ``power`` (non-central chi-square
     approximation, worst case lambda = 4 n eps^2). Returns inf when the law has a single cell."""
-    if not isinstance(law, Law):
-        law = Law(law)
+    law = as_law(law)
     dof = len(pool_cells(law, n, min_expected)) - 1
     if dof <= 0:
         return math.inf
@@ -119,6 +117,7 @@ def detectable_tv(law: Law, n: int, alpha: float = 1e-6, power: float = 0.99, mi
 
 def empirical_tv(counts: Mapping[Hashable, int], law: Law) -> float:
     """TV(empirical law of the counts, law) as a float."""
+    law = as_law(law)
     n = sum(counts.values())
     keys = set(counts) | set(law)
     return 0.5 * sum(abs(counts.get(x, 0) / n - float(law.prob(x))) for x in keys)
@@ -126,6 +125,7 @@ def empirical_tv(counts: Mapping[Hashable, int], law: Law) -> float:
 
 def tv_confidence_bound(counts: Mapping[Hashable, int], law: Law, confidence: float = 0.99) -> tuple[float, float]:
     """(TV(empirical, law), upper bound on TV(sampler's true law, law) holding with ``confidence``)."""
+    law = as_law(law)
     n = sum(counts.values())
     k = len(set(counts) | {x for x in law if law[x] > 0})
     delta = 1.0 - confidence

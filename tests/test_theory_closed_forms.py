@@ -23,7 +23,7 @@ def test_article_worked_example_is_exactly_two():
     assert isinstance(article_speedup_example(), Fraction)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(alpha=fractions01, gamma=st.integers(0, 8))
 def test_expected_tokens_per_round_is_the_geometric_sum_of_alpha_powers(alpha, gamma):
     assert expected_tokens_per_round(alpha, gamma) == sum(alpha**k for k in range(gamma + 1))
@@ -42,7 +42,7 @@ def test_speedup_model_matches_leviathan_formula_on_a_rational_point():
     assert speedup(Fraction(1, 3), 0, Fraction(1, 2)) == 1
 
 
-@settings(max_examples=30, deadline=None)
+@settings(deadline=None)
 @given(alpha=fractions01.filter(lambda a: 0 < a < 1), c=fractions01.filter(lambda c: c > 0))
 def test_optimal_gamma_beats_every_gamma_up_to_sixty(alpha, c):
     best = optimal_gamma(alpha, c)

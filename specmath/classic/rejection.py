@@ -11,7 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from specmath.laws import Law, LawError, check_same_vocabulary, to_fraction
+from specmath.laws import Law, LawError, as_law, check_same_vocabulary, to_fraction
 from specmath.program import RESTART, coin, draw
 
 __all__ = ["rejection_sampler", "check_envelope", "smallest_envelope"]
@@ -19,6 +19,7 @@ __all__ = ["rejection_sampler", "check_envelope", "smallest_envelope"]
 
 def check_envelope(p: Law, q: Law, M: Any) -> Fraction:
     """M as a Fraction, after checking M * q(x) >= p(x) for every x (else LawError naming x)."""
+    p, q = as_law(p, name="p"), as_law(q, name="q")
     check_same_vocabulary(p, q)
     fm = to_fraction(M, what="envelope M")
     if fm <= 0:
@@ -31,6 +32,7 @@ def check_envelope(p: Law, q: Law, M: Any) -> Fraction:
 
 def smallest_envelope(p: Law, q: Law) -> Fraction:
     """M* = max_x p(x) / q(x), the tightest envelope (LawError if q(x) = 0 < p(x))."""
+    p, q = as_law(p, name="p"), as_law(q, name="q")
     check_same_vocabulary(p, q)
     worst = Fraction(0)
     for x in p:

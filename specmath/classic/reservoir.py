@@ -11,7 +11,7 @@ from fractions import Fraction
 from itertools import combinations
 from math import comb
 
-from specmath.laws import Law, LawError, uniform
+from specmath.laws import Law, LawError, as_law, uniform
 from specmath.program import die
 
 __all__ = ["algorithm_r", "subset_target", "inclusion_probabilities", "check_reservoir_sizes"]
@@ -42,6 +42,7 @@ def subset_target(n: int, k: int) -> Law:
 
 def inclusion_probabilities(law: Law, n: int) -> dict[int, Fraction]:
     """item -> P(item is in the sample), from a law over subsets (expected k / n each)."""
+    law = as_law(law)
     return {i: law.P(lambda s, i=i: i in s) for i in range(1, n + 1)}
 
 

@@ -58,5 +58,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"verify-rule: {exc}", file=sys.stderr)
         return 2
+    if report.verdict == "error":
+        print(f"verify-rule: {report.text()}", file=sys.stderr)
+        return 2
     print(report.text())
     return 0 if report.lossless else 1

@@ -35,6 +35,7 @@ COURSE = (
     Lesson("06_entropy_limit", "how close rand7 and coin extractors get to the entropy limit", ("02_rand5_to_rand7", "03_coin_reservoir_rejection"), 40),
     Lesson("07_real_models", "speculative decoding of real language models in torch: histograms and timing", ("04_speculative_rounds",), 45),
     Lesson("08_explorers", "sliders for the two-token world, rand_a -> rand_b, a round, a real-model step", ("01_two_token_world", "02_rand5_to_rand7", "04_speculative_rounds"), 20),
+    Lesson("09_test_your_sampler", "property-test your own rule or sampler: strategies, smallest counterexamples, an end-to-end audit", ("01_two_token_world", "04_speculative_rounds"), 40),
 )
 
 #: (English, Chinese as the seed article writes it, what it means here)

@@ -30,7 +30,7 @@ from math import comb
 from typing import Any
 
 from specmath.classic.fair_coin import check_bias
-from specmath.laws import Law, LawError
+from specmath.laws import Law, LawError, as_law
 from specmath.program import coin
 
 __all__ = [
@@ -106,6 +106,7 @@ def block_extractor(p: Any, n: int, method: str = "peres", depth: int | None = N
 
 def fair_given_length_target(law: Law) -> Law:
     """The law the bits must have: P(s) = P(length = |s|) / 2^|s| for every bit string s."""
+    law = as_law(law)
     length = law.map(len)
     out: dict[tuple, Fraction] = {}
     for L, w in length.items():
@@ -156,4 +157,4 @@ def elias_rate(p: Any, n: int) -> Any:
 
 def block_rate(law: Law, n: int) -> Fraction:
     """E[number of output bits] / n from the exact law of the bits of n flips."""
-    return law.expectation(len) / n
+    return as_law(law).expectation(len) / n

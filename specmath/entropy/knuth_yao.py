@@ -29,7 +29,7 @@ import math
 from fractions import Fraction
 from math import floor
 
-from specmath.laws import Law, LawError
+from specmath.laws import Law, LawError, as_law
 from specmath.program import Recur, die
 
 __all__ = ["knuth_yao", "knuth_yao_step", "optimal_expected_draws", "entropy", "check_base", "die_label"]
@@ -52,8 +52,7 @@ def knuth_yao(law: Law, a: int = 2, label: str | None = None):
     Exact law == ``law``; expected draws = ``optimal_expected_draws(law, a)``. An outcome of
     probability 1 is returned with no draw at all (its tree is a single leaf).
     """
-    if not isinstance(law, Law):
-        raise LawError(f"knuth_yao needs a specmath Law, got {type(law).__name__}")
+    law = as_law(law)
     check_base(a)
     label = label or die_label(a)
     support = [(x, w) for x, w in law.items() if w > 0]
@@ -86,8 +85,7 @@ def optimal_expected_draws(law: Law, a: int = 2) -> Fraction:
     Summed exactly: the vector of fractional parts is eventually periodic with some pre-period mu
     and period lam, so E = S_pre + S_cycle / (1 - a^(-lam)).
     """
-    if not isinstance(law, Law):
-        raise LawError(f"optimal_expected_draws needs a specmath Law, got {type(law).__name__}")
+    law = as_law(law)
     check_base(a)
     fracs = tuple(w - floor(w) for w in law.values() if w > 0)
     seen: dict[tuple, int] = {}
@@ -110,4 +108,4 @@ def entropy(law: Law, base: float = 2) -> float:
     """H(p) = -sum_x p(x) log_base p(x) (a float: the entropy of a rational law is irrational)."""
     if base <= 1:
         raise ValueError(f"entropy needs a logarithm base > 1, got {base}")
-    return 0.0 - math.fsum(float(w) * math.log(float(w), base) for w in law.values() if w > 0)
+    return 0.0 - math.fsum(float(w) * math.log(float(w), base) for w in as_law(law).values() if w > 0)

@@ -34,7 +34,7 @@ from fractions import Fraction
 import numpy as np
 
 from specmath.classic.reservoir import check_reservoir_sizes
-from specmath.laws import Law, LawError, to_fraction
+from specmath.laws import Law, LawError, as_law, to_fraction
 from specmath.program import die, draw
 
 __all__ = [
@@ -127,6 +127,7 @@ def a_res_law(weights: Mapping[Hashable, object], k: int) -> Law:
 
 def inclusion_probabilities(law: Law, items: Sequence[Hashable]) -> dict[Hashable, Fraction]:
     """item -> P(item is in the sample), from a law over samples (tuples of items)."""
+    law = as_law(law)
     return {i: law.P(lambda s, i=i: i in s) for i in items}
 
 

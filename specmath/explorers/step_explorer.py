@@ -42,7 +42,7 @@ class TwoTokenView:
 
 
 def _probability(value: object, name: str) -> Fraction:
-    # floats are converted exactly (Fraction(0.7) is the binary double); pass "7/10" for 7/10
+    # a Python float is read as the decimal it prints as (0.7 -> 7/10), see specmath.laws.to_fraction
     x = to_fraction(value, what=name)
     if not 0 <= x <= 1:
         raise LawError(f"{name} must lie in [0, 1], got {value!r}")

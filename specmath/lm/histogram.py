@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import torch
 
@@ -40,7 +41,8 @@ def _law_from_probs(probs: torch.Tensor, keys=None) -> Law:
     probs = probs.double().cpu()
     nz = torch.nonzero(probs > 0).flatten().tolist()
     vals = probs[nz].tolist()
-    return Law.from_weights({(keys[i] if keys else i): v for i, v in zip(nz, vals, strict=True)}, name="target law")
+    # Fraction(v) is the double's exact binary value (a Python float would be read as its decimal)
+    return Law.from_weights({(keys[i] if keys else i): Fraction(v) for i, v in zip(nz, vals, strict=True)}, name="target law")
 
 
 @torch.no_grad()
@@ -72,7 +74,7 @@ def two_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SA
         w1 = float(p1[x1])
         for x2 in torch.nonzero(p2[row] > 0).flatten().tolist():
             # P(x1, x2) = p(x1) p(x2 | x1)
-            weights[(x1, x2)] = w1 * float(p2[row, x2])
+            weights[(x1, x2)] = Fraction(w1) * Fraction(float(p2[row, x2]))
     return Law.from_weights(weights, name="two-token target law")
 
 

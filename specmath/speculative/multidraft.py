@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
 
-from specmath.laws import Law, LawError, check_same_vocabulary
+from specmath.laws import Law, LawError, as_law, check_same_vocabulary
 from specmath.program import coin, draw, tick
 from specmath.speculative.round import LM, check_round_arguments, draft_block
 from specmath.speculative.step import standard_rule
@@ -91,13 +91,13 @@ def multidraft_step(p: Law, q_laws: tuple):
 
 def multidraft_step_law(p: Law, q_laws: Sequence[Law]) -> Law:
     """Exact law of the token ``multidraft_step`` emits (equals p, proved in the tests)."""
-    return round_law_of(multidraft_step, p, tuple(q_laws))
+    return round_law_of(multidraft_step, as_law(p, name="p"), tuple(as_law(q, name="q") for q in q_laws))
 
 
 def multidraft_acceptance(p: Law, q_laws: Sequence[Law]) -> Fraction:
     """P(some draft is accepted) = 1 - prod_j (1 - alpha(p^(j), q^(j))), the residual chain p^(j+1) = norm(max(0, p^(j) - q^(j)))."""
-    q_laws = _check_drafts(q_laws)
-    current, rejected = p, Fraction(1)
+    q_laws = _check_drafts(tuple(as_law(q, name="q") for q in q_laws))
+    current, rejected = as_law(p, name="p"), Fraction(1)
     for q in q_laws:
         check_same_vocabulary(current, q)
         alpha = sum((min(current[x], q[x]) for x in current), Fraction(0))

@@ -8,15 +8,26 @@ A rule is ``rule(p, q, x) -> (accept_probability, resample_law | None)`` for a d
 token equals p (one step), or when a whole round continued by plain target sampling has the
 autoregressive law (round instances, ``completed_round_law``). The battery mixes hand-written edge
 cases (p == q, disjoint supports, zeros on either side, one-hot laws, a single-token vocabulary)
-with seeded random laws and two small round instances. A rule that raises, returns an accept
-probability outside [0, 1], or rejects without a resample law fails the instance too.
+with seeded random laws and two small round instances.
 
-The report names the *smallest* failing instance (fewest tokens, then one step before rounds) with
-its exact total-variation distance TV(law, p) = 1/2 sum_x |law(x) - p(x)|.
+Three verdicts, kept apart:
+
+* **lossless**: law == target exactly on every instance;
+* **lossy**: some instance has law != target, or the rule's output is invalid (an accept
+  probability outside [0, 1], a rejection without a resample law, a resample law that is not a law);
+  the report names the *smallest* failing instance (fewest tokens, then one step before rounds,
+  then the smallest denominators) with its exact total-variation distance
+  TV(law, p) = 1/2 sum_x |law(x) - p(x)|;
+* **error**: the rule itself *raised* on a valid instance. That says nothing about losslessness,
+  so it is never counted as a loss: the report names the instance and the exception
+  (``RuleError``, with the rule's own exception chained as its cause).
+
+A resample law may be any Mapping token -> probability (``specmath.laws.as_law``).
 """
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -28,7 +39,11 @@ from specmath.speculative.generate import autoregressive_law, completed_round_la
 from specmath.speculative.step import Rule, step_law
 from specmath.speculative.toy_lm import random_toy_lm
 
-__all__ = ["RuleInstance", "RuleFailure", "RuleReport", "rule_battery", "verify_rule"]
+__all__ = ["RuleInstance", "RuleFailure", "RuleError", "RuleReport", "rule_battery", "verify_rule", "check_instance"]
+
+
+class RuleError(Exception):
+    """The rule under test raised on a valid instance; ``__cause__`` is the rule's own exception."""
 
 
 @dataclass(frozen=True)
@@ -43,19 +58,39 @@ class RuleInstance:
 
     @property
     def size(self) -> tuple:
-        """Order for 'smallest': vocabulary size, then steps before rounds, then gamma."""
-        return (len(self.p), self.gamma)
+        """Order for 'smallest': vocabulary size, then steps before rounds, then gamma, then the
+        largest denominator in p and q (1/2 is simpler than 3/7)."""
+        denominators = max(w.denominator for law in (self.p, self.q) for w in law.values())
+        return (len(self.p), self.gamma, denominators)
 
 
 @dataclass(frozen=True)
 class RuleFailure:
-    """A failing instance: the law the rule produced and its exact TV from the target, or the error."""
+    """A failing instance: the law the rule produced and its exact TV from the target, the invalid
+    output (``invalid``), or the exception the rule raised (``error``, ``exception``)."""
 
     instance: RuleInstance
     law: Law | None
     target: Law | None
     tv: Fraction | None
-    error: str | None = None
+    error: str | None = None  # the rule raised: "TypeError: ..."
+    invalid: str | None = None  # the rule returned something that is not a valid (accept, resample law)
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def raised(self) -> bool:
+        return self.error is not None
+
+    def traceback_summary(self, frames: int = 3) -> str:
+        """Where the rule raised: its first ``frames`` frames (and the last one), then the exception."""
+        if self.exception is None:
+            return self.error or ""
+        stack = traceback.extract_tb(self.exception.__traceback__)[1:]  # frame 0 is the checker's call
+        shown = traceback.format_list(stack[:frames])
+        if len(stack) > frames:
+            shown += ["  ...\n"] + traceback.format_list(stack[-1:])
+        last = traceback.format_exception_only(type(self.exception), self.exception)
+        return "".join(["Traceback (the rule's frames):\n", *shown, *last])
 
     def describe(self) -> str:
         inst = self.instance
@@ -63,7 +98,9 @@ class RuleFailure:
         if inst.gamma:
             head = f"{inst.name}: a round with gamma = {inst.gamma} on random toy LMs (seeds {inst.seeds}) over {len(inst.p)} tokens"
         if self.error is not None:
-            return f"{head}\n  the rule failed: {self.error}"
+            return f"{head}\n  the rule raised {self.error}"
+        if self.invalid is not None:
+            return f"{head}\n  the rule's output is invalid: {self.invalid}"
         return f"{head}\n  law = {_law_text(self.law)}\n  target = {_law_text(self.target)}\n  TV distance = {self.tv}"
 
 
@@ -72,11 +109,18 @@ class RuleReport:
     """The verdict of ``verify_rule``: how many instances were checked and which failed."""
 
     instances: int
-    failures: list[RuleFailure] = field(default_factory=list)
+    failures: list[RuleFailure] = field(default_factory=list)  # lossy or invalid output
+    errors: list[RuleFailure] = field(default_factory=list)  # the rule raised
 
     @property
     def lossless(self) -> bool:
-        return not self.failures
+        """No instance failed and none raised."""
+        return not self.failures and not self.errors
+
+    @property
+    def verdict(self) -> str:
+        """"error" when the rule raised anywhere (it could not be judged), else "lossy" or "lossless"."""
+        return "error" if self.errors else "lossy" if self.failures else "lossless"
 
     @property
     def smallest_counterexample(self) -> RuleFailure | None:
@@ -84,7 +128,19 @@ class RuleReport:
             return None
         return min(self.failures, key=lambda f: f.instance.size)
 
+    @property
+    def smallest_error(self) -> RuleFailure | None:
+        if not self.errors:
+            return None
+        return min(self.errors, key=lambda f: f.instance.size)
+
     def text(self) -> str:
+        if self.errors:
+            first = self.smallest_error
+            return (
+                f"ERROR: the rule raised on {len(self.errors)} of {self.instances} instances, so it was not judged "
+                f"(an exception is not a loss); the smallest is\n{first.describe()}\n{first.traceback_summary()}"
+            )
         if self.lossless:
             return f"lossless on all {self.instances} instances"
         worst = self.smallest_counterexample
@@ -152,17 +208,36 @@ def rule_battery(random_instances: int = 40, seed: int = 0) -> list[RuleInstance
     return _hand_written() + _random(random_instances, seed) + _rounds(seed)
 
 
-def _check(rule: Rule, instance: RuleInstance) -> RuleFailure | None:
+@dataclass(frozen=True)
+class _Guarded:
+    """The rule, with an exception raised *inside* it turned into RuleError (so it is not mistaken for
+    the checker rejecting an invalid output). Equal and hashable as the rule is: exact-interpreter key."""
+
+    rule: Callable
+
+    def __call__(self, p: Law, q: Law, x: object):
+        try:
+            return self.rule(p, q, x)
+        except Exception as exc:
+            raise RuleError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def check_instance(rule: Rule, instance: RuleInstance) -> RuleFailure | None:
+    """None when the rule's law equals the target exactly on ``instance``, else the failure."""
+    guarded = _Guarded(rule)
     try:
         if instance.gamma:
             vocab = len(instance.p)
             target, draft = (random_toy_lm(vocab, s) for s in instance.seeds)
-            law = completed_round_law(target, draft, (), instance.gamma, rule)
+            law = completed_round_law(target, draft, (), instance.gamma, guarded)
             expected = autoregressive_law(target, (), instance.gamma + 1)
         else:
-            law, expected = step_law(instance.p, instance.q, rule), instance.p
-    except Exception as exc:  # the rule's own failure is a verdict, not a crash of the checker
-        return RuleFailure(instance, None, None, None, f"{type(exc).__name__}: {exc}")
+            law, expected = step_law(instance.p, instance.q, guarded), instance.p
+    except RuleError as exc:  # the rule raised: an error, never a loss
+        cause = exc.__cause__
+        return RuleFailure(instance, None, None, None, error=str(exc), exception=cause)
+    except (ValueError, TypeError) as exc:  # the output is not a valid (accept probability, resample law)
+        return RuleFailure(instance, None, None, None, invalid=f"{type(exc).__name__}: {exc}")
     if law == expected:
         return None
     return RuleFailure(instance, law, expected, tv_distance(law, expected))
@@ -171,10 +246,11 @@ def _check(rule: Rule, instance: RuleInstance) -> RuleFailure | None:
 def verify_rule(rule: Callable, *, random_instances: int = 40, seed: int = 0) -> RuleReport:
     """Run ``rule(p, q, x) -> (accept_probability, resample_law)`` over ``rule_battery``; exact verdicts.
 
-    Lossless on an instance means law == target exactly (Fractions, no tolerance).
+    Lossless on an instance means law == target exactly (Fractions, no tolerance). Instances where
+    the rule raised go to ``report.errors``, the others that fail to ``report.failures``.
     """
     if not callable(rule):
         raise ValueError(f"a rule must be callable as rule(p, q, x), got {type(rule).__name__} {rule!r}")
     battery = rule_battery(random_instances, seed)
-    failures = [f for f in (_check(rule, inst) for inst in battery) if f is not None]
-    return RuleReport(len(battery), failures)
+    outcomes = [f for f in (check_instance(rule, inst) for inst in battery) if f is not None]
+    return RuleReport(len(battery), [f for f in outcomes if not f.raised], [f for f in outcomes if f.raised])

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from specmath.laws import Law, LawError, check_same_vocabulary
+from specmath.laws import Law, LawError, as_law, check_same_vocabulary
 from specmath.program import draw, tick
 from specmath.speculative.round import LM, drafted_round, round_law
 from specmath.speculative.step import acceptance_rate
@@ -45,6 +45,7 @@ __all__ = [
 
 def match_acceptance(p: Law, q: Law) -> Fraction:
     """P(y == x) for x ~ q, y ~ p independent: sum_x p(x) q(x)."""
+    p, q = as_law(p, name="p"), as_law(q, name="q")
     check_same_vocabulary(p, q)
     return sum((p[x] * q[x] for x in p), Fraction(0))
 

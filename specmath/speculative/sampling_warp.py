@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from specmath.laws import Law, LawError, to_fraction
+from specmath.laws import Law, LawError, as_law, to_fraction
 
 __all__ = [
     "Warp",
@@ -123,6 +123,8 @@ def warp_row(row: Sequence[Number], w: Warp) -> list[Number]:
 
 
 def _on_law(law: Law, row_function, *args) -> Law:
+    # any Mapping outcome -> number is a law here (floats read as the decimals they print as)
+    law = as_law(law)
     outcomes = list(law)
     return Law(dict(zip(outcomes, row_function([law[x] for x in outcomes], *args), strict=True)))
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from specmath.exact import exact
-from specmath.laws import Law, LawError, check_same_vocabulary
+from specmath.laws import Law, LawError, as_law, check_same_vocabulary
 from specmath.program import coin, draw
 
 __all__ = [
@@ -37,6 +37,7 @@ Rule = Callable[[Law, Law, object], tuple[Fraction, Law | None]]
 
 def acceptance_rate(p: Law, q: Law) -> Fraction:
     """alpha = sum_x min(p(x), q(x)): the probability that the draft token is accepted."""
+    p, q = as_law(p, name="p"), as_law(q, name="q")
     check_same_vocabulary(p, q)
     return sum((min(p[x], q[x]) for x in p), Fraction(0))
 
@@ -47,6 +48,7 @@ def residual_law(p: Law, q: Law) -> Law:
     The normaliser equals 1 - alpha. When p == q it is 0 and the residual does not exist; that is
     an error here (a rejection cannot happen then, so a correct sampler never asks for it).
     """
+    p, q = as_law(p, name="p"), as_law(q, name="q")
     check_same_vocabulary(p, q)
     excess = {x: max(Fraction(0), p[x] - q[x]) for x in p}
     mass = sum(excess.values(), Fraction(0))
@@ -80,7 +82,9 @@ def speculative_step(p: Law, q: Law, rule: Rule = standard_rule):
 def step_law(p: Law, q: Law, rule: Rule | None = None) -> Law:
     """Exact law of the token emitted by one speculative step with ``rule`` (default: standard).
 
-    For the standard rule this equals p for every p, q over one vocabulary.
+    For the standard rule this equals p for every p, q over one vocabulary. p and q may be any
+    Mappings outcome -> probability (``as_law``).
     """
+    p, q = as_law(p, name="p"), as_law(q, name="q")
     check_same_vocabulary(p, q)
     return exact(speculative_step, p, q, rule or standard_rule).law

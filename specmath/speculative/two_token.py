@@ -15,7 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from specmath.exact import Path, exact, exact_paths
-from specmath.laws import Law
+from specmath.laws import Law, as_law
 from specmath.speculative.step import acceptance_rate, residual_law, speculative_step
 
 __all__ = ["TARGET", "DRAFT", "two_token_world", "two_token_paths", "acceptance_by_token", "path_table", "summary"]
@@ -33,16 +33,19 @@ def two_token_world(p: Law = TARGET, q: Law = DRAFT):
 
 def acceptance_by_token(p: Law = TARGET, q: Law = DRAFT) -> dict:
     """x -> min(1, p(x)/q(x)) for every token the draft can propose."""
+    p, q = as_law(p, name="p"), as_law(q, name="q")
     return {x: min(Fraction(1), p[x] / q[x]) for x in q if q[x] > 0}
 
 
 def two_token_paths(p: Law = TARGET, q: Law = DRAFT) -> list[Path]:
     """The leaves of one step: (draft, accept?, resampled token) with exact probabilities."""
+    p, q = as_law(p, name="p"), as_law(q, name="q")
     return exact_paths(two_token_world, p, q)
 
 
 def path_table(p: Law = TARGET, q: Law = DRAFT) -> list[dict]:
     """Rows {draft, accepted, resampled, output, probability} for a lecture table."""
+    p, q = as_law(p, name="p"), as_law(q, name="q")
     rows = []
     for path in two_token_paths(p, q):
         answers = dict(path.steps)
@@ -60,6 +63,7 @@ def path_table(p: Law = TARGET, q: Law = DRAFT) -> list[dict]:
 
 def summary(p: Law = TARGET, q: Law = DRAFT) -> dict:
     """Everything the article computes for the two-token world, exactly."""
+    p, q = as_law(p, name="p"), as_law(q, name="q")
     return {
         "acceptance": acceptance_by_token(p, q),
         "alpha": acceptance_rate(p, q),

@@ -151,9 +151,10 @@ def test_costs_are_counted_per_label_on_the_sampled_side():
     assert costs["roll"] >= 1
 
 
-def test_draw_requires_a_law_and_coin_a_probability():
-    with pytest.raises(TypeError):
-        draw({"A": 1})
+def test_draw_takes_any_mapping_as_its_law_and_coin_a_probability():
+    assert draw({"A": 0.25, "B": 0.75}).law == Law({"A": Fraction(1, 4), "B": Fraction(3, 4)})
+    with pytest.raises(ValueError, match="Mapping"):
+        draw(["A", "B"])
     with pytest.raises(ValueError, match="must lie in"):
         coin(Fraction(3, 2))
     with pytest.raises(ValueError, match="NaN"):

@@ -4,7 +4,17 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from specmath.laws import Law, LawError, check_same_vocabulary, difference_table, point, tv_distance, uniform
+from specmath.laws import (
+    Law,
+    LawError,
+    as_law,
+    check_same_vocabulary,
+    difference_table,
+    point,
+    to_fraction,
+    tv_distance,
+    uniform,
+)
 
 
 def test_law_is_a_mapping_whose_dict_is_its_table():
@@ -15,11 +25,54 @@ def test_law_is_a_mapping_whose_dict_is_its_table():
         law["C"]
 
 
-def test_floats_are_converted_exactly_not_rounded_to_decimals():
-    law = Law.from_weights({"A": 0.1, "B": 0.9})
-    assert law["A"] == Fraction(0.1) / (Fraction(0.1) + Fraction(0.9))
-    assert law["A"] != Fraction(1, 10)  # the double 0.1 is not 1/10, and the exact core says so
+def test_python_floats_are_read_as_the_decimals_they_print_as():
+    law = Law({"A": 0.7, "B": 0.3})
+    assert dict(law) == {"A": Fraction(7, 10), "B": Fraction(3, 10)}  # not the doubles 0.7 - 2^-54 ...
+    assert Law({"A": 0.1, "B": 0.2, "C": 0.7})["B"] == Fraction(1, 5)
     assert Law.from_weights({"A": "0.1", "B": "0.9"})["A"] == Fraction(1, 10)  # strings spell decimals
+    assert to_fraction(1e-300) == Fraction(1, 10**300)
+
+
+def test_numpy_and_torch_numbers_keep_their_exact_binary_value():
+    torch = pytest.importorskip("torch")
+    assert to_fraction(np.float64(0.1)) == Fraction(0.1) != Fraction(1, 10)
+    assert to_fraction(np.float32(0.1)) == Fraction(float(np.float32(0.1)))
+    assert to_fraction(torch.tensor(0.1, dtype=torch.float64)) == Fraction(0.1)
+    assert to_fraction(torch.tensor(3)) == 3
+    with pytest.raises(LawError, match="bool"):
+        to_fraction(torch.tensor(True))
+    with pytest.raises(LawError, match="shape"):
+        to_fraction(np.zeros(2))
+
+
+def test_probability_vectors_become_exact_binary_laws_renormalised():
+    torch = pytest.importorskip("torch")
+    v = np.array([0.1, 0.2, 0.7])
+    total = Fraction(0.1) + Fraction(0.2) + Fraction(0.7)
+    assert as_law(v) == Law({0: Fraction(0.1) / total, 1: Fraction(0.2) / total, 2: Fraction(0.7) / total})
+    assert as_law(torch.tensor([0.25, 0.75])) == Law({0: Fraction(1, 4), 1: Fraction(3, 4)})
+    with pytest.raises(LawError, match="one-dimensional"):
+        as_law(np.ones((2, 2)) / 4)
+
+
+def test_as_law_accepts_any_mapping_and_names_what_it_cannot_read():
+    from types import MappingProxyType
+
+    law = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)})
+    assert as_law(law) is law
+    assert as_law(MappingProxyType({"A": "1/2", "B": 0.5})) == law
+    with pytest.raises(LawError, match="Mapping outcome -> probability"):
+        as_law([("A", 1)])
+
+
+def test_weights_that_do_not_sum_to_one_name_the_sum_and_both_fixes():
+    with pytest.raises(LawError) as info:
+        Law({"A": 1 / 3, "B": 2 / 3}, name="p")
+    message = str(info.value)
+    assert "9999999999999999/10000000000000000" in message
+    assert "'1/3'" in message and "Fractions" in message and "normalise=True" in message
+    assert Law({"A": 1 / 3, "B": 2 / 3}, normalise=True) == Law({"A": Fraction(1, 3), "B": Fraction(2, 3)})
+    assert Law({"A": 1, "B": 3}, normalise=True) == Law({"A": Fraction(1, 4), "B": Fraction(3, 4)})
 
 
 def test_equality_is_as_measures_zero_entries_do_not_matter():

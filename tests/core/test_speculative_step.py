@@ -4,27 +4,18 @@ from fractions import Fraction
 
 import pytest
 from hypothesis import example, given
-from hypothesis import strategies as st
 
 from specmath import Law, LawError, exact
+from specmath import strategies as sms
 from specmath.exact import exact_paths
 from specmath.speculative import acceptance_rate, residual_law, speculative_step, step_law
-
-
-@st.composite
-def law_pairs(draw, max_vocab=6):
-    """(p, q) over one vocabulary 0..V-1 from integer weights (valid by construction)."""
-    v = draw(st.integers(1, max_vocab))
-    weights = st.lists(st.integers(0, 9), min_size=v, max_size=v).filter(lambda w: sum(w) > 0)
-    wp, wq = draw(weights), draw(weights)
-    return Law.from_weights(dict(enumerate(wp))), Law.from_weights(dict(enumerate(wq)))
 
 
 def pair(wp, wq):
     return Law.from_weights(dict(enumerate(wp))), Law.from_weights(dict(enumerate(wq)))
 
 
-@given(law_pairs())
+@given(sms.law_pairs())
 @example(pair([1, 2, 3], [1, 2, 3]))  # p == q: never rejects, residual never needed
 @example(pair([1, 1, 0, 0], [0, 0, 1, 1]))  # disjoint supports: always rejects
 @example(pair([1, 1, 1], [1, 1, 0]))  # q(x) = 0 where p(x) > 0
@@ -36,7 +27,7 @@ def test_one_speculative_step_outputs_exactly_p(pq):
     assert step_law(p, q) == p
 
 
-@given(law_pairs())
+@given(sms.law_pairs())
 @example(pair([1, 1, 0, 0], [0, 0, 1, 1]))
 def test_acceptance_probability_is_sum_of_min_p_q(pq):
     p, q = pq

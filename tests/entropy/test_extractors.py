@@ -24,6 +24,7 @@ from specmath.entropy.extractors import (
 )
 
 
+# the exact law of n flips enumerates 2^n outcomes through the extractor (n up to 8): 25 examples take seconds
 @settings(max_examples=25)
 @given(
     num=st.integers(1, 19),

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from specmath import strategies as sms
 from specmath.exact import exact
 from specmath.laws import Law, LawError
 from specmath.speculative import autoregressive_law, round_law
@@ -24,30 +25,31 @@ from specmath.speculative.toy_lm import random_toy_lm
 from specmath.speculative.variants import completion_law_of
 
 VOCAB = (0, 1, 2)
-weights = st.lists(st.integers(0, 6), min_size=3, max_size=3).filter(any)
+laws = sms.laws(vocab=VOCAB)
 
 
 def law(ws):
     return Law.from_weights(dict(zip(VOCAB, ws, strict=True)))
 
 
+# the exact program branches over 3^k proposals and k accept coins (k up to 3): 40 examples keep it to a second
 @settings(max_examples=40, deadline=None)
-@given(p=weights, qs=st.lists(weights, min_size=1, max_size=3))
-@example(p=[1, 1, 1], qs=[[1, 1, 1], [1, 1, 1]])  # p == q: the first draft is always accepted
-@example(p=[1, 0, 0], qs=[[0, 1, 0], [0, 0, 1]])  # disjoint supports: every draft is rejected
+@given(p=laws, qs=st.lists(laws, min_size=1, max_size=3))
+@example(p=law([1, 1, 1]), qs=[law([1, 1, 1]), law([1, 1, 1])])  # p == q: the first draft is always accepted
+@example(p=law([1, 0, 0]), qs=[law([0, 1, 0]), law([0, 0, 1])])  # disjoint supports: every draft is rejected
 def test_multidraft_step_emits_the_target_law_and_its_acceptance_matches_the_residual_chain(p, qs):
-    p, q_laws = law(p), tuple(law(q) for q in qs)
+    q_laws = tuple(qs)
     result = exact(multidraft_step, p, q_laws)
     assert result.law == p
     # the final resample happens exactly when all k drafts are rejected
     assert 1 - result.expected_cost("resample") == multidraft_acceptance(p, q_laws)
 
 
+# as above, with one-hot drafts: 30 examples keep it under a second
 @settings(max_examples=30, deadline=None)
-@given(p=weights, tokens=st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3))
-@example(p=[2, 1, 0], tokens=[2, 2])  # a zero-probability proposal, proposed twice
+@given(p=laws, tokens=st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3))
+@example(p=law([2, 1, 0]), tokens=[2, 2])  # a zero-probability proposal, proposed twice
 def test_deterministic_one_hot_drafts_are_lossless_and_accept_with_the_proposed_mass(p, tokens):
-    p = law(p)
     q_laws = tuple(one_hot(t, VOCAB) for t in tokens)
     assert multidraft_step_law(p, q_laws) == p
     # distinct proposals are accepted with the target mass they cover
@@ -65,12 +67,19 @@ def test_multidraft_round_with_one_draft_is_the_token_wise_round():
     assert multidraft_round_law(target, (draft,), (), 2) == round_law(target, draft, (), 2)
 
 
+@st.composite
+def target_and_drafters(draw):
+    """A target and 1..3 different drafters over one vocabulary of 1..3 tokens."""
+    vocab = draw(st.integers(1, 3))
+    return draw(sms.toy_lms(vocab)), tuple(draw(st.lists(sms.toy_lms(vocab), min_size=1, max_size=3)))
+
+
+# a round with k drafters branches over 3^k proposals at each of 2 positions: 8 examples take seconds
 @settings(max_examples=8, deadline=None)
-@given(vocab=st.integers(1, 3), k=st.integers(1, 3), seed_p=st.integers(0, 10**6), seed_q=st.integers(0, 10**6))
-@example(vocab=3, k=3, seed_p=1, seed_q=101)
-def test_multidraft_round_is_lossless_for_random_context_dependent_toy_lms(vocab, k, seed_p, seed_q):
-    target = random_toy_lm(vocab, seed_p)
-    drafts = tuple(random_toy_lm(vocab, seed_q + j) for j in range(k))  # k different drafters
+@given(lms=target_and_drafters())
+@example(lms=(random_toy_lm(3, 1), tuple(random_toy_lm(3, 101 + j) for j in range(3))))
+def test_multidraft_round_is_lossless_for_random_context_dependent_toy_lms(lms):
+    target, drafts = lms  # k different drafters
     law_ = multidraft_round_law(target, drafts, (), 2)
     assert completion_law_of(law_, target, (), 3) == autoregressive_law(target, (), 3)
 

@@ -21,7 +21,7 @@ def residual_from_p(p, q, x):
 
 
 def raises_when_p_equals_q(p, q, x):
-    """Lossy by crashing: builds the residual even when no rejection can happen."""
+    """Crashes: builds the residual even when no rejection can happen (an error, not a loss)."""
     excess = {y: max(Fraction(0), p[y] - q[y]) for y in p}
     total = sum(excess.values())
     return min(Fraction(1), p[x] / q[x]), Law({y: w / total for y, w in excess.items()})
@@ -59,11 +59,34 @@ def test_resampling_from_p_is_lossy_by_the_exact_amount():
     assert failure.tv == tv_distance(step_law(p, q, residual_from_p), p)
 
 
-def test_a_rule_that_raises_fails_with_its_error_named():
+def dict_residual_rule(p, q, x):
+    """Lossless, with its resample law a plain dict."""
+    accept = min(Fraction(1), p[x] / q[x])
+    excess = {y: max(Fraction(0), p[y] - q[y]) for y in p}
+    total = sum(excess.values())
+    return accept, ({y: w / total for y, w in excess.items()} if accept < 1 else None)
+
+
+def test_a_rule_that_raises_is_an_error_never_a_loss():
     report = verify_rule(raises_when_p_equals_q)
-    assert not report.lossless
-    errors = [f for f in report.failures if f.error]
-    assert errors and "ZeroDivisionError" in errors[0].error
+    assert report.verdict == "error" and not report.lossless
+    assert not report.failures  # where it did not raise, it is exact
+    first = report.smallest_error
+    assert first.instance.name == "single token" and "ZeroDivisionError" in first.error
+    assert isinstance(first.exception, ZeroDivisionError)
+    text = report.text()
+    assert text.startswith("ERROR: the rule raised") and "NOT lossless" not in text
+    assert "in raises_when_p_equals_q" in text  # the traceback summary shows the rule's own frame
+
+
+def test_invalid_outputs_are_losses_with_the_reason():
+    report = verify_rule(lambda p, q, x: (Fraction(3, 2), None))
+    assert report.verdict == "lossy" and not report.errors
+    assert "must lie in [0, 1]" in report.smallest_counterexample.invalid
+
+
+def test_a_resample_law_may_be_a_plain_dict():
+    assert verify_rule(dict_residual_rule).lossless
 
 
 def test_verify_rule_rejects_a_non_callable_and_a_bad_instance_count():
@@ -82,6 +105,15 @@ def good(p, q, x):
 
 def bad(p, q, x):
     return Fraction(1), None
+
+def with_dict(p, q, x):
+    accept = min(Fraction(1), p[x] / q[x])
+    excess = {y: max(Fraction(0), p[y] - q[y]) for y in p}
+    total = sum(excess.values())
+    return accept, ({y: w / total for y, w in excess.items()} if accept < 1 else None)
+
+def crashes(p, q, x):
+    raise RuntimeError("my sampler is not finished")
 '''
 
 
@@ -98,3 +130,9 @@ def test_cli_verify_rule_exit_status_and_messages(tmp_path, capsys):
     assert main(["verify-rule", "no_colon_here"]) == 2
     assert "module:function" in capsys.readouterr().err
     assert main(["verify-rule", "specmath.speculative.step:standard_rule", "--random", "3"]) == 0
+    assert main(["verify-rule", f"{path}:with_dict", "--random", "5"]) == 0
+    assert "lossless on all" in capsys.readouterr().out
+    assert main(["verify-rule", f"{path}:crashes", "--random", "5"]) == 2
+    captured = capsys.readouterr()
+    assert "NOT lossless" not in captured.out + captured.err
+    assert "RuntimeError: my sampler is not finished" in captured.err and "in crashes" in captured.err
