@@ -54,21 +54,35 @@ class RowCache:
         """
         if len(rows) != self.batch:
             raise ValueError(f"feed got {len(rows)} rows for a cache of batch {self.batch}")
-        lengths = [len(r) for r in rows]
-        n = max(lengths)
+        counts = [len(r) for r in rows]
+        n = max(counts)
         if n == 0:
             raise ValueError("feed got no tokens in any row")
-        full = min(lengths) == n
-        if full:
+        if min(counts) == n:
             ids = torch.tensor([list(r) for r in rows], dtype=torch.long)
-            valid = torch.ones(self.batch, n, dtype=torch.long)
         else:
             ids = torch.full((self.batch, n), self.pad_id, dtype=torch.long)
-            valid = torch.zeros(self.batch, n, dtype=torch.long)
             for b, r in enumerate(rows):
                 ids[b, : len(r)] = torch.as_tensor(list(r), dtype=torch.long)
-                valid[b, : len(r)] = 1
-        ids, valid = ids.to(self.device), valid.to(self.device)
+        return self.feed_block(ids.to(self.device), counts, logits)
+
+    @torch.inference_mode()
+    def feed_block(self, ids: torch.Tensor, counts: Sequence[int] | None = None, logits: bool = True) -> torch.Tensor | None:
+        """Append ``ids`` (B, n) already on the device: row b's first counts[b] columns are tokens, the rest padding.
+
+        ``counts=None``: every row feeds all n tokens. The speculative decoder feeds its drafted
+        block this way, without copying tokens through host lists.
+        """
+        B, n = ids.shape
+        if B != self.batch or n == 0:
+            raise ValueError(f"feed_block got ids of shape {tuple(ids.shape)} for a cache of batch {self.batch}")
+        full = counts is None or min(counts) == n
+        counts = [n] * B if counts is None else list(counts)
+        if full:
+            valid = torch.ones(B, n, dtype=torch.long, device=self.device)
+        else:
+            c = torch.tensor(counts, device=self.device)
+            valid = (torch.arange(n, device=self.device)[None, :] < c[:, None]).long()
         start = torch.tensor(self.lengths, device=self.device)[:, None]
         # position of a new real token = real tokens before it in its row
         positions = (start + torch.cumsum(valid, dim=1) - 1).clamp(min=0)
@@ -81,7 +95,7 @@ class RowCache:
                          **{self._cache_kw: self.cache}, **extra)
         self.forwards += 1
         self.slots = mask
-        self.lengths = [length + k for length, k in zip(self.lengths, lengths, strict=True)]
+        self.lengths = [length + k for length, k in zip(self.lengths, counts, strict=True)]
         if not logits:
             return None
         out_logits = out.logits  # (B, n, V_model)
@@ -109,12 +123,16 @@ class RowCache:
         rank = torch.cumsum(self.slots, dim=1)  # (B, S): real tokens up to and including slot s
         k = torch.tensor(list(keep), device=self.device)[:, None]
         self.slots = self.slots * (rank <= k)
-        used = self.slots.any(0).nonzero()
-        last = int(used.max()) + 1 if len(used) else 0
-        if last < self.slots.shape[1]:
-            _crop(self.cache, last, self.slots.shape[1])
+        # one host transfer: the end of the last slot any row still uses, and the first slot that is a hole
+        S = self.slots.shape[1]
+        index = torch.arange(1, S + 1, device=self.device)
+        last_used = (self.slots.any(0) * index).max() if S else index.sum()
+        first_hole = torch.where((self.slots == 0).any(0), index - 1, S).min() if S else index.sum()
+        last, first_hole = torch.stack([last_used, first_hole]).tolist()
+        if last < S:
+            _crop(self.cache, last, S)
             self.slots = self.slots[:, :last]
-        self._holes = not bool(self.slots.all())
+        self._holes = first_hole < last
         self.lengths = list(keep)
 
 
