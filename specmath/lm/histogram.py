@@ -7,7 +7,7 @@ first two tokens, and compare them with the law they must follow:
 * first two:     P(x1, x2) = p(x1 | prompt) p(x2 | prompt, x1), from one batched target forward over
   every x1 in the support of p(. | prompt) (so use a top-k warp for large vocabularies).
 
-p is warped exactly as the sampler is configured, and taken from the same float32 probabilities the
+p is warped exactly as the sampler is configured, and taken from the same probabilities the
 sampler uses, converted exactly to Fractions (``specmath.laws``) and renormalised.
 
 ``specmath.stats`` then gives the G-test (cells pooled to expected count >= 5) and its p-value,
@@ -61,7 +61,7 @@ def first_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_
 
 
 def two_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SAMPLING, vocab_size: int | None = None) -> Law:
-    """P(x1, x2) = p(x1 | prompt) p(x2 | prompt, x1) over pairs, exactly from the float32 warped probabilities."""
+    """P(x1, x2) = p(x1 | prompt) p(x2 | prompt, x1) over pairs, exactly from the warped probabilities the sampler uses."""
     p1 = _next_probs(target, [list(prompt)], sampling, vocab_size)[0]
     support = torch.nonzero(p1 > 0).flatten().tolist()
     if len(support) > MAX_TWO_TOKEN_SUPPORT:

@@ -64,16 +64,16 @@ class Sampling:
         return self.temperature == 0
 
     def probs(self, logits: torch.Tensor, check: bool = True) -> torch.Tensor:
-        """(..., V) logits -> (..., V) float32 probabilities of the warped law.
+        """(..., V) logits -> (..., V) probabilities of the warped law: float64 for float64 logits, else float32.
 
         ``check=False`` skips ``check_logits`` (the caller checks ``logits_ok`` itself).
         """
         if check:
             check_logits(logits)
-        z = logits.float()
+        z = logits if logits.dtype == torch.float64 else logits.float()
         if self.greedy:
-            # T -> 0 limit of softmax(z / T): all mass on the argmax
-            return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).to(torch.float32)
+            # T -> 0 limit of softmax(z / T): all mass on the argmax (ties: the lowest token id)
+            return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).to(z.dtype)
         z = z / self.temperature
         if self.top_k is not None and self.top_k < z.shape[-1]:
             # keep tokens whose logit is >= the k-th largest
