@@ -98,3 +98,22 @@ def test_identical_prompts_share_one_prefill_and_sample_like_separate_prompts(pa
     assert shared.tokens == [plain_generate(target, [[3, 4, 5, 6]], 10, GREEDY).tokens[0]] * 3
     # the shared prefill ran once for the batch: 1 prefill + one forward per round
     assert shared.target_forwards == shared.rounds + 1
+
+
+def test_rollback_lowers_the_cache_length_and_the_next_forward_writes_over_the_same_buffer(pair):
+    from specmath.lm.cache import WriteOverCache
+
+    if WriteOverCache is None:
+        pytest.skip("transformers 4.x: RowCache falls back to DynamicCache (no per-layer cache API)")
+    target, _ = pair
+    cache = RowCache(target, 1)
+    cache.feed([[1, 2, 3, 4, 5]])
+    layer = cache.cache.layers[0]
+    buffer = layer._keys.data_ptr()
+    cache.keep([2])  # crop three slots: only the length changes
+    assert layer.get_seq_length() == 2 and layer._keys.data_ptr() == buffer
+    logits = cache.feed([[9, 10]])[0, -1]
+    assert layer.get_seq_length() == 4 and layer._keys.data_ptr() == buffer  # written over, not reallocated
+    fresh = target(input_ids=torch.tensor([[1, 2, 9, 10]])).logits[0, -1]
+    # two paths (cached vs fresh forward) in float64: rounding ~1e-15; a stale slot would move the logits by ~1e-1
+    assert torch.allclose(logits, fresh, rtol=0, atol=1e-9)
