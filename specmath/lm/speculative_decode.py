@@ -79,7 +79,7 @@ def speculative_generate(
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
     gamma_at = _gamma_schedule(gamma)
-    if not 0 <= draft_threshold <= 1:
+    if isinstance(draft_threshold, bool) or not isinstance(draft_threshold, (int, float)) or not 0 <= draft_threshold <= 1:
         raise ValueError(f"draft_threshold must lie in [0, 1] (a bound on max_x q(x)), got {draft_threshold!r}")
     if isinstance(draft, torch.nn.Module):
         draft = ModelDraft(draft, vocab_size)
@@ -136,7 +136,8 @@ def speculative_generate(
             while len(out.accepted_hist) <= n:
                 out.accepted_hist.append(0)
             out.accepted_hist[n] += 1
-            finished[b] = len(out.tokens[b]) >= max_new_tokens or (eos_token_id is not None and eos_token_id in emitted) or finished[b]
+            if len(out.tokens[b]) >= max_new_tokens or (eos_token_id is not None and eos_token_id in emitted):
+                finished[b] = True
         last = result.next_token
         out.rounds += 1
         clock.lap("other")
