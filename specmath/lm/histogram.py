@@ -82,12 +82,13 @@ def two_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SA
 def sample_prefixes(
     target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, gamma: int = 4, sampling: Sampling = DEFAULT_SAMPLING,
     seed: int = 0, accept_reject: Callable = standard_accept_reject, batch_size: int = 1024, vocab_size: int | None = None,
-    progress: bool = False,
+    progress: bool = False, draft_threshold: float = 0.0,
 ) -> list[tuple[int, ...]]:
     """N speculative samples of the first n_tokens tokens after ``prompt``, in batches of identical rows.
 
     ``accept_reject``: the decoder's accept/reject step (a negative control from
-    ``specmath.bugzoo.torch_controls`` to show the test can fail).
+    ``specmath.bugzoo.torch_controls`` to show the test can fail); ``draft_threshold``: the model
+    draft's confidence stop, as in ``speculative_generate``.
     """
     device = next(target.parameters()).device
     generator = torch.Generator(device=device).manual_seed(seed)
@@ -95,7 +96,8 @@ def sample_prefixes(
     while len(out) < n:
         rows = min(batch_size, n - len(out))
         gen = speculative_generate(target, draft, [list(prompt)] * rows, n_tokens, gamma, sampling, generator,
-                                   vocab_size=vocab_size, progress=progress, accept_reject=accept_reject)
+                                   vocab_size=vocab_size, progress=progress, accept_reject=accept_reject,
+                                   draft_threshold=draft_threshold)
         out.extend(tuple(t[:n_tokens]) for t in gen.tokens)
     return out
 
