@@ -22,7 +22,7 @@ Adaptive lengths stay lossless because the decision to stop depends only on the 
 * ``ModelDraft``: a smaller causal LM sharing the target's vocabulary (the bundled pair, an int8 or
   layer-skip self-draft). It samples x_i ~ q_i = warp(softmax(draft logits)) autoregressively and
   stops before position i when its confidence max_x q_i(x) < ``confidence_threshold`` (a function
-  of q_i alone, decided before x_i is drawn, so the verified law of x_i is still q_i; proved
+  of q_i alone, decided before x_i is drawn, so the law accept/reject uses for x_i is still q_i; proved
   exactly on toy LMs in ``specmath.speculative.confidence_stop``).
 * ``PromptLookupDraft``: no model (Saxena 2023, "prompt lookup decoding"; HF
   ``prompt_lookup_num_tokens``): find the latest earlier occurrence of the last n tokens and propose

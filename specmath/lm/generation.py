@@ -21,7 +21,7 @@ __all__ = ["Generation", "Draws", "make_generator", "check_prompts", "finish_row
 class Generation:
     """New tokens per row plus the counters the speedup model needs.
 
-    position_reached[i] / position_accepted[i]: how often draft position i was verified with a
+    position_reached[i] / position_accepted[i]: how often draft position i reached accept/reject with a
     correct prefix, and accepted; alpha_mean = mean over those of sum_x min(p(x), q(x)).
     """
 

@@ -1,7 +1,7 @@
 """Next-token probabilities from logits, with the sampling warps applied identically to p and q.
 
 Speculative sampling is lossless for the *warped* target law: if the user samples from
-p' = warp(p), the draft law must be q' = warp(q) with the same warp, and the verifier compares
+p' = warp(p), the draft law must be q' = warp(q) with the same warp, and accept/reject compares
 p'(x) with q'(x) (HF transformers, ``_speculative_sampling``, does the same). ``Sampling.probs``
 is the one function both sides call.
 

@@ -14,14 +14,14 @@ Adaptive drafting (Leviathan et al. 2023 section 3.4 on choosing gamma; HF's
 Why it stays lossless: whether position i is drafted depends only on q_i, which depends only on the
 tokens already drafted. Given that x_1..x_{i-1} were accepted they equal the emitted tokens, so the
 stop decision at i is a function of the emitted prefix, fixed before x_i is drawn; when position i
-is drafted, x_i ~ q_i exactly, the law accept_block verifies, and accept/resample emits a token with
+is drafted, x_i ~ q_i exactly, the law accept_block uses, and accept/resample emits a token with
 law p_i; when the draft stops, the bonus token has law p_i too. Either way position i emits a
 p_i-token, so the round emits a prefix of an autoregressive p-sample (Theorem 1 of Leviathan et al.
 applied position by position).
 
 Contrast: stopping on the *drafted* token's q_i(x_i) < t (decided after x_i is drawn, dropping x_i)
-makes a drafted x_i follow q_i restricted to {q_i >= t}, not q_i; verifying it against q_i is then
-lossy unless the verifier uses that renormalised law. The threshold here reads max_x q_i(x) only.
+makes a drafted x_i follow q_i restricted to {q_i >= t}, not q_i; accepting it with min(1, p_i/q_i) is then
+lossy unless accept/reject uses that renormalised law. The threshold here reads max_x q_i(x) only.
 
 ``confidence_stop_round`` is the sampling program (one meaning for both interpreters);
 ``specmath verify confidence-stop`` proves its generation law equals the target's autoregressive law.
@@ -72,7 +72,7 @@ def confident_draft_block(draft: LM, prefix: tuple, gamma: int, threshold: Fract
     for _ in range(gamma):
         q = law_at(draft, prefix + tokens, "draft")
         yield tick("draft")
-        # the decision reads q alone (no p, no drawn token): the verified law of x_i stays q_i
+        # the decision reads q alone (no p, no drawn token): accept/reject's law for x_i stays q_i
         if confidence(q) < threshold:
             break
         x = yield draw(q, label="draft token")

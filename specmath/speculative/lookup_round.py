@@ -6,11 +6,11 @@ alpha = sum_x min(p(x), q(x)).
 Prompt lookup decoding (Saxena 2023; ``specmath.lm.drafts.PromptLookupDraft``) has no draft model:
 find the latest earlier occurrence of the context's last n tokens and propose the tokens that
 followed it. Here it proposes only those tokens, at most gamma and none when nothing matches (the
-round is then one plain target step, with no verification wasted on padding). The proposal is a
+round is then one plain target step, with no target positions wasted on padding). The proposal is a
 function of the context, so its law q_i is the point mass on x_i: accept with probability
 min(1, p_i(x_i) / 1) = p_i(x_i), resample from p_i with x_i removed.
 
-Lossless for the same reason as every round: each drafted position is verified against the law it
+Lossless for the same reason as every round: each drafted position is accepted or rejected with the law it
 was drawn from (a point mass), and the length of the proposal is fixed by the context before any
 target law is read.
 """

@@ -93,7 +93,7 @@ def test_a_confidence_threshold_shortens_drafts_and_keeps_greedy_output(pair64):
     full = speculative_generate(target, draft, PROMPTS, 16, gamma=4, sampling=sharp, seed=2)
     short = speculative_generate(target, draft, PROMPTS, 16, gamma=4, sampling=sharp, seed=2, draft_threshold=0.6)
     assert free.tokens == plain_generate(target, PROMPTS, 16, GREEDY).tokens
-    # rounds that stopped early verify fewer positions per round
+    # rounds that stopped early send fewer positions to accept/reject
     assert sum(short.position_reached) / short.rounds < sum(full.position_reached) / full.rounds
     assert short.draft_forwards <= full.draft_forwards
 
