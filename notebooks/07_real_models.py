@@ -40,6 +40,7 @@
 import matplotlib.pyplot as plt
 import torch
 
+from specmath.bugzoo.torch_controls import residual_softmax_accept_reject
 from specmath.laws import Law, tv_distance
 from specmath.lm.histogram import first_token_law, histogram_check, sample_prefixes, two_token_law
 from specmath.lm.pairs import load_named_pair
@@ -107,7 +108,7 @@ N = 4000
 law1, law2 = first_token_law(target, prompt, sampling), two_token_law(target, prompt, sampling)
 good = sample_prefixes(target, draft, prompt, N, 2, gamma=4, sampling=sampling, seed=SEED, batch_size=N)
 bad = sample_prefixes(target, draft, prompt, N, 2, gamma=4, sampling=sampling, seed=SEED + 1, batch_size=N,
-                      residual="residual-softmax")
+                      accept_reject=residual_softmax_accept_reject)
 checks = {
     "first token": histogram_check("first token", [s[0] for s in good], law1),
     "first two tokens": histogram_check("first two tokens", good, law2),
@@ -197,7 +198,7 @@ print(f"speedup measured {r['measured_speedup_vs_plain']:.2f}x, predicted {r['pr
 # ## Exercises
 #
 # 1. Raise N until `detectable_tv` is below 0.01. How does it scale with N?
-# 2. Swap the negative control for `residual="target"` (resample from p). Compute its exact TV from p
+# 2. Swap the negative control for `accept_reject=target_resample_accept_reject` (resample from p). Compute its exact TV from p
 #    with `specmath.speculative.step_law` and the laws p1, q1 above: at which N will the test reject it?
 # 3. Set `Sampling(temperature=0.5)` for both laws. How do alpha and the speedup change, and why?
 # 4. Find the gamma that maximises the predicted speedup for the measured alpha and c, then measure it.

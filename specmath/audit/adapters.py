@@ -90,19 +90,20 @@ def make_generator(kind: str, seed: int):
     raise ValueError(f"generator kind must be 'numpy' or 'torch', got {kind!r}")
 
 
-def specmath_torch_round(target_probs, draft_probs, draft_tokens, generator, residual: str = "standard",
-                         dtype: str = "float64") -> list[int]:
-    """specmath's torch verifier on a batch of one (probabilities cast to ``dtype``): emits x_1..x_n
-    and the residual/bonus token."""
+def specmath_torch_round(target_probs, draft_probs, draft_tokens, generator, dtype: str = "float64",
+                         accept_reject=None) -> list[int]:
+    """specmath's torch accept/reject step on a batch of one (probabilities cast to ``dtype``): emits
+    x_1..x_n and the residual/bonus token. ``accept_reject``: a lossy control injected in its place."""
     import torch
 
-    from specmath.lm.accept_reject import accept_reject
+    if accept_reject is None:
+        from specmath.lm.accept_reject import accept_reject
 
     torch_dtype = getattr(torch, dtype)
     p = torch.as_tensor(np.asarray(target_probs, dtype=np.float64)).to(torch_dtype).unsqueeze(0)  # (1, gamma+1, V)
     q = torch.as_tensor(np.asarray(draft_probs, dtype=np.float64)).to(torch_dtype).unsqueeze(0)  # (1, gamma, V)
     drafts = torch.as_tensor(np.asarray(draft_tokens, dtype=np.int64)).unsqueeze(0)  # (1, gamma)
-    result = accept_reject(p, q, drafts, generator, residual=residual)
+    result = accept_reject(p, q, drafts, generator)
     n = int(result.n_accepted[0])
     return drafts[0, :n].tolist() + [int(result.next_token[0])]
 
@@ -141,6 +142,7 @@ def adapters() -> dict[str, Adapter]:
     from functools import partial
 
     from specmath.bugzoo import reference_sample_round
+    from specmath.bugzoo.torch_controls import target_resample_accept_reject
 
     listed = [
         Adapter("reference", "the bug zoo's float64 numpy reference round (correct)", reference_sample_round, "numpy"),
@@ -148,8 +150,8 @@ def adapters() -> dict[str, Adapter]:
                 specmath_torch_round, "torch", draws=DrawProtocol("float32", "float64")),
         Adapter("specmath-torch-float32", "specmath.lm.accept_reject.accept_reject, float32 tensors (as a float32 model gives them)",
                 partial(specmath_torch_round, dtype="float32"), "torch", draws=DrawProtocol("float32", "float32")),
-        Adapter("specmath-torch-target-residual", "negative control: accept_reject(residual='target') resamples from p, not max(0, p - q)",
-                partial(specmath_torch_round, residual="target"), "torch", draws=DrawProtocol("float32", "float64")),
+        Adapter("specmath-torch-target-residual", "negative control: bugzoo.torch_controls.target_resample_accept_reject resamples from p, not max(0, p - q)",
+                partial(specmath_torch_round, accept_reject=target_resample_accept_reject), "torch", draws=DrawProtocol("float32", "float64")),
         Adapter("hf", "transformers.generation.utils._speculative_sampling on float32 logits = log(probs)",
                 hf_round, "torch", draws=DrawProtocol("float32", "float32")),
     ]

@@ -1,17 +1,23 @@
 """A causal LM with a KV cache whose rows hold different numbers of tokens, and how to roll it back.
 
 Speculative decoding feeds gamma + 1 tokens to the target, then keeps only the accepted ones; in a
-batch every row accepts a different number. We keep one HF ``DynamicCache`` for the batch plus a
-slot mask (B, S): slot s of row b holds a real token (1) or a hole (0).
+batch every row accepts a different number. We keep one HF cache for the batch plus a slot mask
+(B, S): slot s of row b holds a real token (1) or a hole (0).
 
-* feeding a block: row b's new tokens go right-padded into slots S..S+n-1; padding slots are holes.
+* feeding a block (``feed`` from host lists, ``feed_block`` from a (B, n) tensor already on the
+  device): row b's new tokens go right-padded into slots S..S+n-1; padding slots are holes.
   Position ids count real tokens only (row b's next position = its number of real slots), so RoPE
   sees each row as a contiguous sequence; the attention mask (B, S + n) hides the holes.
 * rollback (``keep``): row b keeps its first keep[b] real tokens; later slots become holes, and
-  the tail of slots that is a hole in every row is dropped with ``DynamicCache.crop``. With batch 1
-  this is exactly a crop (no holes ever), as in HF assisted generation; with batch > 1 a row that
-  accepted fewer tokens than the others carries a few masked slots instead of re-aligning the cache
-  (gpt-fast instead indexes a static cache by position and writes over rejected slots).
+  the tail of slots that is a hole in every row is dropped by lowering the cache's length. With
+  batch 1 this is exactly a crop (no holes ever), as in HF assisted generation; with batch > 1 a
+  row that accepted fewer tokens than the others carries a few masked slots instead of re-aligning
+  the cache. ``keep`` reads the device once (the last used slot and the first hole).
+* storage (``WriteOverCache``, transformers >= 5): each layer's keys and values live in a buffer
+  that grows by doubling; a forward writes its new slots at the current length and a rollback only
+  lowers the length, so rejected slots are written over by the next forward (gpt-fast's static
+  cache, indexed by slot). HF's ``DynamicCache`` instead concatenates, copying the whole cache on
+  every forward; it is the fallback for transformers 4.x.
 """
 
 from __future__ import annotations
@@ -22,7 +28,88 @@ from collections.abc import Sequence
 import torch
 from transformers import DynamicCache
 
-__all__ = ["RowCache"]
+__all__ = ["RowCache", "WriteOverCache", "new_cache"]
+
+try:  # the per-layer cache API of transformers >= 5
+    from transformers.cache_utils import Cache, DynamicLayer
+except ImportError:  # pragma: no cover - transformers 4.x
+    DynamicLayer = None
+
+
+if DynamicLayer is not None:
+
+    class WriteOverLayer(DynamicLayer):
+        """One layer's keys/values (B, H, capacity, D): append writes at ``length``, crop lowers ``length``."""
+
+        def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
+            self.device = key_states.device
+            self.length = 0
+            self._keys = key_states.new_empty(*key_states.shape[:-2], 0, key_states.shape[-1])
+            self._values = value_states.new_empty(*value_states.shape[:-2], 0, value_states.shape[-1])
+            self.is_initialized = True
+
+        def _reserve(self, needed: int) -> None:
+            capacity = self._keys.shape[-2]
+            if needed <= capacity:
+                return
+            # grow by doubling: one copy per doubling, amortised O(1) per token instead of O(length) per forward
+            size = max(needed, 2 * capacity, 64)
+            for name in ("_keys", "_values"):
+                old = getattr(self, name)
+                buf = old.new_empty(*old.shape[:-2], size, old.shape[-1])
+                buf[..., : self.length, :] = old[..., : self.length, :]
+                setattr(self, name, buf)
+
+        def _expose(self) -> None:
+            self.keys = self._keys[..., : self.length, :]
+            self.values = self._values[..., : self.length, :]
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+            if not self.is_initialized:
+                self.lazy_initialization(key_states, value_states)
+            n = key_states.shape[-2]
+            self._reserve(self.length + n)
+            # write over whatever a rollback left in these slots
+            self._keys[..., self.length : self.length + n, :] = key_states
+            self._values[..., self.length : self.length + n, :] = value_states
+            self.length += n
+            self._expose()
+            return self.keys, self.values
+
+        def get_seq_length(self) -> int:
+            return self.length if self.is_initialized else 0
+
+        def crop(self, tokens_to_remove: int) -> None:
+            if tokens_to_remove > 0:
+                raise ValueError(f"crop takes minus the number of slots to remove, got {tokens_to_remove}")
+            if tokens_to_remove and self.is_initialized:
+                self.length -= -tokens_to_remove
+                self._expose()
+
+        def batch_repeat_interleave(self, repeats: int) -> None:
+            if self.get_seq_length() > 0:
+                self._keys = self._keys.repeat_interleave(repeats, dim=0)
+                self._values = self._values.repeat_interleave(repeats, dim=0)
+                self._expose()
+
+        def batch_select_indices(self, indices: torch.Tensor) -> None:
+            if self.get_seq_length() > 0:
+                self._keys, self._values = self._keys[indices, ...], self._values[indices, ...]
+                self._expose()
+
+    class WriteOverCache(DynamicCache):
+        """A ``DynamicCache`` whose layers are ``WriteOverLayer``: rollback by length, no copy per forward."""
+
+        def __init__(self) -> None:
+            Cache.__init__(self, layer_class_to_replicate=WriteOverLayer)
+
+else:  # pragma: no cover
+    WriteOverCache = None
+
+
+def new_cache() -> DynamicCache:
+    """An empty KV cache: ``WriteOverCache`` where transformers supports it, else ``DynamicCache``."""
+    return WriteOverCache() if WriteOverCache is not None else DynamicCache()
 
 
 class RowCache:
@@ -31,7 +118,7 @@ class RowCache:
     def __init__(self, model: torch.nn.Module, batch: int, vocab_size: int | None = None, pad_id: int = 0) -> None:
         self.model = model
         self.device = next(model.parameters()).device
-        self.cache = DynamicCache()
+        self.cache = new_cache()
         self.slots = torch.zeros(batch, 0, dtype=torch.long, device=self.device)  # (B, S) 1 = real token
         self.lengths = [0] * batch  # real tokens per row (= next position id)
         self.vocab_size = vocab_size
@@ -54,21 +141,35 @@ class RowCache:
         """
         if len(rows) != self.batch:
             raise ValueError(f"feed got {len(rows)} rows for a cache of batch {self.batch}")
-        lengths = [len(r) for r in rows]
-        n = max(lengths)
+        counts = [len(r) for r in rows]
+        n = max(counts)
         if n == 0:
             raise ValueError("feed got no tokens in any row")
-        full = min(lengths) == n
-        if full:
+        if min(counts) == n:
             ids = torch.tensor([list(r) for r in rows], dtype=torch.long)
-            valid = torch.ones(self.batch, n, dtype=torch.long)
         else:
             ids = torch.full((self.batch, n), self.pad_id, dtype=torch.long)
-            valid = torch.zeros(self.batch, n, dtype=torch.long)
             for b, r in enumerate(rows):
                 ids[b, : len(r)] = torch.as_tensor(list(r), dtype=torch.long)
-                valid[b, : len(r)] = 1
-        ids, valid = ids.to(self.device), valid.to(self.device)
+        return self.feed_block(ids.to(self.device), counts, logits)
+
+    @torch.inference_mode()
+    def feed_block(self, ids: torch.Tensor, counts: Sequence[int] | None = None, logits: bool = True) -> torch.Tensor | None:
+        """Append ``ids`` (B, n) already on the device: row b's first counts[b] columns are tokens, the rest padding.
+
+        ``counts=None``: every row feeds all n tokens. The speculative decoder feeds its drafted
+        block this way, without copying tokens through host lists.
+        """
+        B, n = ids.shape
+        if B != self.batch or n == 0:
+            raise ValueError(f"feed_block got ids of shape {tuple(ids.shape)} for a cache of batch {self.batch}")
+        full = counts is None or min(counts) == n
+        counts = [n] * B if counts is None else list(counts)
+        if full:
+            valid = torch.ones(B, n, dtype=torch.long, device=self.device)
+        else:
+            c = torch.tensor(counts, device=self.device)
+            valid = (torch.arange(n, device=self.device)[None, :] < c[:, None]).long()
         start = torch.tensor(self.lengths, device=self.device)[:, None]
         # position of a new real token = real tokens before it in its row
         positions = (start + torch.cumsum(valid, dim=1) - 1).clamp(min=0)
@@ -81,7 +182,7 @@ class RowCache:
                          **{self._cache_kw: self.cache}, **extra)
         self.forwards += 1
         self.slots = mask
-        self.lengths = [length + k for length, k in zip(self.lengths, lengths, strict=True)]
+        self.lengths = [length + k for length, k in zip(self.lengths, counts, strict=True)]
         if not logits:
             return None
         out_logits = out.logits  # (B, n, V_model)
@@ -109,12 +210,16 @@ class RowCache:
         rank = torch.cumsum(self.slots, dim=1)  # (B, S): real tokens up to and including slot s
         k = torch.tensor(list(keep), device=self.device)[:, None]
         self.slots = self.slots * (rank <= k)
-        used = self.slots.any(0).nonzero()
-        last = int(used.max()) + 1 if len(used) else 0
-        if last < self.slots.shape[1]:
-            _crop(self.cache, last, self.slots.shape[1])
+        # one host transfer: the end of the last slot any row still uses, and the first slot that is a hole
+        S = self.slots.shape[1]
+        index = torch.arange(1, S + 1, device=self.device)
+        last_used = (self.slots.any(0) * index).max() if S else index.sum()
+        first_hole = torch.where((self.slots == 0).any(0), index - 1, S).min() if S else index.sum()
+        last, first_hole = torch.stack([last_used, first_hole]).tolist()
+        if last < S:
+            _crop(self.cache, last, S)
             self.slots = self.slots[:, :last]
-        self._holes = not bool(self.slots.all())
+        self._holes = first_hole < last
         self.lengths = list(keep)
 
 

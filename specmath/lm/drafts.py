@@ -1,28 +1,78 @@
-"""Draft proposers: who guesses the next gamma tokens, and with which law q.
+"""Draft proposers: who guesses the next tokens, how many, and with which law q.
 
-* ``ModelDraft``: a smaller causal LM sharing the target's vocabulary (SmolLM2-135M for 1.7B, a
-  Qwen2.5-0.5B for 1.5B, the bundled pair, a layer-skip self-draft). It samples x_i ~ q_i =
-  warp(softmax(draft logits)) autoregressively, gamma forwards of one token per round, with its own
-  ``RowCache`` rolled back to the accepted prefix after verification.
+Notation: p = target law, q = draft law, gamma = the most draft tokens a round may propose.
+
+Every draft implements the ``Draft`` protocol, and the decoder knows nothing else about it:
+
+* ``start(prompts, device, vocab_size)``: once per call, before the first round; prompts are the
+  token lists of the batch (B rows); tensors the draft returns must live on ``device`` (the
+  target's) and its laws q must have ``vocab_size`` columns (ValueError otherwise);
+* ``propose(tokens, gamma, sampling, draws, confidence_threshold=0.0) -> Proposal``: ``tokens[b]``
+  is row b's whole sequence so far (prompt + emitted); row b proposes n_b <= gamma tokens;
+* ``commit(kept)``: after accept/reject, kept[b] = tokens of row b known correct (its prefix
+  before the round plus the accepted drafts); a draft with a cache rolls back to it;
+* ``forwards``: draft forward passes so far (0 for a draft without a model).
+
+A ``Proposal`` holds ``tokens`` (B, g) with g = max_b n_b (row b's first n_b entries are drafts,
+the rest padding), ``lengths`` (n_b as host ints and as a (B,) tensor) and ``q`` (B, g, V), the law
+each draft token was drawn from, or None for one-hot drafts (q_i = point mass on x_i).
+
+Adaptive lengths stay lossless because the decision to stop depends only on the draft's side:
+
+* ``ModelDraft``: a smaller causal LM sharing the target's vocabulary (the bundled pair, an int8 or
+  layer-skip self-draft). It samples x_i ~ q_i = warp(softmax(draft logits)) autoregressively and
+  stops before position i when its confidence max_x q_i(x) < ``confidence_threshold`` (a function
+  of q_i alone, decided before x_i is drawn, so the law accept/reject uses for x_i is still q_i; proved
+  exactly on toy LMs in ``specmath.speculative.confidence_stop``).
 * ``PromptLookupDraft``: no model (Saxena 2023, "prompt lookup decoding"; HF
   ``prompt_lookup_num_tokens``): find the latest earlier occurrence of the last n tokens and propose
-  the gamma tokens that followed it. q is the point mass on the proposal (``q = None`` in
-  ``accept_reject``), so the accept probability is p(x) and the cost ratio c is ~0.
-
-Interface: ``start(prompts)``, ``propose(tokens, gamma, sampling, generator) -> (drafts (B, gamma), q or None)``,
-``commit(kept)`` where kept[b] = tokens of row b known correct after verification.
+  the tokens that followed it, at most gamma, and none when nothing matches (the round is then one
+  plain target step). q is the point mass on the proposal, so the accept probability is p(x).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import torch
 
 from specmath.lm.cache import RowCache
+from specmath.lm.generation import Draws, model_vocab_size
 from specmath.lm.warps import Sampling
 
-__all__ = ["ModelDraft", "PromptLookupDraft"]
+__all__ = ["Draft", "Proposal", "ModelDraft", "PromptLookupDraft"]
+
+
+@dataclass
+class Proposal:
+    """Row b proposes ``tokens[b, :lengths[b]]`` with laws ``q[b, :lengths[b]]`` (q None: one-hot)."""
+
+    tokens: torch.Tensor  # (B, g) long, padding after each row's length
+    lengths: list[int]  # n_b per row, 0..gamma
+    length_tensor: torch.Tensor  # (B,) the same on the device
+    q: torch.Tensor | None  # (B, g, V) or None
+
+    @property
+    def width(self) -> int:
+        return self.tokens.shape[1]
+
+
+@runtime_checkable
+class Draft(Protocol):
+    """What the speculative decoder asks of a draft (see the module docstring for the contract)."""
+
+    forwards: int
+
+    def start(self, prompts: Sequence[Sequence[int]], device: torch.device, vocab_size: int) -> None: ...
+
+    def propose(
+        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, draws: Draws,
+        confidence_threshold: float = 0.0,
+    ) -> Proposal: ...
+
+    def commit(self, kept: Sequence[int]) -> None: ...
 
 
 class ModelDraft:
@@ -37,38 +87,68 @@ class ModelDraft:
     def forwards(self) -> int:
         return self.cache.forwards if self.cache else 0
 
-    def start(self, prompts: Sequence[Sequence[int]]) -> None:
+    def start(self, prompts: Sequence[Sequence[int]], device: torch.device | None = None, vocab_size: int | None = None) -> None:
+        width = self.vocab_size or model_vocab_size(self.model)
+        if vocab_size is not None and width != vocab_size:
+            raise ValueError(
+                f"the target scores {vocab_size} tokens and the draft {width}: pass vocab_size="
+                "models.shared_vocab_size(target, draft, tokenizer) to compare them on the shared vocabulary"
+            )
         self.cache = RowCache(self.model, len(prompts), self.vocab_size)
+        if device is not None and self.cache.device != torch.device(device):
+            raise ValueError(f"the draft model lives on {self.cache.device}, the target on {device}")
         if any(len(p) > 1 for p in prompts):
             self.cache.prefill([list(p)[:-1] for p in prompts])
 
     @torch.inference_mode()
     def propose(
-        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, generator: torch.Generator
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, draws: Draws,
+        confidence_threshold: float = 0.0,
+    ) -> Proposal:
         cache = self.cache
+        B = len(tokens)
         pending = [t[n:] for t, n in zip(tokens, cache.lengths, strict=True)]  # tokens the draft has not seen yet
         logits = cache.feed(pending)  # (B, n, V)
         last = torch.tensor([len(r) - 1 for r in pending], device=logits.device)
-        step_logits = logits[torch.arange(len(pending), device=logits.device), last]  # (B, V)
+        step_logits = logits[torch.arange(B, device=logits.device), last]  # (B, V)
         drafts, qs = [], []
+        lengths = torch.zeros(B, dtype=torch.long, device=logits.device)
+        active = torch.ones(B, dtype=torch.bool, device=logits.device)  # rows still drafting
+        active_rows: list[bool] | None = None
         for i in range(gamma):
             # x_i ~ q_i = warp(softmax(draft logits)), the same warp the target gets
-            q_i = sampling.probs(step_logits)
-            x_i = torch.multinomial(q_i, 1, generator=generator)  # (B, 1)
+            q_i = sampling.probs(step_logits, check=False)
+            if confidence_threshold > 0:
+                # stop a row before position i when max_x q_i(x) < threshold: a function of q alone
+                confident = q_i.max(-1).values >= confidence_threshold
+                active = active & confident
+                active_rows = active.tolist()
+                if not any(active_rows):
+                    break
+                lengths += active
+            x_i = draws.categorical(q_i, active_rows)  # (B,)
             drafts.append(x_i)
             qs.append(q_i)
             if i + 1 < gamma:
-                step_logits = cache.feed(x_i.tolist())[:, -1]
-        return torch.cat(drafts, dim=1), torch.stack(qs, dim=1)  # (B, gamma), (B, gamma, V)
+                step_logits = cache.feed_block(x_i[:, None])[:, -1]
+        if confidence_threshold > 0:
+            host = lengths.tolist()
+        else:
+            lengths.fill_(len(drafts))
+            host = [len(drafts)] * B
+        if not drafts:
+            # every row stopped before its first draft: the round is one plain target step
+            empty = torch.zeros(B, 0, dtype=torch.long, device=logits.device)
+            return Proposal(empty, host, lengths, torch.zeros(B, 0, logits.shape[-1], device=logits.device))
+        return Proposal(torch.stack(drafts, dim=1), host, lengths, torch.stack(qs, dim=1))  # (B, g), (B, g, V)
 
     def commit(self, kept: Sequence[int]) -> None:
-        # the draft fed at most gamma - 1 of its own tokens; keep what verification confirmed
+        # the draft fed at most gamma - 1 of its own tokens; keep what accept/reject confirmed
         self.cache.keep([min(k, n) for k, n in zip(kept, self.cache.lengths, strict=True)])
 
 
 class PromptLookupDraft:
-    """One-hot drafts copied from earlier in the sequence (n-gram match, longest n first)."""
+    """One-hot drafts copied from earlier in the sequence (n-gram match, longest n first); none without a match."""
 
     def __init__(self, max_ngram: int = 3, min_ngram: int = 1, device: str | torch.device = "cpu") -> None:
         if not 1 <= min_ngram <= max_ngram:
@@ -76,25 +156,31 @@ class PromptLookupDraft:
         self.max_ngram, self.min_ngram, self.device = max_ngram, min_ngram, torch.device(device)
         self.forwards = 0
 
-    def start(self, prompts: Sequence[Sequence[int]]) -> None:
-        pass
+    def start(self, prompts: Sequence[Sequence[int]], device: torch.device | None = None, vocab_size: int | None = None) -> None:
+        if device is not None:
+            self.device = torch.device(device)
 
     def lookup(self, seq: Sequence[int], gamma: int) -> list[int]:
-        """The gamma tokens that followed the latest earlier match of seq's last n tokens (padded by repetition)."""
+        """Up to gamma tokens that followed the latest earlier match of seq's last n tokens; [] if none matches."""
         seq = list(seq)
         for n in range(min(self.max_ngram, len(seq) - 1), self.min_ngram - 1, -1):
             tail = seq[-n:]
             for start in range(len(seq) - n - 1, -1, -1):
                 if seq[start : start + n] == tail:
-                    follow = seq[start + n : start + n + gamma]
-                    return follow + [follow[-1]] * (gamma - len(follow))
-        return [seq[-1]] * gamma  # no match: any proposal is correct, this one is just cheap
+                    return seq[start + n : start + n + gamma]
+        return []
 
     def propose(
-        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, generator: torch.Generator
-    ) -> tuple[torch.Tensor, None]:
-        drafts = [self.lookup(t, gamma) for t in tokens]
-        return torch.tensor(drafts, dtype=torch.long, device=self.device), None
+        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, draws: Draws,
+        confidence_threshold: float = 0.0,
+    ) -> Proposal:
+        # a one-hot q has confidence 1: the threshold never stops a lookup
+        found = [self.lookup(t, gamma) for t in tokens]
+        lengths = [len(f) for f in found]
+        width = max(lengths)
+        padded = [f + [0] * (width - len(f)) for f in found]
+        tokens_t = torch.tensor(padded, dtype=torch.long).reshape(len(found), width).to(self.device)
+        return Proposal(tokens_t, lengths, torch.tensor(lengths, device=self.device), None)
 
     def commit(self, kept: Sequence[int]) -> None:
         pass

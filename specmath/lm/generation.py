@@ -1,4 +1,11 @@
-"""What a decoding run returns, and the helpers plain and speculative decoding share."""
+"""What a decoding run returns, where its randomness comes from, and the helpers plain and speculative decoding share.
+
+Randomness (``Draws``): every random choice of a decoding run (draft tokens, accept uniforms,
+residual / bonus tokens) comes from explicit ``torch.Generator`` objects, never the global RNG.
+``seed=int`` (or one Generator) draws for the whole batch at once; ``seed=[s_1, ..., s_B]`` gives
+row b its own generator, so the draws row b consumes, and hence its tokens, do not depend on the
+other rows of the batch (vLLM's per-request seeds).
+"""
 
 from __future__ import annotations
 
@@ -7,14 +14,14 @@ from dataclasses import dataclass, field
 
 import torch
 
-__all__ = ["Generation", "make_generator", "check_prompts", "finish_rows"]
+__all__ = ["Generation", "Draws", "make_generator", "check_prompts", "finish_rows"]
 
 
 @dataclass
 class Generation:
     """New tokens per row plus the counters the speedup model needs.
 
-    position_reached[i] / position_accepted[i]: how often draft position i was verified with a
+    position_reached[i] / position_accepted[i]: how often draft position i reached accept/reject with a
     correct prefix, and accepted; alpha_mean = mean over those of sum_x min(p(x), q(x)).
     """
 
@@ -28,6 +35,7 @@ class Generation:
     alpha_sum: float = 0.0
     alpha_count: int = 0
     zero_residual: int = 0
+    profile: dict[str, float] | None = None  # seconds per part of the rounds (``speculative_generate(profile=True)``)
 
     @property
     def alpha_mean(self) -> float:
@@ -53,6 +61,69 @@ def make_generator(seed: int | torch.Generator, device: torch.device | str) -> t
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise ValueError(f"seed must be an int or a torch.Generator, got {seed!r}")
     return torch.Generator(device=device).manual_seed(seed)
+
+
+class Draws:
+    """The random draws of a decoding run: one generator for the batch, or one generator per row.
+
+    * ``uniform(B, gamma, lengths)`` -> (B, gamma) float32 uniforms in [0, 1): the accept coins;
+    * ``categorical(probs, rows)`` -> (B,) token ids, row b ~ probs[b] (``torch.multinomial``).
+
+    Shared: one ``torch.rand`` / ``torch.multinomial`` call for the batch. Per row: row b draws only
+    its own ``lengths[b]`` uniforms and its own token from its own generator, exactly the calls a
+    batch of one makes, so a row's draws do not depend on its batch. ``rows`` (per row only) marks
+    the rows that draw at all (a draft row that stopped proposing draws nothing; its token is 0).
+    """
+
+    def __init__(self, generators: Sequence[torch.Generator], per_row: bool) -> None:
+        if not generators:
+            raise ValueError("Draws needs at least one generator")
+        self.generators = list(generators)
+        self.per_row = per_row
+        self.device = self.generators[0].device
+
+    @classmethod
+    def of(cls, generator: torch.Generator | Draws, batch: int) -> Draws:
+        """``generator`` itself if it is a Draws (checked against the batch), else one generator shared by the batch."""
+        if isinstance(generator, Draws):
+            if generator.per_row and len(generator.generators) != batch:
+                raise ValueError(f"{len(generator.generators)} per-row generators for a batch of {batch} rows")
+            return generator
+        if not isinstance(generator, torch.Generator):
+            raise ValueError(f"expected a torch.Generator or Draws, got {type(generator).__name__}")
+        return cls([generator], per_row=False)
+
+    @classmethod
+    def from_seed(cls, seed: int | torch.Generator | Sequence[int], batch: int, device: torch.device | str) -> Draws:
+        """``seed``: an int or a Generator (shared by the batch), or one int per row."""
+        if isinstance(seed, (list, tuple)):
+            if len(seed) != batch:
+                raise ValueError(f"seed lists {len(seed)} seeds for {batch} prompts: give one seed per row")
+            return cls([make_generator(s, device) for s in seed], per_row=True)
+        return cls([make_generator(seed, device)], per_row=False)
+
+    def uniform(self, batch: int, gamma: int, lengths: torch.Tensor | Sequence[int] | None = None) -> torch.Tensor:
+        if not self.per_row:
+            return torch.rand((batch, gamma), generator=self.generators[0], device=self.device)
+        counts = [gamma] * batch if lengths is None else [int(n) for n in (lengths.tolist() if isinstance(lengths, torch.Tensor) else lengths)]
+        u = torch.ones((batch, gamma), device=self.device)  # positions a row did not propose: never read
+        for b, (g, n) in enumerate(zip(self.generators, counts, strict=True)):
+            if n:
+                u[b, :n] = torch.rand((1, n), generator=g, device=self.device)[0]
+        return u
+
+    def categorical(self, probs: torch.Tensor, rows: Sequence[bool] | None = None) -> torch.Tensor:
+        try:
+            if not self.per_row:
+                return torch.multinomial(probs, 1, generator=self.generators[0]).squeeze(-1)
+            out = torch.zeros(probs.shape[0], dtype=torch.long, device=probs.device)
+            for b, g in enumerate(self.generators):
+                if rows is None or rows[b]:
+                    out[b] = torch.multinomial(probs[b : b + 1], 1, generator=g)[0, 0]
+            return out
+        except RuntimeError as e:
+            # torch refuses NaN, inf or negative probabilities: name the problem as bad input
+            raise ValueError(f"cannot sample from invalid probabilities (NaN, inf or negative): {e}") from None
 
 
 def check_prompts(prompts: Sequence[Sequence[int]] | torch.Tensor, vocab_size: int) -> list[list[int]]:

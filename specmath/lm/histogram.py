@@ -7,26 +7,29 @@ first two tokens, and compare them with the law they must follow:
 * first two:     P(x1, x2) = p(x1 | prompt) p(x2 | prompt, x1), from one batched target forward over
   every x1 in the support of p(. | prompt) (so use a top-k warp for large vocabularies).
 
-p is warped exactly as the sampler is configured, and taken from the same float32 probabilities the
+p is warped exactly as the sampler is configured, and taken from the same probabilities the
 sampler uses, converted exactly to Fractions (``specmath.laws``) and renormalised.
 
 ``specmath.stats`` then gives the G-test (cells pooled to expected count >= 5) and its p-value,
 the empirical TV with a 99% upper confidence bound, and the power: the smallest TV that the test at
-level 1e-6 detects with probability 0.99 at this N. A negative control runs in the same call: the
-lossy bug-zoo rule "residual-softmax" (softmax(max(0, p - q)) instead of norm(max(0, p - q)); or
-"target": resample from p) at the same N must be rejected at p < 1e-6, showing the test can fail.
+level 1e-6 detects with probability 0.99 at this N. A negative control runs in the same call: a
+lossy accept/reject step from ``specmath.bugzoo.torch_controls``, injected into the same decoder
+("residual-softmax": softmax(max(0, p - q)) instead of norm(max(0, p - q)); "target": resample
+from p), must be rejected at p < 1e-6 at the same N, showing the test can fail.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import torch
 
+from specmath.bugzoo.torch_controls import TORCH_CONTROLS
 from specmath.laws import Law
+from specmath.lm.accept_reject import accept_reject as standard_accept_reject
 from specmath.lm.speculative_decode import speculative_generate
 from specmath.lm.warps import DEFAULT_SAMPLING, TOP_K_20, Sampling
 from specmath.stats import detectable_tv, g_test, tv_confidence_bound
@@ -60,7 +63,7 @@ def first_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_
 
 
 def two_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SAMPLING, vocab_size: int | None = None) -> Law:
-    """P(x1, x2) = p(x1 | prompt) p(x2 | prompt, x1) over pairs, exactly from the float32 warped probabilities."""
+    """P(x1, x2) = p(x1 | prompt) p(x2 | prompt, x1) over pairs, exactly from the warped probabilities the sampler uses."""
     p1 = _next_probs(target, [list(prompt)], sampling, vocab_size)[0]
     support = torch.nonzero(p1 > 0).flatten().tolist()
     if len(support) > MAX_TWO_TOKEN_SUPPORT:
@@ -80,16 +83,23 @@ def two_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SA
 
 def sample_prefixes(
     target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, gamma: int = 4, sampling: Sampling = DEFAULT_SAMPLING,
-    seed: int = 0, residual: str = "standard", batch_size: int = 1024, vocab_size: int | None = None, progress: bool = False,
+    seed: int = 0, accept_reject: Callable = standard_accept_reject, batch_size: int = 1024, vocab_size: int | None = None,
+    progress: bool = False, draft_threshold: float = 0.0,
 ) -> list[tuple[int, ...]]:
-    """N speculative samples of the first n_tokens tokens after ``prompt``, in batches of identical rows."""
+    """N speculative samples of the first n_tokens tokens after ``prompt``, in batches of identical rows.
+
+    ``accept_reject``: the decoder's accept/reject step (a negative control from
+    ``specmath.bugzoo.torch_controls`` to show the test can fail); ``draft_threshold``: the model
+    draft's confidence stop, as in ``speculative_generate``.
+    """
     device = next(target.parameters()).device
     generator = torch.Generator(device=device).manual_seed(seed)
     out: list[tuple[int, ...]] = []
     while len(out) < n:
         rows = min(batch_size, n - len(out))
         gen = speculative_generate(target, draft, [list(prompt)] * rows, n_tokens, gamma, sampling, generator,
-                                   vocab_size=vocab_size, residual=residual, progress=progress)
+                                   vocab_size=vocab_size, progress=progress, accept_reject=accept_reject,
+                                   draft_threshold=draft_threshold)
         out.extend(tuple(t[:n_tokens]) for t in gen.tokens)
     return out
 
@@ -126,17 +136,26 @@ def histogram_check(what: str, samples: Sequence, law: Law) -> HistogramCheck:
 def lossless_report(
     target, draft, prompt: Sequence[int], n: int = 20000, gamma: int = 4, sampling: Sampling = TOP_K_20,
     seed: int = 0, batch_size: int = 1024, vocab_size: int | None = None, progress: bool = False,
-    control: str = "residual-softmax",
+    control: str | Callable = "residual-softmax",
 ) -> dict[str, HistogramCheck]:
-    """First token and first two tokens vs the exact law, and the lossy negative control at the same N."""
+    """First token and first two tokens vs the exact law, and the lossy negative control at the same N.
+
+    ``control``: a name in ``specmath.bugzoo.torch_controls.TORCH_CONTROLS`` or a lossy accept/reject callable.
+    """
+    if isinstance(control, str):
+        if control not in TORCH_CONTROLS:
+            raise ValueError(f"unknown negative control {control!r}; known: {', '.join(TORCH_CONTROLS)}")
+        name, control = control, TORCH_CONTROLS[control]
+    else:
+        name = getattr(control, "__name__", "custom control")
     law1 = first_token_law(target, prompt, sampling, vocab_size)
     law2 = two_token_law(target, prompt, sampling, vocab_size)
     kw = dict(gamma=gamma, sampling=sampling, batch_size=batch_size, vocab_size=vocab_size, progress=progress)
     good = sample_prefixes(target, draft, prompt, n, 2, seed=seed, **kw)
-    bad = sample_prefixes(target, draft, prompt, n, 2, seed=seed + 1, residual=control, **kw)
+    bad = sample_prefixes(target, draft, prompt, n, 2, seed=seed + 1, accept_reject=control, **kw)
     return {
         "first_token": histogram_check("first token", [s[0] for s in good], law1),
         "first_two_tokens": histogram_check("first two tokens", good, law2),
-        "negative_control_first_token": histogram_check(f"lossy rule {control}, first token", [s[0] for s in bad], law1),
-        "negative_control_first_two_tokens": histogram_check(f"lossy rule {control}, first two tokens", bad, law2),
+        "negative_control_first_token": histogram_check(f"lossy rule {name}, first token", [s[0] for s in bad], law1),
+        "negative_control_first_two_tokens": histogram_check(f"lossy rule {name}, first two tokens", bad, law2),
     }

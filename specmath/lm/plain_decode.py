@@ -2,7 +2,8 @@
 
 x_t ~ warp(softmax(target logits at t)), one target forward of one token per step, through the same
 ``RowCache`` and ``Sampling.probs`` the speculative decoder uses, so timing differences come from the
-algorithm and not from two implementations.
+algorithm and not from two implementations. ``seed`` is an int / Generator for the batch or one int
+per row (``generation.Draws``), as in ``speculative_generate``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import torch
 from tqdm.auto import tqdm
 
 from specmath.lm.cache import RowCache
-from specmath.lm.generation import Generation, check_prompts, finish_rows, make_generator, model_vocab_size
-from specmath.lm.warps import DEFAULT_SAMPLING, Sampling
+from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
+from specmath.lm.warps import DEFAULT_SAMPLING, Sampling, check_logits, logits_ok
 
 __all__ = ["plain_generate"]
 
@@ -25,7 +26,7 @@ def plain_generate(
     prompts: Sequence[Sequence[int]] | torch.Tensor,
     max_new_tokens: int,
     sampling: Sampling = DEFAULT_SAMPLING,
-    seed: int | torch.Generator = 0,
+    seed: int | torch.Generator | Sequence[int] = 0,
     eos_token_id: int | None = None,
     vocab_size: int | None = None,
     progress: bool = False,
@@ -36,18 +37,21 @@ def plain_generate(
     vocab = vocab_size or model_vocab_size(target)
     tokens = check_prompts(prompts, vocab)
     cache = RowCache(target, len(tokens), vocab_size)
-    generator = make_generator(seed, cache.device)
+    draws = Draws.from_seed(seed, len(tokens), cache.device)
     if any(len(t) > 1 for t in tokens):
         cache.prefill([t[:-1] for t in tokens])  # all but the last prompt token
     new: list[list[int]] = [[] for _ in tokens]
-    for _ in tqdm(range(max_new_tokens), disable=not progress, desc="plain", leave=False):
-        pending = [t[n:] for t, n in zip(tokens, cache.lengths, strict=True)]
-        logits = cache.feed(pending)
-        last = torch.tensor([len(r) - 1 for r in pending], device=logits.device)
-        p = sampling.probs(logits[torch.arange(len(tokens), device=logits.device), last])  # (B, V)
-        x = torch.multinomial(p, 1, generator=generator).squeeze(-1).tolist()
-        for b, tok in enumerate(x):
-            tokens[b].append(tok)
+    x = torch.tensor([t[-1] for t in tokens], device=cache.device)  # (B,) the pending input token
+    for step in tqdm(range(max_new_tokens), disable=not progress, desc="plain", leave=False):
+        logits = cache.feed_block(x[:, None])[:, -1]  # (B, V)
+        if step == 0:
+            check_logits(logits, "target logits")
+        x = draws.categorical(sampling.probs(logits, check=False))  # (B,)
+        # one host transfer per step: the tokens and the validity flag of the logits
+        host = torch.cat([x, logits_ok(logits).long().reshape(1)]).tolist()
+        if not host[-1]:
+            check_logits(logits, "target logits")  # raises, naming the problem
+        for b, tok in enumerate(host[:-1]):
             new[b].append(tok)
         if eos_token_id is not None and all(eos_token_id in r for r in new):
             break

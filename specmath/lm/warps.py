@@ -1,7 +1,7 @@
 """Next-token probabilities from logits, with the sampling warps applied identically to p and q.
 
 Speculative sampling is lossless for the *warped* target law: if the user samples from
-p' = warp(p), the draft law must be q' = warp(q) with the same warp, and the verifier compares
+p' = warp(p), the draft law must be q' = warp(q) with the same warp, and accept/reject compares
 p'(x) with q'(x) (HF transformers, ``_speculative_sampling``, does the same). ``Sampling.probs``
 is the one function both sides call.
 
@@ -12,6 +12,9 @@ is the one function both sides call.
 
 Logits that are NaN or +inf are an error (ValueError naming the row), never a silent token;
 -inf marks a forbidden token and is allowed as long as one token per row stays finite.
+``check_logits`` raises at once (host syncs); a decoding loop instead folds ``logits_ok`` (a 0-d
+bool tensor on the device) into the one host transfer of its round, and calls ``check_logits`` for
+the message only when that flag is false, before any token of the round is kept.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Sampling", "check_logits", "DEFAULT_SAMPLING", "TOP_K_20"]
+__all__ = ["Sampling", "check_logits", "logits_ok", "DEFAULT_SAMPLING", "TOP_K_20"]
 
 
 def check_logits(logits: torch.Tensor, what: str = "logits") -> None:
@@ -32,6 +35,12 @@ def check_logits(logits: torch.Tensor, what: str = "logits") -> None:
         raise ValueError(f"{what} contain +inf: a softmax over them is undefined")
     if torch.isneginf(logits).all(-1).any():
         raise ValueError(f"{what} have a row where every token is -inf: no token can be sampled")
+
+
+def logits_ok(logits: torch.Tensor) -> torch.Tensor:
+    """0-d bool tensor: no NaN, no +inf, and a finite logit in every row (what ``check_logits`` checks), no sync."""
+    finite_or_neg_inf = ~(torch.isnan(logits) | torch.isposinf(logits))
+    return finite_or_neg_inf.all() & torch.isfinite(logits).any(-1).all()
 
 
 @dataclass(frozen=True)
@@ -54,13 +63,17 @@ class Sampling:
     def greedy(self) -> bool:
         return self.temperature == 0
 
-    def probs(self, logits: torch.Tensor) -> torch.Tensor:
-        """(..., V) logits -> (..., V) float32 probabilities of the warped law."""
-        check_logits(logits)
-        z = logits.float()
+    def probs(self, logits: torch.Tensor, check: bool = True) -> torch.Tensor:
+        """(..., V) logits -> (..., V) probabilities of the warped law: float64 for float64 logits, else float32.
+
+        ``check=False`` skips ``check_logits`` (the caller checks ``logits_ok`` itself).
+        """
+        if check:
+            check_logits(logits)
+        z = logits if logits.dtype == torch.float64 else logits.float()
         if self.greedy:
-            # T -> 0 limit of softmax(z / T): all mass on the argmax
-            return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).to(torch.float32)
+            # T -> 0 limit of softmax(z / T): all mass on the argmax (ties: the lowest token id)
+            return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).to(z.dtype)
         z = z / self.temperature
         if self.top_k is not None and self.top_k < z.shape[-1]:
             # keep tokens whose logit is >= the k-th largest

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from specmath.proofs import beyond_proofs, classic_proofs, entropy_proofs, speculative_proofs
+from specmath.proofs import adaptive_proofs, beyond_proofs, classic_proofs, entropy_proofs, speculative_proofs
 from specmath.proofs.verification import Verification, fraction_text, verification_from
 
 __all__ = ["VERIFIERS", "Verification", "fraction_text", "verification_from", "verify"]
@@ -19,6 +19,7 @@ VERIFIERS: dict[str, Callable[[], Verification]] = {
     **speculative_proofs.PROOFS,
     **classic_proofs.PROOFS,
     **beyond_proofs.PROOFS,
+    **adaptive_proofs.PROOFS,
     **entropy_proofs.PROOFS,
 }
 

@@ -1,4 +1,4 @@
-"""The batched torch verifier emits tokens with law p: G-tests with stated power, negative controls."""
+"""The batched torch accept/reject step emits tokens with law p: G-tests with stated power, negative controls."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ from fractions import Fraction
 import pytest
 import torch
 
+from specmath.bugzoo.torch_controls import TORCH_CONTROLS
 from specmath.laws import Law
+from specmath.lm import accept_reject as accept_reject_module
 from specmath.lm.accept_reject import accept_reject
+from specmath.lm.generation import Draws
 from specmath.stats import detectable_tv, g_test
 
 # p = target, q = draft at one position over 5 tokens; alpha = sum min(p, q) = 0.6
@@ -18,8 +21,8 @@ Q = torch.tensor([0.10, 0.20, 0.40, 0.25, 0.05])
 N = 200_000
 
 
-def _first_emitted(p, q, drafts, residual="standard", seed=0):
-    res = accept_reject(p, q, drafts, torch.Generator().manual_seed(seed), residual)
+def _first_emitted(p, q, drafts, step=accept_reject, seed=0, lengths=None):
+    res = step(p, q, drafts, torch.Generator().manual_seed(seed), lengths)
     # the first emitted token: the first draft if accepted, else the residual draw
     return torch.where(res.n_accepted > 0, drafts[:, 0], res.next_token).tolist()
 
@@ -42,13 +45,70 @@ def test_first_emitted_token_follows_p_for_a_model_draft_and_a_one_hot_draft(one
     assert result.p_value > 1e-6, f"G={result.statistic:.1f}, p={result.p_value:.2e}; power: TV >= {power:.4f} detected w.p. 0.99"
 
 
-@pytest.mark.parametrize("rule", ["residual-softmax", "target"])
-def test_lossy_rules_are_rejected_at_the_same_n(rule):
+@pytest.mark.parametrize("rule", sorted(TORCH_CONTROLS))
+def test_lossy_controls_from_the_bug_zoo_are_rejected_at_the_same_n(rule):
     """Negative control: the lossy rules move the law by TV >= 0.14 (resample from p; more for softmax) > detectable_tv(N) ~0.006, so p < 1e-6."""
     gen = torch.Generator().manual_seed(2)
     drafts = torch.multinomial(Q.expand(N, -1), 2, replacement=True, generator=gen)
-    result = g_test(Counter(_first_emitted(P.expand(N, 3, -1), Q.expand(N, 2, -1), drafts, rule)), _law(P))
+    result = g_test(Counter(_first_emitted(P.expand(N, 3, -1), Q.expand(N, 2, -1), drafts, TORCH_CONTROLS[rule])), _law(P))
     assert result.p_value < 1e-6, f"{rule}: p={result.p_value:.2e} should reject"
+
+
+def test_the_production_accept_reject_has_no_lossy_switch():
+    # the only parameters: the block, the randomness and the proposed lengths
+    import inspect
+
+    assert list(inspect.signature(accept_reject).parameters) == ["p", "q", "drafts", "generator", "lengths"]
+    assert not hasattr(accept_reject_module, "RESIDUAL_RULES")
+
+
+def test_rows_of_different_proposed_lengths_follow_p_at_their_first_emitted_token():
+    """Rows proposing 0, 1 or 2 tokens in one batch (padding after their length): the first emitted token has law p.
+
+    N = 200000 rows (a third per length); the G-test at level 1e-6 detects TV >= detectable_tv (~0.015 per third) w.p. 0.99.
+    """
+    gen = torch.Generator().manual_seed(3)
+    drafts = torch.multinomial(Q.expand(N, -1), 2, replacement=True, generator=gen)
+    lengths = torch.arange(N) % 3
+    first = _first_emitted(P.expand(N, 3, -1), Q.expand(N, 2, -1), drafts, lengths=lengths, seed=4)
+    law = _law(P)
+    for n in range(3):
+        rows = [t for t, length in zip(first, lengths.tolist(), strict=True) if length == n]
+        result = g_test(Counter(rows), law)
+        assert detectable_tv(law, len(rows)) < 0.02
+        assert result.p_value > 1e-6, f"length {n}: G={result.statistic:.1f}, p={result.p_value:.2e}"
+
+
+def test_a_row_that_proposes_nothing_takes_one_plain_step_and_accepts_nothing():
+    p = torch.tensor([[[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]])  # (1, 2, 3): p_0 is one-hot on token 1
+    drafts = torch.tensor([[0]])
+    res = accept_reject(p, None, drafts, torch.Generator().manual_seed(0), torch.tensor([0]))
+    assert res.n_accepted.tolist() == [0] and res.next_token.tolist() == [1]
+
+
+def test_greedy_accepts_exactly_the_drafts_equal_to_the_targets_argmax():
+    # T = 0: p_i one-hot on the argmax; x_i accepted iff it is that argmax, then the argmax is emitted
+    argmax = torch.tensor([[2, 0, 1, 3]])
+    p = torch.nn.functional.one_hot(argmax, 4).float()  # (1, 4, 4)
+    for drafts, n, nxt in [([2, 0, 1], 3, 3), ([2, 1, 1], 1, 0), ([0, 0, 1], 0, 2)]:
+        x = torch.tensor([drafts])
+        q = torch.nn.functional.one_hot(x, 4).float()
+        for qq in (q, None):
+            res = accept_reject(p, qq, x, torch.Generator().manual_seed(5))
+            assert (res.n_accepted.item(), res.next_token.item()) == (n, nxt)
+
+
+def test_per_row_draws_give_a_row_the_tokens_it_gets_alone():
+    # Draws with one generator per row: row b's uniforms and token are those of a batch of one with its seed
+    p, q = P.expand(3, 3, -1), Q.expand(3, 2, -1)
+    drafts = torch.tensor([[2, 3], [0, 1], [2, 2]])
+    lengths = torch.tensor([2, 1, 0])
+    seeds = [11, 12, 13]
+    batch = accept_reject(p, q, drafts, Draws([torch.Generator().manual_seed(s) for s in seeds], per_row=True), lengths)
+    for b, s in enumerate(seeds):
+        n = int(lengths[b])
+        alone = accept_reject(p[b : b + 1, : n + 1], q[b : b + 1, :n], drafts[b : b + 1, :n], torch.Generator().manual_seed(s))
+        assert (batch.n_accepted[b].item(), batch.next_token[b].item()) == (alone.n_accepted.item(), alone.next_token.item())
 
 
 def test_a_zero_residual_falls_back_to_p_and_is_counted():
@@ -61,12 +121,12 @@ def test_a_zero_residual_falls_back_to_p_and_is_counted():
     assert set(res.next_token.tolist()) <= {0, 1}
 
 
-def test_verify_rejects_mismatched_shapes_and_unknown_rules():
+def test_accept_reject_rejects_mismatched_shapes_and_lengths():
     drafts = torch.zeros(2, 3, dtype=torch.long)
     g = torch.Generator()
     with pytest.raises(ValueError, match="p has shape"):
         accept_reject(torch.ones(2, 3, 5) / 5, None, drafts, g)
     with pytest.raises(ValueError, match="vocabularies differ"):
         accept_reject(torch.ones(2, 4, 5) / 5, torch.ones(2, 3, 6) / 6, drafts, g)
-    with pytest.raises(ValueError, match="residual must be one of"):
-        accept_reject(torch.ones(2, 4, 5) / 5, None, drafts, g, residual="sloppy")
+    with pytest.raises(ValueError, match="lengths must be a"):
+        accept_reject(torch.ones(2, 4, 5) / 5, None, drafts, g, [3, 3])
