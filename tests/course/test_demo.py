@@ -41,3 +41,20 @@ def test_the_summary_is_one_block_naming_each_part_of_the_job():
         assert words in block
     assert s.ok and len(block.splitlines()) == 9
     assert not DemoSummary(samplers=2, samplers_lossless=1, symbolic_lossless=True).ok
+
+
+def test_claims_markdown_is_a_table_with_the_articles_title_and_one_row_per_claim():
+    import pytest
+
+    from specmath.article import ARTICLE_TITLE, claims_table
+    from specmath.course.article_table import claims_markdown
+
+    md = claims_markdown("rand7")
+    rows = [r for r in claims_table() if r["section"].startswith("rand7")]
+    assert ARTICLE_TITLE in md
+    table = [line for line in md.splitlines() if line.startswith("| ")]
+    assert len(table) == 1 + len(rows)  # header and one row per claim
+    assert all(line.count(" | ") == 3 for line in table)  # four cells per row, none split by a stray pipe
+    assert md.count("**contradicted**") == sum(not r["agrees"] for r in rows) >= 1
+    with pytest.raises(ValueError, match="no claims"):
+        claims_markdown("no such section")
