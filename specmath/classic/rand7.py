@@ -19,7 +19,7 @@ from fractions import Fraction
 from specmath.laws import LawError, uniform
 from specmath.program import RESTART, Recur, die, tick
 
-__all__ = ["rand_basic", "rand_article", "rand7_basic", "rand7_article", "check_die_sizes", "die_label", "uniform_target"]
+__all__ = ["rand_basic", "rand_article", "rand7_basic", "rand7_article", "check_die_sizes", "uniform_target"]
 
 
 def check_die_sizes(a: int, b: int) -> None:
@@ -42,11 +42,6 @@ def _rolls_needed(a: int, b: int) -> int:
     return k
 
 
-def die_label(a: int, label: str | None = None) -> str:
-    """The cost label of a fair a-sided die: ``label`` if given, else "rand<a>" (rand2, rand5, ...)."""
-    return f"rand{a}" if label is None else label
-
-
 def rand_basic(a: int = 5, b: int = 7, label: str | None = None):
     """Basic rejection: combine k rolls (a^k >= b, k = 2 for 5 -> 7), keep values <= m = b*floor(a^k/b).
 
@@ -54,7 +49,7 @@ def rand_basic(a: int = 5, b: int = 7, label: str | None = None):
     ``label``, by default the die's own name "rand<a>".
     """
     check_die_sizes(a, b)
-    label = die_label(a, label)
+    label = f"rand{a}" if label is None else label  # the die's own name: rand2, rand5, ...
     k = _rolls_needed(a, b) if a < b else 1
     size = a**k
     value = 0
@@ -75,7 +70,7 @@ def rand_article(a: int = 5, b: int = 7, levels: int = 3, label: str | None = No
     ``rand_basic`` (a fresh, memoryless loop) after the last level, as the article does.
     """
     check_die_sizes(a, b)
-    label = die_label(a, label)
+    label = f"rand{a}" if label is None else label  # the die's own name: rand2, rand5, ...
     if a >= b:
         raise LawError(f"the article's recycling needs a < b (a die smaller than the target); got a={a}, b={b}")
     r1 = yield die(a, label=label)
