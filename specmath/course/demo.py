@@ -4,7 +4,7 @@ The job, in order:
 
 1. execute every notebook (``notebooks/[0-9]*.ipynb``) in a fresh kernel and write it back *clean*:
    no execution timestamps (``record_timing=False``), no widget state or widget views (their model ids
-   are random), and no output of cells tagged ``machine-dependent`` (timings): those outputs go to the
+   are random; sliders need a live kernel anyway), and no output of cells tagged ``machine-dependent`` (timings): those outputs go to the
    untracked ``_build/timings.json``; everything else the notebooks print is seeded, so a second run
    rewrites the same bytes and ``git status`` stays clean;
 2. regenerate ``figures/`` (figures that plot measured times go to ``_build/figures`` instead);
@@ -44,7 +44,7 @@ def clean_for_commit(nb: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, 
     """A copy of an executed notebook fit to commit, and the machine-dependent outputs taken out of it.
 
     Removes per-cell ``execution`` metadata (timestamps), notebook ``widgets`` state, widget views (a
-    random model id each run; the text beside them is kept) and the outputs of cells tagged
+    random model id each run, and a live panel that a static page cannot show) and the outputs of cells tagged
     ``machine-dependent`` (returned as ``{cell index: text}``).
     """
     import copy
@@ -60,26 +60,26 @@ def clean_for_commit(nb: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, 
             taken[i] = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs)
             cell.outputs = []
             continue
-        kept = []
-        for o in cell.outputs:
-            if WIDGET_VIEW in o.get("data", {}):
-                o.data.pop(WIDGET_VIEW)
-                if not o.data:
-                    continue
-            kept.append(o)
-        cell.outputs = kept
+        # a widget view (a slider panel, a progress bar) is live state: its text beside it is only a repr
+        cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
     return out, taken
 
 
-def execute_notebook(path: str | Path, timeout: int = 600) -> nbformat.NotebookNode:
-    """Run a notebook top to bottom in a fresh python3 kernel (cwd: its folder); return it executed."""
+def execute_notebook(path: str | Path, timeout: int = 600, kernel_log=None) -> nbformat.NotebookNode:
+    """Run a notebook top to bottom in a fresh python3 kernel (cwd: its folder); return it executed.
+
+    ``kernel_log``: an open file for the kernel process's own stdout/stderr (its start-up warnings);
+    by default they go to this process's terminal.
+    """
     from nbclient import NotebookClient
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
+    # widget state is kept while running (interactive() outputs need it) and dropped by clean_for_commit
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
-                            store_widget_state=False, resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
+                            resources={"metadata": {"path": str(path.parent)}})
+    streams = {} if kernel_log is None else {"stdout": kernel_log, "stderr": kernel_log}
+    client.execute(**streams)
     return nb
 
 
@@ -132,7 +132,7 @@ def run_notebooks(paths: list[Path], build: Path, log, summary: DemoSummary | No
     timings, executed = {}, {}
     for path in paths:
         start = time.perf_counter()
-        nb = execute_notebook(path)
+        nb = execute_notebook(path, kernel_log=log if hasattr(log, "fileno") and log is not sys.stdout else None)
         seconds = time.perf_counter() - start
         clean, taken = clean_for_commit(nb)
         nbformat.write(clean, path)
