@@ -126,13 +126,16 @@ def _notebooks(folder: Path) -> list[Path]:
     return sorted(folder.glob("[0-9]*.ipynb"))
 
 
-def run_notebooks(paths: list[Path], build: Path, log, summary: DemoSummary | None = None) -> dict:
-    """Execute and clean each notebook in place; return {stem: executed notebook with every output}."""
+def run_notebooks(paths: list[Path], build: Path, log, summary: DemoSummary | None = None, kernel_log=None) -> dict:
+    """Execute and clean each notebook in place; return {stem: executed notebook with every output}.
+
+    ``log`` gets one line per notebook; ``kernel_log`` (an open file) the kernels' own start-up messages.
+    """
     os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars carry elapsed times: none in the kernels
     timings, executed = {}, {}
     for path in paths:
         start = time.perf_counter()
-        nb = execute_notebook(path, kernel_log=log if hasattr(log, "fileno") and log is not sys.stdout else None)
+        nb = execute_notebook(path, kernel_log=kernel_log)
         seconds = time.perf_counter() - start
         clean, taken = clean_for_commit(nb)
         nbformat.write(clean, path)
@@ -160,7 +163,7 @@ def run_demo(root: str | Path = ".", build: str | Path = "_build") -> DemoSummar
     summary = DemoSummary()
     with open(build / "demo.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
         paths = _notebooks(root / "notebooks")
-        executed = run_notebooks(paths, build, log, summary)
+        executed = run_notebooks(paths, build, log, summary, kernel_log=log)
 
         names = list(load_all())
         stable = [n for n in names if n not in MEASURED_FIGURES]
