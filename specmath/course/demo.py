@@ -44,7 +44,8 @@ def clean_for_commit(nb: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, 
     """A copy of an executed notebook fit to commit, and the machine-dependent outputs taken out of it.
 
     Removes per-cell ``execution`` metadata (timestamps), notebook ``widgets`` state, widget views (a
-    random model id each run, and a live panel that a static page cannot show) and the outputs of cells tagged
+    random model id each run, and a live panel that a static page cannot show), splits of printed text
+    into several stream outputs (they depend on timing) and the outputs of cells tagged
     ``machine-dependent`` (returned as ``{cell index: text}``).
     """
     import copy
@@ -61,7 +62,15 @@ def clean_for_commit(nb: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, 
             cell.outputs = []
             continue
         # a widget view (a slider panel, a progress bar) is live state: its text beside it is only a repr
-        cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
+        outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
+        # the kernel splits printed text into messages by timing: join neighbours of one stream
+        merged = []
+        for o in outputs:
+            if merged and o.output_type == "stream" and merged[-1].output_type == "stream" and merged[-1].name == o.name:
+                merged[-1].text += o.text
+            else:
+                merged.append(o)
+        cell.outputs = merged
     return out, taken
 
 

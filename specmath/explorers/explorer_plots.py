@@ -111,11 +111,11 @@ def plot_model_step(view, axes=None):
     left.bar([x - 0.2 for x in xs], [p for _, p, _, _ in bars], 0.4, label="p_0 (target)", color="tab:blue", edgecolor=edges)
     left.bar([x + 0.2 for x in xs], [q for _, _, q, _ in bars], 0.4, label="q_0 (draft)", color="tab:orange", edgecolor=edges)
     left.set_xticks(list(xs), labels, rotation=45, ha="right", fontsize=8)
-    left.set_title("next-token laws after the prompt (drafted token outlined)")
+    left.set_title("next-token laws after the prompt (drafted token outlined)", fontsize=9)
     left.legend(fontsize=8)
     colors = {"accepted": "tab:green", "rejected": "tab:red", "not reached": "lightgray"}
     right.bar([f"{r.position}: {r.text!r}" for r in view.rows], [r.accept_probability for r in view.rows], color=[colors[r.outcome] for r in view.rows])
     right.set_ylim(0, 1.05)
     right.tick_params(axis="x", rotation=45, labelsize=8)
-    right.set_title(f"min(1, p/q) per draft token: {view.n_accepted} accepted (green), rejected red")
+    right.set_title(f"min(1, p/q) per draft token: {view.n_accepted} accepted (green), rejected red", fontsize=9)
     return axes
