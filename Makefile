@@ -26,11 +26,11 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-## the main job: execute every notebook headless, regenerate figures/, print the verification summary
+## the main job: execute every notebook headless (written back without timestamps or timings), regenerate
+## figures/, check the article's numbers, prove every sampler and the step for all p, q, rebuild _build/html
+## and _build/slides; prints one summary block (details in _build/demo.log, timings in _build/timings.json)
 demo: $(STAMP)
-	$(MAKE) notebooks figures
-	$(PY) -m specmath article
-	$(PY) -m specmath verify --all
+	$(PY) -m specmath.course demo
 
 ## the test suite (exact proofs, property tests, torch path, every notebook executed)
 test: $(STAMP)
@@ -42,9 +42,7 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -m "not slow and not audit and not notebooks" tests
 
 notebooks: $(STAMP)
-	for nb in $(NOTEBOOKS); do \
-	  $(PY) -m jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=600 $$nb || exit 1; \
-	done
+	$(PY) -m specmath.course execute $(NOTEBOOKS)
 
 figures: $(STAMP)
 	$(PY) -m specmath figures

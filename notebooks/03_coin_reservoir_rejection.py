@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -28,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from specmath import Law, exact, exact_symbolic, sample
+from specmath import Law, exact, exact_symbolic, sample, show
 from specmath.classic.fair_coin import fair_coin_law, von_neumann
 from specmath.classic.rejection import rejection_sampler, smallest_envelope
 from specmath.classic.reservoir import algorithm_r, inclusion_probabilities, subset_target
@@ -39,7 +41,13 @@ from specmath.stats import g_test
 # %% [markdown]
 # ## Von Neumann's fair coin
 # Flip twice: HT → heads, TH → tails, HH or TT → flip again. Both kept outcomes have probability
-# $p(1-p)$. For $p = 3/10$:
+# $p(1-p)$. The program:
+
+# %%
+show(von_neumann)
+
+# %% [markdown]
+# For $p = 3/10$:
 
 # %%
 r = exact(von_neumann, Fraction(3, 10))
@@ -61,8 +69,13 @@ fig = plot_von_neumann_flips()
 
 # %% [markdown]
 # ## Reservoir sampling (Algorithm R)
-# Keep the first $k$ items; item $i > k$ replaces a uniform slot with probability $k/i$. The exact law over
-# subsets of $\{1..6\}$ with $k = 3$:
+# Keep the first $k$ items; item $i > k$ replaces a uniform slot with probability $k/i$:
+
+# %%
+show(algorithm_r)
+
+# %% [markdown]
+# The exact law over subsets of $\{1..6\}$ with $k = 3$:
 
 # %%
 law = exact(algorithm_r, 6, 3).law
@@ -80,7 +93,10 @@ assert g_test(counts, subset_target(6, 3)).p_value > 1e-6
 # ## Rejection sampling with an envelope
 # Propose $x \sim q$ and accept with $p(x) / (M q(x))$, where $M q \ge p$ everywhere. One attempt
 # accepts with probability $1/M$; the output law is $p$. With the two-token laws the tightest envelope is
-# $M = \max_x p(x)/q(x) = 1.75$:
+# $M = \max_x p(x)/q(x) = 1.75$. The program:
+
+# %%
+show(rejection_sampler)
 
 # %%
 p2 = Law({"A": "7/10", "B": "3/10"})
@@ -110,7 +126,7 @@ assert step_law(p2, q2) == p2 and acceptance_rate(p2, q2) > 1 / M
 #
 # ## Exercises
 # 1. Peres' extractor reuses the discarded pairs. Before notebook 06, guess its rate at $p = 0.3$.
-# 2. Modify Algorithm R to keep item $i$ with probability $1/i$ regardless of $k$. Which subsets become
-#    more likely? Use `exact` to find out.
+# 2. Edit the program: copy `algorithm_r` (shown above) into a cell and make it keep item $i$ with probability
+#    $1/i$ regardless of $k$. Re-prove it with `exact`: which subsets become more likely?
 # 3. Show with `exact(rejection_sampler, p, q, M)` that a larger $M$ leaves the output law unchanged but
 #    increases `expected_cost("proposal")` to exactly $M$.

@@ -35,7 +35,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from specmath import exact, sample, tv_distance
+from specmath import exact, sample, show, tv_distance
 from specmath.plots.speculative_plots import (
     plot_expected_tokens_per_round,
     plot_round_length_law,
@@ -136,6 +136,17 @@ assert tv_distance(first_token_bug, target(prefix)) > 0
 # ## One round, exactly
 # `round_law` gives the exact law of the tuple one round emits (1 to γ+1 tokens). The sampling program
 # `speculative_round` is the reference: the exact interpreter walks all its branches and must agree.
+# Read the program first. A round is two blocks: the draft proposes γ tokens, then the target accepts a prefix
+# of them and emits one more token (a residual draw after a rejection, or the bonus token):
+
+# %%
+show(speculative_round)
+
+# %%
+show(draft_block)
+
+# %%
+show(accept_block)
 
 # %%
 gamma = 4
@@ -299,6 +310,9 @@ print(f"alpha for 3 tokens per round at gamma = 4: {alpha_3:.4f}")
 print(f"model speedup with a 10 ms verification: {model} ~ {float(model):.3f}")
 assert model == Fraction(30, 13)
 assert abs(float(speedup(alpha_3, 4, Fraction(3, 40))) - 30 / 13) < 1e-9
+
+# %% [markdown]
+# **Explorer:** [08 · 3. A speculative round](08_explorers.ipynb#3.-A-speculative-round): slide $\alpha$, $\gamma$ and $c$ and watch the tokens per round, the speedup and the best $\gamma$.
 
 # %% [markdown]
 # ## Summary

@@ -38,7 +38,7 @@ from itertools import product
 import numpy as np
 import sympy
 
-from specmath import exact, exact_symbolic
+from specmath import exact, exact_symbolic, show
 from specmath.classic.rand7 import rand7_article, rand7_basic, uniform_target
 from specmath.entropy.extractors import (
     block_extractor,
@@ -48,8 +48,8 @@ from specmath.entropy.extractors import (
     peres_rate,
     von_neumann_rate,
 )
-from specmath.entropy.knuth_yao import entropy, knuth_yao, optimal_expected_draws
-from specmath.entropy.rand_recycling import knuth_yao_bound, leftover_sizes, rand7_recycling
+from specmath.entropy.knuth_yao import entropy, knuth_yao, knuth_yao_step, optimal_expected_draws
+from specmath.entropy.rand_recycling import knuth_yao_bound, leftover_sizes, rand7_recycling, rand_recycling
 from specmath.entropy.recycling_stream import (
     RecyclingStream,
     long_run_calls_per_output,
@@ -81,7 +81,11 @@ print(f"log_5 7 = {limit:.6f} calls per rand7; the issue's goal is within 0.1%: 
 # %% [markdown]
 # ## One output at a time
 # Basic rejection, the article's three recycling levels and *unbounded* recycling (carry the rejected leftover,
-# of size $n \bmod 7$, until an output is possible) are all exactly uniform:
+# of size $n \bmod 7$, until an output is possible) are all exactly uniform. The recycling program, whose
+# leftover `(value, size)` travels in the arguments of `Recur`:
+
+# %%
+show(rand_recycling)
 
 # %%
 costs = {}
@@ -160,7 +164,13 @@ fig = plot_rand7_calls_by_method()
 # base-$a$ digit of $p(x)$. Its cost $\sum_k \sum_x \{a^k p(x)\}/a^k$ is the least possible, and for a coin
 # $H \le E[\text{flips}] < H + 2$. Here it samples speculative decoding's **residual law** $\mathrm{norm}(\max(0, p - q))$
 # from rand5, tying the two halves of the article together. In the two-token world the residual is $\{A: 1, B: 0\}$,
-# which costs no call at all:
+# which costs no call at all. The program walks the tree one die roll per level:
+
+# %%
+show(knuth_yao)
+
+# %%
+show(knuth_yao_step)
 
 # %%
 two_token_residual = residual_law(TARGET, DRAFT)
@@ -265,3 +275,6 @@ print(algorithm_l_next_law(2, 2, 7))
 #    Neumann bits given which pairs were unequal, then check `peres_bits` at depth 2 exactly for $n = 4$.
 # 4. Elias with $n = 2$ is von Neumann. Is Elias with $n = 4$ the same as Peres with $n = 4$? Compare the exact laws.
 # 5. For weights (1, 1, 4) and $k = 2$, $k w_3 / W = 4/3 > 1$. What is A-Res's exact $P(3 \text{ kept})$?
+# 6. Edit the program: copy `rand_recycling` (shown above) into a cell and make it *forget* the leftover (return
+#    `Recur(my_recycling, a, b)` on rejection, i.e. start fresh). Re-prove it with `exact`: is it still uniform,
+#    and what does the edit cost in expected calls for 5 → 7?

@@ -33,15 +33,22 @@
 #
 # We use the **bundled pair** (`specmath.lm.bundled`): a 32-layer character-level target and a
 # 1-layer draft distilled from it, trained by `scripts/train_bundled_pair.py` and shipped as
-# safetensors. Its 100-symbol vocabulary keeps histograms readable. Timings below were measured when
-# this notebook was executed, on whatever machine that was; they are not constants.
+# safetensors. They were trained on English legal prose: eight FSF licence texts (GPL 1-3, LGPL 2-3,
+# GFDL 1.2-1.3, shipped in `data/fsf-licenses/`; the model card is `specmath/lm/bundled/README.md`), one
+# character per token, so expect "software", "License" and "the Program" rather than Dickens. Its
+# 100-symbol vocabulary keeps histograms readable. Timings are measured when the notebook runs, on
+# whatever machine that is; they are not constants. So the two timing cells (tagged `machine-dependent`)
+# show no output in the committed notebook: run them, or read `_build/timings.json` and the pages in
+# `_build/html` after `make demo`.
 
 # %%
 import matplotlib.pyplot as plt
 import torch
 
+from specmath import show
 from specmath.bugzoo.torch_controls import residual_softmax_accept_reject
 from specmath.laws import Law, tv_distance
+from specmath.lm.accept_reject import accept_reject
 from specmath.lm.histogram import first_token_law, histogram_check, sample_prefixes, two_token_law
 from specmath.lm.pairs import load_named_pair
 from specmath.lm.plain_decode import plain_generate
@@ -96,6 +103,16 @@ for p_ids, row in zip(prompts, spec.tokens, strict=True):
 print(f"{spec.rounds} rounds for {len(prompts)} x 40 tokens; rows accepted 0..4 drafts: {spec.accepted_hist}")
 
 # %% [markdown]
+# ## The accept/reject step, in torch
+#
+# The decoder's rule is the exact step of notebook 01, vectorised over a batch and over the gamma
+# draft positions: accept draft x_i while u_i * q(x_i) < p(x_i) (no division), and at the first
+# rejection draw from norm(max(0, p - q)). This is the function whose samples are tested below:
+
+# %%
+show(accept_reject)
+
+# %% [markdown]
 # ## Histograms against the exact law, with the power stated
 #
 # N speculative samples (one batch of identical prompts) of the first token and of the first two
@@ -124,12 +141,18 @@ fig, axes = plt.subplots(1, 2, figsize=(12, 4))
 draw_histogram(axes[0], checks["first token"], q1, tok)
 draw_histogram(axes[1], checks["control, first token"], q1, tok)
 fig.tight_layout()
+outside = sum(c for x, c in checks["control, first token"].counts.items() if law1.prob(x) == 0)
+print(f"control: {outside} of {N} first tokens have p = 0 (outside the target's top 20); lossless run: "
+      f"{sum(c for x, c in checks['first token'].counts.items() if law1.prob(x) == 0)}")
+assert outside > 0
 
 # %% [markdown]
 # The left panel: speculative samples sit on the target bars, not on the draft's. The right panel:
 # the residual-softmax bug (`specmath.bugzoo`) gives every rejected row a near-uniform redraw over the
-# vocabulary, so tokens outside the target's top 20 appear (probability 0 under p): the G-test's
-# p-value is 0.
+# vocabulary, so tokens outside the target's top 20 appear (probability 0 under p). They land in the
+# **other** bar at the right end, which collects everything past the 12 tallest tokens: for the exact p
+# only the rest of its top 20, for the buggy sampler that plus the tokens p never emits, so its bar
+# stands visibly above p's. The G-test's p-value is 0.
 
 # %% [markdown]
 # ## Acceptance per position
@@ -150,6 +173,7 @@ plt.axhline(run.alpha_mean, color="k", ls="--", label="mean alpha")
 plt.xlabel("draft position")
 plt.ylabel("P(accepted | reached)")
 plt.legend()
+plt.show()
 
 # %% [markdown]
 # ## The memory-bound argument, measured
@@ -158,7 +182,7 @@ plt.legend()
 # forward of a single token: at batch 1 the time goes into reading the weights (and, on a CPU, into
 # per-layer overhead), not into arithmetic. We time one cached target forward for n new tokens.
 
-# %%
+# %% tags=["machine-dependent"]
 costs = {n: forward_cost(target, prompt, n, repeats=7) for n in (1, 5, 17)}
 for n, t in costs.items():
     print(f"{n:2d} tokens: {1e3 * t:7.2f} ms  ({t / costs[1]:.2f} x one token)")
@@ -167,6 +191,7 @@ plt.plot(list(costs), [1e3 * t for t in costs.values()], "o-")
 plt.xlabel("tokens in one target forward")
 plt.ylabel("ms")
 plt.ylim(0)
+plt.show()
 
 # %% [markdown]
 # ## Timing and the speedup model
@@ -175,11 +200,14 @@ plt.ylim(0)
 # prompts and seed, measures alpha and c = (one draft forward) / (one target forward), and puts the
 # model's prediction (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)) next to the measured ratio.
 
-# %%
+# %% tags=["machine-dependent"]
 r = bench_pair("bundled", target, draft, prompts[:2], max_new_tokens=32, gamma=4, hf=False, progress=False)
 print(f"tokens/s plain {r['tokens_per_s']['plain']:.1f}, speculative {r['tokens_per_s']['speculative']:.1f}")
 print(f"alpha {r['alpha']:.3f}, c {r['cost_ratio_c']:.3f}, forward of 5 vs 1 tokens x{r['target_forward_s']['ratio']:.2f}")
 print(f"speedup measured {r['measured_speedup_vs_plain']:.2f}x, predicted {r['predicted_speedup']:.2f}x")
+
+# %% [markdown]
+# **Explorer:** [08 · 4. One round of a real model pair](08_explorers.ipynb#4.-One-round-of-a-real-model-pair): type a prompt and see $p$ and $q$ bars and the acceptance of each draft token of one round.
 
 # %% [markdown]
 # ## Summary

@@ -50,6 +50,7 @@ from specmath.explorers.widgets import (
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. The two-token world
+# (Chapter: [01 · The two-token world](01_two_token_world.ipynb).)
 # Sliders: $p(A)$ and $q(A)$ in percent ($p(B) = 1 - p(A)$, likewise for $q$). Try $q(A) > p(A)$: then A is
 # the token the draft over-proposes, and the residual moves all its mass to B.
 
@@ -69,7 +70,8 @@ assert [row["probability"] for row in view.paths] == [Fraction(2, 5), Fraction(3
 assert all(two_token_view(Fraction(a, 100), Fraction(b, 100)).lossless for a in range(0, 101, 5) for b in range(0, 101, 5))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## 2. rand_a → rand_b
+# ## 2. rand_a to rand_b
+# (Chapter: [02 · rand5 → rand7](02_rand5_to_rand7.ipynb).)
 # Choose the method (`basic` rejection, the article's three recycling levels, unbounded `recycling`), the die
 # size $a$ and the range $b$. The law is computed exactly, loops included, and so is $E[\text{calls}]$; the
 # dashed line is the Knuth-Yao optimum $\sum_{k \ge 0} (a^k \bmod b) / a^k$ for one output at a time.
@@ -91,6 +93,7 @@ print({m: f"{c} ≈ {float(c):.4f}" for m, c in calls.items()})
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. A speculative round
+# (Chapter: [04 · Speculative rounds](04_speculative_rounds.ipynb).)
 # $E[\text{tokens per round}] = \frac{1 - \alpha^{\gamma+1}}{1 - \alpha}$ and
 # $\text{speedup} = \frac{1 - \alpha^{\gamma+1}}{(1 - \alpha)(\gamma c + 1)}$ (Leviathan et al. 2023). Slide $c$
 # up and watch the best $\gamma$ fall; set $c = 0$ and there is no best $\gamma$ at all.
@@ -111,6 +114,7 @@ assert round_view(Fraction(4, 5), 4, 0).best_gamma is None  # free drafts: no op
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. One round of a real model pair
+# (Chapter: [07 · Real models](07_real_models.ipynb).)
 # Type a prompt; the draft proposes $\gamma$ tokens, the target scores them in one pass, and each is accepted with
 # $\min(1, p(x)/q(x))$ until the first rejection (decided by `specmath.lm.accept_reject.accept_reject`, the decoder's own
 # function). Left: $p$ and $q$ on the likeliest first tokens. Right: the acceptance probability of each draft

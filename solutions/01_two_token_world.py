@@ -64,3 +64,45 @@ while hi - lo > 1:
 n_needed = hi
 assert detectable_tv(TARGET, n_needed) <= 0.01 < detectable_tv(TARGET, n_needed - 1)
 print(f"n = {n_needed:,} samples detect any deviation of TV >= 0.01 with probability 0.99 at level 1e-6")
+
+# %% [markdown]
+# ## 5. Edit the program: accept with min(1, p/q) squared
+# A copy of `speculative_step` with one line changed. A is still always accepted ($1^2 = 1$); B is accepted
+# with $(1/2)^2 = 1/4$ instead of $1/2$, and every rejected B is resampled as A (the residual is $\{A: 1\}$):
+# $P(A) = 0.4 + 0.6 \cdot 3/4 = 0.85$, $P(B) = 0.6 \cdot 1/4 = 0.15$, at TV $0.15$ from $p$.
+
+# %%
+from specmath import coin, draw  # noqa: E402  (the requests a program yields)
+from specmath.speculative.step import standard_rule  # noqa: E402
+
+
+def my_step(p, q, rule=standard_rule):
+    x = yield draw(q, label="draft")
+    accept_probability, resample = rule(p, q, x)
+    accepted = yield coin(accept_probability**2, label="accept")  # the edit: squared
+    if accepted:
+        return x
+    if resample is None:
+        raise LawError(f"the rule rejected token {x!r} but gave no law to resample from")
+    y = yield draw(resample, label="resample")
+    return y
+
+
+DRAFT = Law({"A": "2/5", "B": "3/5"})
+squared = exact(my_step, TARGET, DRAFT).law
+assert squared == Law({"A": Fraction(17, 20), "B": Fraction(3, 20)}) and tv_distance(squared, TARGET) == Fraction(3, 20)
+
+
+# undo the edit: the copy is the library's program again, and lossless
+def my_step_undone(p, q, rule=standard_rule):
+    x = yield draw(q, label="draft")
+    accept_probability, resample = rule(p, q, x)
+    accepted = yield coin(accept_probability, label="accept")
+    if accepted:
+        return x
+    y = yield draw(resample, label="resample")
+    return y
+
+
+assert exact(my_step_undone, TARGET, DRAFT).law == TARGET == exact(speculative_step, TARGET, DRAFT).law
+print("squared acceptance:", {x: str(w) for x, w in squared.items()}, " undone: lossless")

@@ -41,3 +41,27 @@ assert on_25 == {1: Fraction(4, 25), 2: Fraction(4, 25), 3: Fraction(4, 25), 4: 
 # %%
 down = exact(rand_basic, 7, 5, "rand7")
 assert down.law == uniform_target(5) and down.expected_cost("rand7") == Fraction(7, 5)
+
+# %% [markdown]
+# ## 4. Edit the program: keep 1..24
+# 24 = 3 · 7 + 3, so residues 1, 2, 3 appear four times and 4..7 three times: the law is $1/6$ on 1..3
+# and $1/8$ on 4..7, at TV distance $3 (1/6 - 1/7) = 1/14$ from uniform. Fewer restarts, wrong answer.
+
+# %%
+from specmath import RESTART, die, tv_distance  # noqa: E402
+
+
+def rand7_keep_24():
+    a = yield die(5, label="rand5")
+    b = yield die(5, label="rand5")
+    val = 5 * (a - 1) + b
+    if val <= 24:  # the edit: 21 -> 24
+        return (val - 1) % 7 + 1
+    return RESTART
+
+
+edited = exact(rand7_keep_24).law
+assert edited == {1: Fraction(1, 6), 2: Fraction(1, 6), 3: Fraction(1, 6),
+                  4: Fraction(1, 8), 5: Fraction(1, 8), 6: Fraction(1, 8), 7: Fraction(1, 8)}
+assert tv_distance(edited, uniform_target(7)) == Fraction(1, 14)
+print("keep 1..24:", {x: str(w) for x, w in edited.items()}, " TV from uniform:", tv_distance(edited, uniform_target(7)))

@@ -68,3 +68,30 @@ law = a_res_law({1: 1, 2: 1, 3: 4}, 2)
 kept = inclusion_probabilities(law, [1, 2, 3])
 assert kept[3] == Fraction(4, 6) + 2 * Fraction(1, 6) * Fraction(4, 5) == Fraction(14, 15)
 print("P(kept):", {i: str(v) for i, v in kept.items()})
+
+# %% [markdown]
+# ## 6. Edit the program: forget the leftover
+# Starting fresh after a rejection is still exactly uniform (each attempt is), but it throws away the
+# leftover's randomness: for 5 → 7 it is basic rejection again, $50/21 \approx 2.381$ calls instead of
+# $1115/504 \approx 2.212$.
+
+# %%
+from specmath import Recur, die  # noqa: E402
+from specmath.classic.rand7 import uniform_target  # noqa: E402
+from specmath.entropy.rand_recycling import rand7_recycling  # noqa: E402
+
+
+def my_recycling(a: int = 5, b: int = 7, value: int = 0, size: int = 1):
+    while size < b:
+        r = yield die(a, label=f"rand{a}")
+        value, size = a * value + (r - 1), a * size
+    m = b * (size // b)
+    if value < m:
+        return value % b + 1
+    return Recur(my_recycling, a, b)  # the edit: start fresh instead of keeping (value - m, size - m)
+
+
+forgetful = exact(my_recycling, 5, 7)
+assert forgetful.law == uniform_target(7)
+assert forgetful.expected_cost("rand5") == Fraction(50, 21) > exact(rand7_recycling).expected_cost("rand5") == Fraction(1115, 504)
+print("forgetting the leftover: E[calls] =", forgetful.expected_cost("rand5"), "instead of 1115/504")

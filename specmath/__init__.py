@@ -8,6 +8,7 @@ from specmath.exact import ExactResult, Limits, NotExactError, exact, exact_path
 from specmath.laws import Law, LawError, check_same_vocabulary, difference_table, point, tv_distance, uniform
 from specmath.program import RESTART, Recur, coin, die, draw, tick
 from specmath.sampled import sample, sample_many, sample_with_costs
+from specmath.source_view import show
 
 __version__ = "0.1.0"
 
@@ -16,4 +17,5 @@ __all__ = [
     "Law", "LawError", "check_same_vocabulary", "difference_table", "point", "tv_distance", "uniform",
     "RESTART", "Recur", "coin", "die", "draw", "tick",
     "sample", "sample_many", "sample_with_costs",
+    "show",
 ]

@@ -1,6 +1,8 @@
 """Every number the seed article states, next to its exact value.
 
-The article (in Chinese, ``shared/seed``) works four examples: the two-token speculative step,
+The article: ARTICLE_TITLE = "从投机解码到 Rand5 模拟 Rand7:跨越十年的拒绝采样直觉" ("From speculative
+decoding to simulating Rand7 with Rand5: a rejection-sampling intuition across ten years"), in Chinese
+(``shared/seed``). It works four examples: the two-token speculative step,
 rand5 -> rand7 (basic and with three recycling levels), von Neumann's coin and a speedup estimate.
 Each ``Claim`` records what the article prints (``stated``, verbatim digits) and how to read it:
 
@@ -26,7 +28,12 @@ from specmath.exact import exact, exact_paths
 from specmath.speculative import two_token
 from specmath.speculative.step import acceptance_rate, residual_law
 
-__all__ = ["Claim", "CLAIMS", "claims_table", "contradicted_claims"]
+__all__ = ["ARTICLE_TITLE", "ARTICLE_TITLE_EN", "Claim", "CLAIMS", "claims_table", "contradicted_claims"]
+
+#: the seed article's title, as it prints it
+ARTICLE_TITLE = "从投机解码到 Rand5 模拟 Rand7:跨越十年的拒绝采样直觉"
+#: the title in English (our translation)
+ARTICLE_TITLE_EN = "From speculative decoding to simulating Rand7 with Rand5: a rejection-sampling intuition across ten years"
 
 
 @dataclass(frozen=True)

@@ -42,12 +42,14 @@ def _rolls_needed(a: int, b: int) -> int:
     return k
 
 
-def rand_basic(a: int = 5, b: int = 7, label: str = "rand5"):
+def rand_basic(a: int = 5, b: int = 7, label: str | None = None):
     """Basic rejection: combine k rolls (a^k >= b, k = 2 for 5 -> 7), keep values <= m = b*floor(a^k/b).
 
-    E[calls] = k * a^k / m; for 5 -> 7 that is 2 * 25/21 = 50/21.
+    E[calls] = k * a^k / m; for 5 -> 7 that is 2 * 25/21 = 50/21. Rolls are counted under
+    ``label``, by default the die's own name "rand<a>".
     """
     check_die_sizes(a, b)
+    label = f"rand{a}" if label is None else label  # the die's own name: rand2, rand5, ...
     k = _rolls_needed(a, b) if a < b else 1
     size = a**k
     value = 0
@@ -60,7 +62,7 @@ def rand_basic(a: int = 5, b: int = 7, label: str = "rand5"):
     return RESTART
 
 
-def rand_article(a: int = 5, b: int = 7, levels: int = 3, label: str = "rand5"):
+def rand_article(a: int = 5, b: int = 7, levels: int = 3, label: str | None = None):
     """The article's recycling sampler, generalised: up to ``levels`` levels, then the basic one.
 
     Level 1 uses two rolls (uniform on 1..a^2); a rejected value leaves r uniform on 1..(size - m),
@@ -68,6 +70,7 @@ def rand_article(a: int = 5, b: int = 7, levels: int = 3, label: str = "rand5"):
     ``rand_basic`` (a fresh, memoryless loop) after the last level, as the article does.
     """
     check_die_sizes(a, b)
+    label = f"rand{a}" if label is None else label  # the die's own name: rand2, rand5, ...
     if a >= b:
         raise LawError(f"the article's recycling needs a < b (a die smaller than the target); got a={a}, b={b}")
     r1 = yield die(a, label=label)

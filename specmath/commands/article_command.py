@@ -12,12 +12,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specmath.article import claims_table
+    from specmath.article import ARTICLE_TITLE, ARTICLE_TITLE_EN, claims_table
 
     rows = claims_table()
     if args.json:
         print(json.dumps([{k: v for k, v in r.items() if k != "exact_value"} for r in rows], indent=2, ensure_ascii=False))
     else:
+        print(f"The article: {ARTICLE_TITLE} ({ARTICLE_TITLE_EN})\n")
         print(f"{'claim':<24} {'article says':<22} {'exact value':<34} verdict")
         for r in rows:
             verdict = "agrees" if r["agrees"] else "CONTRADICTED"

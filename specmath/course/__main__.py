@@ -1,4 +1,9 @@
-"""python -m specmath.course html|slides [--out DIR] [NOTEBOOK ...]: the offline course export."""
+"""python -m specmath.course html|slides [--out DIR] [NOTEBOOK ...]: the offline course export.
+
+python -m specmath.course execute [NOTEBOOK ...]: run notebooks and write them back clean (no timestamps,
+widget state or timings; see ``specmath.course.demo``). python -m specmath.course demo: the whole course
+job of ``make demo``, ending with one summary block.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +16,21 @@ from specmath.course.export import export_html, export_slides
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m specmath.course", description=__doc__)
-    parser.add_argument("kind", choices=["html", "slides"], help="static HTML pages or reveal.js slides")
+    parser.add_argument("kind", choices=["html", "slides", "execute", "demo"],
+                        help="static HTML pages, reveal.js slides, execute notebooks cleanly, or the whole demo")
     parser.add_argument("notebooks", nargs="*", help="notebooks to export (default: notebooks/[0-9]*.ipynb)")
     parser.add_argument("--out", help="output folder (default: _build/html or _build/slides)")
     args = parser.parse_intermixed_args(argv)
+    if args.kind == "demo":
+        from specmath.course.demo import main as demo_main
+
+        return demo_main()
     notebooks = args.notebooks or sorted(str(p) for p in Path("notebooks").glob("[0-9]*.ipynb"))
+    if args.kind == "execute":
+        from specmath.course.demo import run_notebooks
+
+        run_notebooks([Path(p) for p in notebooks], Path(args.out or "_build"), sys.stdout)
+        return 0
     export = export_html if args.kind == "html" else export_slides
     try:
         written = export(notebooks, args.out or f"_build/{args.kind}")

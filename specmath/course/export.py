@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import html
 import importlib.metadata
+import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,7 +34,8 @@ import nbformat
 
 from specmath.course.slides import with_slide_metadata
 
-__all__ = ["locate_mathjax", "locate_reveal", "export_html", "export_slides", "error_cells", "notebook_title", "MATHJAX_CONFIG"]
+__all__ = ["locate_mathjax", "locate_reveal", "export_html", "export_slides", "error_cells", "notebook_title", "link_pages",
+           "MATHJAX_CONFIG"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MATHJAX_PACKAGE = "jupyter-server-mathjax"
@@ -91,6 +93,22 @@ def _read_checked(path: Path) -> nbformat.NotebookNode:
     return nb
 
 
+#: a link from one notebook to another (``href="08_explorers.ipynb#anchor"``), as Jupyter follows it
+NOTEBOOK_LINK = re.compile(r'href="(\d\d_[A-Za-z0-9_]+)\.ipynb(#[^"]*)?"')
+
+
+def link_pages(body: str, suffix: str) -> str:
+    """Point links between notebooks at the exported pages: ``08_x.ipynb#a`` -> ``08_x<suffix>#a``.
+
+    On slides an anchor names a heading that reveal.js does not scroll to, so the link opens the deck.
+    """
+    def page(match: re.Match) -> str:
+        anchor = match.group(2) or ""
+        return f'href="{match.group(1)}{suffix}{"" if suffix == ".slides.html" else anchor}"'
+
+    return NOTEBOOK_LINK.sub(page, body)
+
+
 def _copy_assets(out: Path, reveal: bool) -> None:
     static = out / "_static"
     # the translations are not needed for English pages; everything else MathJax may load lazily
@@ -131,7 +149,7 @@ def _export(notebooks: Iterable[str | Path], out_dir: str | Path, exporter, suff
             nb = with_slide_metadata(nb)  # cells without slide metadata get a proposed structure
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
         page = out / f"{path.stem}{suffix}"
-        page.write_text(body, encoding="utf-8")
+        page.write_text(link_pages(body, suffix), encoding="utf-8")
         pages.append((page, notebook_title(nb, path.stem)))
     _write_index(out, pages, what)
     return [p for p, _ in pages]

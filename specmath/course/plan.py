@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Lesson", "COURSE", "GLOSSARY", "learning_goals", "lesson_title", "course_table"]
+__all__ = ["Lesson", "COURSE", "TRACKS", "EXPLORERS", "GLOSSARY", "learning_goals", "lesson_title", "course_table", "track_of"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,26 @@ COURSE = (
     Lesson("08_explorers", "sliders for the two-token world, rand_a -> rand_b, a round, a real-model step", ("01_two_token_world", "02_rand5_to_rand7", "04_speculative_rounds"), 20),
     Lesson("09_test_your_sampler", "property-test your own rule or sampler: strategies, smallest counterexamples, an end-to-end audit", ("01_two_token_world", "04_speculative_rounds"), 40),
 )
+
+#: the two paths through the course, each in its own order (00 opens both; a notebook on no path serves both)
+TRACKS = {
+    "speculative decoding": ("01_two_token_world", "04_speculative_rounds", "05_beyond_the_article", "07_real_models"),
+    "exact sampling": ("02_rand5_to_rand7", "03_coin_reservoir_rejection", "06_entropy_limit"),
+}
+
+#: the explorers of notebooks/08_explorers: section heading -> the chapter it belongs to (which links to it)
+EXPLORERS = {
+    "1. The two-token world": "01_two_token_world",
+    "2. rand_a to rand_b": "02_rand5_to_rand7",
+    "3. A speculative round": "04_speculative_rounds",
+    "4. One round of a real model pair": "07_real_models",
+}
+
+
+def track_of(stem: str) -> str | None:
+    """The track a notebook belongs to, or None for one that serves both (the index, the explorers)."""
+    return next((name for name, stems in TRACKS.items() if stem in stems), None)
+
 
 #: (English, Chinese as the seed article writes it, what it means here)
 GLOSSARY = (

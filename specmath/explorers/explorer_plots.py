@@ -12,7 +12,7 @@ from specmath.explorers.rand_explorer import METHODS, RandView, rand_view
 from specmath.explorers.round_explorer import RoundView
 from specmath.explorers.step_explorer import TwoTokenView
 
-__all__ = ["plot_two_token_view", "plot_rand_view", "plot_round_view", "plot_model_step"]
+__all__ = ["plot_two_token_view", "plot_rand_view", "plot_round_view", "plot_model_step", "model_step_bars"]
 
 
 def _axes(ax, size=(6.4, 3.4)):
@@ -81,21 +81,41 @@ def plot_round_view(view: RoundView, ax=None):
     return ax
 
 
+def model_step_bars(view) -> list[tuple[str, float, float, bool]]:
+    """(token text, p_0, q_0, drafted?) for the left panel: the likeliest first tokens, plus the drafted one.
+
+    The first draft token x_1 ~ q_0 need not be among the target's likeliest tokens (that is when it is
+    rejected most often), so it is appended when missing and always marked: the bars show what was drafted.
+    """
+    bars = [(t, p, q, False) for t, p, q in view.top_tokens]
+    if view.rows:
+        first = view.rows[0]
+        found = [i for i, (t, _, _, _) in enumerate(bars) if t == first.text]
+        if found:
+            t, p, q, _ = bars[found[0]]
+            bars[found[0]] = (t, p, q, True)
+        else:
+            bars.append((first.text, first.p, first.q, True))  # p_0(x_1), q_0(x_1) of the drafted token
+    return bars
+
+
 def plot_model_step(view, axes=None):
-    """Left: p_0 and q_0 on the most likely first tokens. Right: min(1, p/q) of each draft token."""
+    """Left: p_0 and q_0 on the likeliest first tokens and the drafted one. Right: min(1, p/q) per draft token."""
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(10, 3.4), layout="constrained")
     left, right = axes
-    labels = [repr(t) for t, _, _ in view.top_tokens]
+    bars = model_step_bars(view)
+    labels = [repr(t) + ("\n(drafted)" if drafted else "") for t, _, _, drafted in bars]
     xs = range(len(labels))
-    left.bar([x - 0.2 for x in xs], [p for _, p, _ in view.top_tokens], 0.4, label="p_0 (target)", color="tab:blue")
-    left.bar([x + 0.2 for x in xs], [q for _, _, q in view.top_tokens], 0.4, label="q_0 (draft)", color="tab:orange")
+    edges = ["black" if drafted else "none" for *_, drafted in bars]
+    left.bar([x - 0.2 for x in xs], [p for _, p, _, _ in bars], 0.4, label="p_0 (target)", color="tab:blue", edgecolor=edges)
+    left.bar([x + 0.2 for x in xs], [q for _, _, q, _ in bars], 0.4, label="q_0 (draft)", color="tab:orange", edgecolor=edges)
     left.set_xticks(list(xs), labels, rotation=45, ha="right", fontsize=8)
-    left.set_title("next-token laws after the prompt")
+    left.set_title("next-token laws after the prompt (drafted token outlined)", fontsize=9)
     left.legend(fontsize=8)
     colors = {"accepted": "tab:green", "rejected": "tab:red", "not reached": "lightgray"}
     right.bar([f"{r.position}: {r.text!r}" for r in view.rows], [r.accept_probability for r in view.rows], color=[colors[r.outcome] for r in view.rows])
     right.set_ylim(0, 1.05)
     right.tick_params(axis="x", rotation=45, labelsize=8)
-    right.set_title(f"min(1, p/q) per draft token: {view.n_accepted} accepted (green), rejected red")
+    right.set_title(f"min(1, p/q) per draft token: {view.n_accepted} accepted (green), rejected red", fontsize=9)
     return axes

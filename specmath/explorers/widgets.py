@@ -19,6 +19,18 @@ from specmath.explorers.step_explorer import format_two_token, two_token_view
 
 __all__ = ["show_two_token", "show_rand", "show_round", "two_token_explorer", "rand_explorer", "round_explorer", "model_step_explorer"]
 
+#: room for the longest label ("temperature", "b (target)") so ipywidgets does not cut it to "temperat..."
+LABEL_STYLE = {"description_width": "7em"}
+#: sliders wide enough for their label and readout
+SLIDER_LAYOUT = {"width": "32em"}
+#: the prompt box spans the panel, so a sentence fits
+PROMPT_LAYOUT = {"width": "48em"}
+
+
+def _labelled(widget_class, *args, layout=None, **kwargs):
+    """A widget with the course's label width and layout (see LABEL_STYLE)."""
+    return widget_class(*args, style=LABEL_STYLE, layout=w.Layout(**(layout or SLIDER_LAYOUT)), **kwargs)
+
 
 def show_two_token(p_percent: int = 70, q_percent: int = 40):
     """Print and plot the two-token step at p(A) = p_percent/100, q(A) = q_percent/100 (exact)."""
@@ -55,8 +67,8 @@ def two_token_explorer() -> w.interactive:
     """Sliders p(A), q(A) in percent -> acceptance, residual, path table, output law."""
     return w.interactive(
         show_two_token,
-        p_percent=w.IntSlider(70, 0, 100, description="p(A) %"),
-        q_percent=w.IntSlider(40, 0, 100, description="q(A) %"),
+        p_percent=_labelled(w.IntSlider, 70, 0, 100, description="p(A) %"),
+        q_percent=_labelled(w.IntSlider, 40, 0, 100, description="q(A) %"),
     )
 
 
@@ -64,9 +76,9 @@ def rand_explorer() -> w.interactive:
     """Method and die sizes a, b -> exact law and expected calls."""
     return w.interactive(
         show_rand,
-        method=w.Dropdown(options=METHODS, value="basic", description="method"),
-        a=w.IntSlider(5, 2, 12, description="a (die)"),
-        b=w.IntSlider(7, 2, 12, description="b (target)"),
+        method=_labelled(w.Dropdown, options=METHODS, value="basic", description="method"),
+        a=_labelled(w.IntSlider, 5, 2, 12, description="a (die)"),
+        b=_labelled(w.IntSlider, 7, 2, 12, description="b (target)"),
     )
 
 
@@ -74,9 +86,9 @@ def round_explorer() -> w.interactive:
     """alpha, gamma, c -> expected tokens per round, speedup and the best gamma."""
     return w.interactive(
         show_round,
-        alpha_percent=w.IntSlider(80, 0, 100, description="alpha %"),
-        gamma=w.IntSlider(4, 0, 16, description="gamma"),
-        c_percent=w.IntSlider(10, 0, 100, description="c %"),
+        alpha_percent=_labelled(w.IntSlider, 80, 0, 100, description="alpha %"),
+        gamma=_labelled(w.IntSlider, 4, 0, 16, description="gamma"),
+        c_percent=_labelled(w.IntSlider, 10, 0, 100, description="c %"),
     )
 
 
@@ -99,8 +111,9 @@ def model_step_explorer(target, draft, tokenizer) -> w.interactive:
     return w.interactive(
         show_model_step,
         {"manual": True, "manual_name": "run one round"},
-        prompt=w.Text("It was the best of times, it was the ", description="prompt", continuous_update=False),
-        gamma=w.IntSlider(4, 1, 8, description="gamma"),
-        seed=w.IntText(0, description="seed"),
-        temperature=w.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.1, description="temperature"),
+        prompt=_labelled(w.Text, "It was the best of times, it was the ", description="prompt", continuous_update=False,
+                         layout=PROMPT_LAYOUT),
+        gamma=_labelled(w.IntSlider, 4, 1, 8, description="gamma"),
+        seed=_labelled(w.IntText, 0, description="seed"),
+        temperature=_labelled(w.FloatSlider, value=1.0, min=0.0, max=2.0, step=0.1, description="temperature"),
     )

@@ -22,15 +22,33 @@ def _label(tokenizer, token) -> str:
     return repr(tokenizer.decode(ids))[1:-1] or f"<{ids}>"
 
 
-def draw_histogram(ax, check, draft_law=None, tokenizer=None, top: int = 12) -> None:
-    """Bars: empirical frequency and exact target probability of the top outcomes, draft q beside them."""
+def histogram_bars(check, draft_law=None, top: int = 12) -> list[tuple[object, float, float, float | None]]:
+    """(outcome, empirical, exact p, draft q or None) for the ``top`` likeliest outcomes, then "other".
+
+    The "other" bar holds everything else: the remaining mass of p and q, and every sample outside the
+    top outcomes, including samples the target law gives probability 0 (a lossy rule's tell-tale).
+    """
     order = sorted(check.law, key=lambda x: -check.law[x])[:top]
-    xs = range(len(order))
-    ax.bar([i - 0.27 for i in xs], [check.counts.get(x, 0) / check.n for x in order], 0.27, label=f"speculative, N={check.n}")
-    ax.bar(list(xs), [float(check.law[x]) for x in order], 0.27, label="exact target p")
+    rows = [(x, check.counts.get(x, 0) / check.n, float(check.law[x]), None if draft_law is None else float(draft_law.prob(x)))
+            for x in order]
+    shown = set(order)
+    other_emp = sum(c for x, c in check.counts.items() if x not in shown) / check.n
+    other_p = 1.0 - sum(r[2] for r in rows)
+    other_q = None if draft_law is None else 1.0 - sum(r[3] for r in rows)
+    rows.append(("other", other_emp, max(other_p, 0.0), None if other_q is None else max(other_q, 0.0)))
+    return rows
+
+
+def draw_histogram(ax, check, draft_law=None, tokenizer=None, top: int = 12) -> None:
+    """Bars: empirical frequency and exact target probability of the top outcomes and "other", draft q beside."""
+    rows = histogram_bars(check, draft_law, top)
+    xs = range(len(rows))
+    ax.bar([i - 0.27 for i in xs], [r[1] for r in rows], 0.27, label=f"speculative, N={check.n}")
+    ax.bar(list(xs), [r[2] for r in rows], 0.27, label="exact target p")
     if draft_law is not None:
-        ax.bar([i + 0.27 for i in xs], [float(draft_law.prob(x)) for x in order], 0.27, label="draft q", color="gray", alpha=0.6)
-    ax.set_xticks(list(xs), [_label(tokenizer, x) for x in order], rotation=60, fontsize=8)
+        ax.bar([i + 0.27 for i in xs], [r[3] for r in rows], 0.27, label="draft q", color="gray", alpha=0.6)
+    labels = [_label(tokenizer, r[0]) for r in rows[:-1]] + ["other"]
+    ax.set_xticks(list(xs), labels, rotation=60, fontsize=8)
     ax.set_ylabel("probability")
     ax.set_title(f"{check.what}: G={check.statistic:.1f} (dof {check.dof}), p={check.p_value:.3f}, "
                  f"TV={check.tv:.3f} (detectable {check.detectable_tv:.3f})", fontsize=9)

@@ -59,7 +59,7 @@ def test_rand7_article_is_uniform_and_its_levels_have_exact_probabilities():
 def test_rand_a_to_b_basic_is_uniform_for_other_sizes(a, b):
     result = exact(rand_basic, a, b)
     assert result.law == uniform_target(b)
-    assert result.expected_cost("rand5") == expected_calls_basic(a, b)
+    assert result.expected_cost(f"rand{a}") == expected_calls_basic(a, b)
 
 
 @pytest.mark.parametrize("a, b, levels", [(2, 3, 4), (3, 7, 3), (5, 7, 1), (5, 7, 6), (4, 11, 3)])
@@ -141,3 +141,11 @@ def test_sampled_runs_of_the_article_samplers_fit_the_exact_law(program, args, t
     counts = Counter(sample(program, *args, rng=rng) for _ in range(n))
     assert detectable_tv(target, n) < 0.035
     assert g_test(counts, target).p_value > 1e-6
+
+
+def test_rolls_are_counted_under_the_dies_own_name():
+    # a coin (rand2) making rand3 is counted as rand2 rolls, never as rand5
+    result = exact(rand_basic, 2, 3)
+    assert result.expected_cost("rand2") == Fraction(8, 3) and result.expected_cost("rand5") == 0
+    assert exact(rand_article, 3, 7, 2).expected_cost("rand5") == 0 < exact(rand_article, 3, 7, 2).expected_cost("rand3")
+    assert exact(rand_basic, 2, 3, "coin flip").expected_cost("coin flip") == Fraction(8, 3)

@@ -1,6 +1,6 @@
 """The exported pages in a real browser: headless Chromium renders the math (MathJax) and the plots.
 
-Needs the Debian package ``chromium`` (``apt-get install -y chromium``, which ``.ci/run`` does). Outside
+Needs the Debian packages ``chromium`` and ``fonts-noto-cjk`` (``.ci/run`` installs both). Outside
 CI it is skipped with that reason when not installed; under CI (CI set) a missing browser is a failure. The page is opened from file://, as a student double-clicking it would.
 """
 
@@ -64,3 +64,38 @@ def test_slides_in_chromium_start_reveal_js_and_typeset_the_math(pages):
     assert re.search(r'<div class="reveal[^"]*\bready\b', dom), "reveal.js did not initialise"
     assert dom.count('class="MathJax"') >= 10
     assert 'class="slide-number"' in dom
+
+
+#: draws each Chinese character of the glossary and the character U+10FFFD (which no font has: the
+#: browser draws its "missing glyph" box) in the table's own font; a character drawn exactly like that box
+#: (or not at all) did not render. The count of rendered / all characters goes into <body data-cjk>.
+CJK_PROBE = """<script>
+window.addEventListener("load", function () {
+  var cells = Array.from(document.querySelectorAll("td")).filter(function (td) { return /[\\u4e00-\\u9fff]/.test(td.textContent); });
+  var chars = new Set();
+  cells.forEach(function (td) { Array.from(td.textContent).forEach(function (c) { if (/[\\u4e00-\\u9fff]/.test(c)) chars.add(c); }); });
+  var canvas = document.createElement("canvas"); canvas.width = 48; canvas.height = 48;
+  var ctx = canvas.getContext("2d");
+  ctx.font = "32px " + (cells.length ? getComputedStyle(cells[0]).fontFamily : "sans-serif");
+  function drawn(c) { ctx.clearRect(0, 0, 48, 48); ctx.fillText(c, 4, 38); return Array.from(ctx.getImageData(0, 0, 48, 48).data).join(","); }
+  var missing = drawn(String.fromCodePoint(0x10FFFD)), blank = drawn(" ");
+  var rendered = Array.from(chars).filter(function (c) { var d = drawn(c); return d !== missing && d !== blank; }).length;
+  document.body.setAttribute("data-cjk", rendered + "/" + chars.size);
+});
+</script>"""
+
+
+def test_glossary_chinese_renders_with_a_cjk_font_named_by_the_export(tmp_path):
+    # a machine without a CJK font shows the glossary as empty boxes; the export names the fonts to use
+    # (CI installs Debian's fonts-noto-cjk) and this test fails if the browser still draws missing glyphs
+    page = export_html([ROOT / "notebooks" / "00_index.ipynb"], tmp_path / "html")[0]
+    text = page.read_text(encoding="utf-8")
+    assert '"Noto Sans CJK SC"' in text
+    probe = page.with_name("cjk_probe.html")
+    probe.write_text(text.replace("</body>", CJK_PROBE + "</body>"), encoding="utf-8")
+    dom = chromium("--dump-dom", probe.as_uri())
+    found = re.search(r'data-cjk="(\d+)/(\d+)"', dom)
+    assert found, "the probe did not run"
+    rendered, total = map(int, found.groups())
+    assert total >= 20, f"only {total} Chinese characters found in the glossary"
+    assert rendered == total, f"{total - rendered} of {total} Chinese characters render as missing glyphs: install fonts-noto-cjk"

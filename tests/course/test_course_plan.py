@@ -60,3 +60,33 @@ def test_glossary_chinese_terms_are_the_seed_articles_words():
             phrase = phrase.strip(" )")
             if phrase:
                 assert phrase in text, f"{phrase!r} is not in the seed article"
+
+
+def test_each_track_is_a_path_in_prerequisite_order_and_no_notebook_is_on_two():
+    from specmath.course.plan import TRACKS, track_of
+
+    stems = {lesson.stem for lesson in COURSE}
+    needs = {lesson.stem: set(lesson.prerequisites) for lesson in COURSE}
+    seen = []
+    for name, path in TRACKS.items():
+        assert set(path) <= stems, name
+        for i, stem in enumerate(path):
+            # what a notebook needs from its own track comes before it on that track
+            assert needs[stem] & set(path) <= set(path[:i]), (name, stem)
+            assert track_of(stem) == name
+        seen += path
+    assert len(seen) == len(set(seen))
+    assert track_of("00_index") is None
+
+
+def test_every_explorer_is_linked_from_its_chapter_and_the_link_names_an_existing_heading():
+    import json
+
+    from specmath.course.plan import EXPLORERS
+
+    explorers = "".join("".join(c["source"]) for c in json.loads((NOTEBOOKS / "08_explorers.ipynb").read_text())["cells"])
+    for heading, chapter in EXPLORERS.items():
+        assert f"## {heading}" in explorers, heading
+        anchor = heading.replace(" ", "-")
+        text = "".join("".join(c["source"]) for c in json.loads((NOTEBOOKS / f"{chapter}.ipynb").read_text())["cells"])
+        assert f"08_explorers.ipynb#{anchor}" in text, f"{chapter} does not link to the explorer {heading!r}"

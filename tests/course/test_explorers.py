@@ -100,3 +100,25 @@ def test_round_explorer_rejects_bad_alpha_gamma_or_c_with_a_value_error(args):
         round_view(*args)
     with pytest.raises(ValueError, match="max_gamma"):
         round_view(0.5, 4, 0.1, max_gamma=-1)
+
+
+def _view(first_text):
+    from specmath.explorers.model_step_explorer import DraftTokenRow, ModelStepView
+
+    row = DraftTokenRow(1, 7, first_text, 0.4, 0.1, 0.25, 0.6, "rejected")
+    return ModelStepView("prompt", (row,), 0, 3, "e", "residual", (("a", 0.5, 0.2), ("b", 0.3, 0.3)))
+
+
+def test_model_step_bars_add_the_drafted_token_when_it_is_not_among_the_likeliest():
+    from specmath.explorers.explorer_plots import model_step_bars
+
+    bars = model_step_bars(_view("z"))
+    assert bars[-1] == ("z", 0.1, 0.4, True)  # p_0(x_1), q_0(x_1) of the drafted token, marked
+    assert [t for t, *_ in bars] == ["a", "b", "z"]
+
+
+def test_model_step_bars_mark_the_drafted_token_in_place_when_it_is_shown_already():
+    from specmath.explorers.explorer_plots import model_step_bars
+
+    bars = model_step_bars(_view("b"))
+    assert [(t, drafted) for t, _, _, drafted in bars] == [("a", False), ("b", True)]

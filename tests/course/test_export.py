@@ -108,3 +108,12 @@ def test_a_short_introduction_moves_with_the_cell_it_introduces_and_an_intro_onl
 
     nb = _notebook(md("# Title"), code("\n" * 14), md("The static call:"), tall(), md("## Part"), tall())
     assert slide_types(nb) == ["slide", "-", "subslide", "-", "slide", "-"]
+
+
+def test_links_between_notebooks_point_at_the_exported_pages():
+    from specmath.course.export import link_pages
+
+    body = '<a href="08_explorers.ipynb#1.-The-two-token-world">explorer</a> <a href="https://x.org/a.ipynb">other</a>'
+    assert link_pages(body, ".html") == (
+        '<a href="08_explorers.html#1.-The-two-token-world">explorer</a> <a href="https://x.org/a.ipynb">other</a>')
+    assert 'href="08_explorers.slides.html"' in link_pages(body, ".slides.html")

@@ -41,3 +41,12 @@ def test_round_widget_moves_the_best_gamma_with_the_cost_ratio():
     assert widget.result.best_gamma == 6  # alpha = 0.8, c = 0.1
     widget.children[2].value = 50  # c = 0.5: drafting is expensive, shorter rounds pay
     assert widget.result.best_gamma == 2 == round_view(Fraction(4, 5), 4, Fraction(1, 2)).best_gamma
+
+
+def test_every_label_has_room_so_none_is_cut_to_an_ellipsis():
+    # ipywidgets' default label column is narrow and shows "temperature" as "temperat..."; the explorers
+    # set a label width that holds the longest description at the default font (about 0.6em per character)
+    for widget in (two_token_explorer(), rand_explorer(), round_explorer()):
+        for child in widget.children[:-1]:
+            width = child.style.description_width
+            assert width.endswith("em") and float(width[:-2]) >= 0.6 * len(child.description), child.description

@@ -1,0 +1,38 @@
+"""The article's numbers as a Markdown table, for the notebooks that check them.
+
+``claims_markdown(section)`` renders the rows of ``specmath.article.claims_table()`` whose section starts
+with ``section`` as a Markdown table headed by the article's title, so a notebook shows an aligned table
+(``IPython.display.Markdown``) in JupyterLab, the HTML pages and the slides alike.
+"""
+
+from __future__ import annotations
+
+from specmath.article import ARTICLE_TITLE, ARTICLE_TITLE_EN, claims_table
+
+__all__ = ["claims_markdown", "citation"]
+
+
+def citation() -> str:
+    """The article's title, in Chinese as printed and in English."""
+    return f"《{ARTICLE_TITLE}》 (*{ARTICLE_TITLE_EN}*)"
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|")  # a pipe would end the Markdown cell
+
+
+def claims_markdown(section: str) -> str:
+    """A Markdown table: claim, what the article says, the exact value, agrees or not (``ValueError`` if none)."""
+    rows = [r for r in claims_table() if r["section"].startswith(section)]
+    if not rows:
+        raise ValueError(f"no claims of the article in a section starting with {section!r}")
+    lines = [
+        f"The article's numbers, {citation()}:",
+        "",
+        "| claim | the article says | exact value | verdict |",
+        "|---|---|---|---|",
+    ]
+    for r in rows:
+        verdict = "agrees" if r["agrees"] else "**contradicted**"
+        lines.append(f"| {_cell(r['statement'])} | {_cell(r['stated'])} | {_cell(r['exact'])} | {verdict} |")
+    return "\n".join(lines)
