@@ -6,7 +6,8 @@ Notation: p = target law, q = draft law, alpha = sum_x min(p(x), q(x)).
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
+import os.util
 import json
 import resource
 import subprocess
@@ -36,7 +37,11 @@ def _script():
 
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
-    # batch-1 forwards of tiny models: a second thread only adds synchronisation (5x slower on shared cores)
+    # batch-1 forwards of tiny models: a second thread only adds synchronisation (5x slower on shared cores);
+    # when .ci/run sets SPECMATH_TORCH_THREADS the session's thread count is the point, so keep it
+    if os.environ.get("SPECMATH_TORCH_THREADS"):
+        yield
+        return
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
