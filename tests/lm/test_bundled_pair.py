@@ -6,9 +6,9 @@ Notation: p = target law, q = draft law, alpha = sum_x min(p(x), q(x)).
 
 from __future__ import annotations
 
-import importlib
-import os.util
+import importlib.util
 import json
+import os
 import resource
 import subprocess
 import sys
