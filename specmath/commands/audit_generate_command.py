@@ -20,6 +20,7 @@ import argparse
 import json
 import math
 import platform
+import sys
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 #: generate calls per sampler in the full table: the shared 2-core CPU affords fewer for larger models
-TABLE_N = {"tiny": 2000, "bundled": 1000, "smollm2": 500}
+TABLE_N = {"tiny": 2000, "bundled": 1000, "smollm2": 200}
 
 
 def _fmt(x: float, spec: str) -> str:
@@ -100,8 +101,9 @@ def _run_all(args: argparse.Namespace) -> int:
             for config in CONFIGS:
                 audit = run_generate_audit(engine, pair, config, n=n, seed=args.seed)
                 audits.append(audit)
-                if not args.markdown and not args.json:
-                    print(_table([audit], False).splitlines()[-1], flush=True)
+                # progress, one line per audit (stderr when stdout carries the Markdown or JSON)
+                print(_table([audit], False).splitlines()[-1], flush=True,
+                      file=sys.stderr if args.markdown or args.json else sys.stdout)
     if args.json:
         print(json.dumps([a.to_json() for a in audits], indent=2))
     else:
