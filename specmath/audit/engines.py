@@ -20,7 +20,7 @@ had no power against the bug class and is inconclusive).
 * ``hf-lookup``: ``model.generate(prompt_lookup_num_tokens=4, do_sample=True)`` (n calls of one row).
   Control: prompt lookup in specmath's engine with the residual drawn from p (a one-hot draft x
   rejected, the token is redrawn from p instead of p without x).
-* ``llama-cpp``: llama-cpp-python (optional extra ``llama-cpp``) on SmolLM2's GGUF with its
+* ``llama-cpp``: llama-cpp-python (when installed; it has no wheel, pip builds llama.cpp) on SmolLM2's GGUF with its
   prompt-lookup draft model (``LlamaPromptLookupDecoding``); other pairs are not GGUF and are skipped.
   Control: as for ``hf-lookup``.
 
@@ -200,7 +200,7 @@ def _llama_cpp_unavailable(pair: str) -> str | None:
     import importlib.util
 
     if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed (pip install 'specmath[llama-cpp]', builds from source)"
+        return "llama-cpp-python is not installed (pip install llama-cpp-python: a source build of llama.cpp)"
     if pair != "smollm2":
         return "llama-cpp runs GGUF models: only the smollm2 pair"
     return None

@@ -14,10 +14,12 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
-from specmath.audit.engines import ENGINES, Engine, specmath_control, specmath_samples
-from specmath.audit.generate_audit import (
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from specmath.audit.engines import ENGINES, Engine, specmath_control, specmath_samples  # noqa: E402
+from specmath.audit.generate_audit import (  # noqa: E402
     CONFIGS,
     MIN_EXPECTED,
     first_token_law,
@@ -25,9 +27,9 @@ from specmath.audit.generate_audit import (
     two_token_law,
     warped_law,
 )
-from specmath.audit.generate_pairs import load_audit_pair
-from specmath.cli import main
-from specmath.lm.warps import Sampling
+from specmath.audit.generate_pairs import load_audit_pair  # noqa: E402
+from specmath.cli import main  # noqa: E402
+from specmath.lm.warps import Sampling  # noqa: E402
 
 #: generate calls per sampler in CI: the batched specmath engine affords more, HF's one-row calls fewer
 CI_N = {"specmath": 2000, "hf-assisted": 400, "hf-lookup": 400}
@@ -129,3 +131,12 @@ def test_bad_arguments_exit_two(capsys):
 def test_llama_cpp_is_skipped_with_a_reason_when_it_cannot_run():
     audit = run_generate_audit("llama-cpp", "tiny", "T=1", n=10)
     assert audit.skipped and not audit.passed and audit.verdict.startswith("SKIPPED")
+
+
+@pytest.mark.slow
+def test_llama_cpp_on_smollm2_gguf_passes_and_its_control_is_caught():
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    # N = 300: detectable TV about 0.2; the lookup control shifts the first token's law by more
+    audit = run_generate_audit("llama-cpp", "smollm2", "T=1", n=300)
+    assert audit.error is None, audit.error
+    assert audit.engine_passed and audit.control_caught, [c.to_json() for c in audit.checks]
