@@ -14,6 +14,13 @@ Modules, one idea each:
 * ``replay``      the sampler's own torch draws fed to the exact algorithm, token by token
 * ``runner``      the audit loop; ``report`` the table and JSON (``specmath audit ADAPTER``)
 
+End-to-end audits of whole generate calls (``specmath audit-generate ENGINE --pair PAIR``):
+
+* ``generate_pairs``   the model pairs (tiny, bundled, smollm2) and the prompts audited at
+* ``engines``          specmath, HF assisted, HF lookup, llama.cpp, each with its lossy control
+* ``llama_cpp_engine`` llama-cpp-python's speculative generate on the SmolLM2 GGUF
+* ``generate_audit``   the exact warped target law of the first one and two tokens, the G-tests
+
 References: Leviathan et al., ICML 2023 (Algorithm 1); Chen et al., 2023 (Algorithm 2).
 """
 

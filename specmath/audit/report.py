@@ -6,7 +6,8 @@ alpha = sum_x min(p(x), q(x)).
 One row per case: N rounds run, the test with the smallest p-value (joint or position i), its G
 statistic, degrees of freedom and p-value, the smallest TV distance of the *round law* the joint test
 detects with probability >= 0.99 at this N (``detectable TV``), the edge probes (u = 0 and u = max; passed / run), the
-exact replay (matches / replayed, with float-rounding disagreements counted apart), and the verdict.
+exact replay (matches / replayed, with float-rounding disagreements counted apart), and the verdict:
+pass, FAIL (a loss: the first reason) or ERROR (the sampler raised: its exception).
 The header states the adapter, versions, the family level and the per-test level (Bonferroni).
 """
 
@@ -30,7 +31,10 @@ def _row(c: CaseResult) -> list[str]:
     replay_text = "-" if not replayed else f"{replay.get('match', 0)}/{replayed}" + (
         f" ({replay['rounding']} rounding)" if replay.get("rounding") else "")
     probes_ok = sum(1 for p in c.probes if not p["problem"])
-    verdict = "pass" if c.passed else "FAIL: " + c.reasons[0]
+    if c.errors:
+        verdict = "ERROR: " + c.errors[0]
+    else:
+        verdict = "pass" if c.passed else "FAIL: " + c.reasons[0]
     dtv = joint.detectable_tv if joint is not None else None
     return [
         c.case, str(c.gamma), str(c.vocab_size), str(c.n),
@@ -58,6 +62,11 @@ def _header(report: AuditReport) -> list[str]:
 def _footer(report: AuditReport) -> str:
     failed = sum(not c.passed for c in report.cases)
     tail = f"; not run (sequential stop): {', '.join(report.not_run)}" if report.not_run else ""
+    if report.errored:
+        errored = sum(bool(c.errors) for c in report.cases)
+        first = next(c for c in report.cases if c.errors)
+        return (f"ERROR: the sampler raised in {errored} of {len(report.cases)} cases (first, {first.case}: "
+                f"{first.errors[0][:200]}); no verdict on its law, {report.seconds:.1f} s{tail}")
     verdict = "PASS" if report.passed else "FAIL"
     return f"{verdict}: {len(report.cases) - failed} of {len(report.cases)} cases pass, {report.seconds:.1f} s{tail}"
 
@@ -87,11 +96,12 @@ def to_json(report: AuditReport) -> dict:
         "adapter": report.adapter, "description": report.description, "versions": report.versions,
         "rounds_per_case": report.rounds, "sequential": report.sequential,
         "family_level": report.family_level, "power": report.power, "passed": report.passed,
-        "seconds": report.seconds, "not_run": report.not_run,
+        "errored": report.errored, "seconds": report.seconds, "not_run": report.not_run,
         "cases": [
             {
                 "case": c.case, "description": c.description, "gamma": c.gamma, "vocab_size": c.vocab_size,
-                "n": c.n, "passed": c.passed, "reasons": c.reasons, "error": c.error, "seconds": c.seconds,
+                "n": c.n, "passed": c.passed, "verdict": c.verdict, "reasons": c.reasons, "error": c.error,
+                "errors": c.errors, "seconds": c.seconds,
                 "tests": [t.to_json() for t in c.tests], "probes": c.probes,
                 "replay": c.replay_counts(), "replay_failures": c.replay_failures,
             }

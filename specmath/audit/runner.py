@@ -21,7 +21,9 @@ For each battery case (``specmath.audit.cases``) and an adapter (``specmath.audi
    probe are replayed through the exact algorithm (``specmath.audit.replay``).
 
 A case passes when no test rejects, nothing raised, every probe emitted a possible tuple and the
-replay found no mismatch beyond float rounding.
+replay found no mismatch beyond float rounding. A sampler that raises (in a round or a probe) makes
+the case an ERROR naming the exception (``CaseResult.errors``), never a loss: an exception says the
+sampler is broken on valid input, not what law it samples.
 """
 
 from __future__ import annotations
@@ -74,8 +76,21 @@ class CaseResult:
         return out
 
     @property
+    def errors(self) -> list[str]:
+        """What the sampler raised (a round or an edge probe): an error in the sampler, not a loss."""
+        out = [self.error] if self.error else []
+        return out + [f"{p['edge']} probe k={p['k']}: {p['problem']}" for p in self.probes if p.get("raised")]
+
+    @property
     def passed(self) -> bool:
         return not self.reasons
+
+    @property
+    def verdict(self) -> str:
+        """"pass", "ERROR" (the sampler raised: its exception is named, no verdict on its law) or "FAIL"."""
+        if self.errors:
+            return "ERROR"
+        return "pass" if self.passed else "FAIL"
 
     def replay_counts(self) -> dict[str, int]:
         return dict(Counter(r.kind for r in self.replays))
@@ -99,6 +114,11 @@ class AuditReport:
     @property
     def passed(self) -> bool:
         return all(c.passed for c in self.cases)
+
+    @property
+    def errored(self) -> bool:
+        """True when the sampler raised in some case: the report is an error, not a loss."""
+        return any(c.errors for c in self.cases)
 
 
 class _Drafter:
@@ -171,7 +191,8 @@ def _run_probe(result: CaseResult, case: AuditCase, adapter: Adapter, joint, edg
     try:
         emitted = _call(adapter, case, tokens, generator)
     except Exception as exc:  # an exception on valid input is a finding, reported as such
-        probe["problem"] = f"raised {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+        probe["problem"] = f"raised {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]}"
+        probe["raised"] = True
         return
     probe["emitted"] = list(emitted)
     if joint.prob(emitted) == 0:

@@ -5,8 +5,8 @@ draft_probs [gamma, V], draft_tokens [gamma], generator) and returning the emitt
 ``--generator numpy|torch`` saying which generator it draws from.
 
 Prints one row per battery case (case, N, worst test, G, dof, p-value, detectable TV, edge probes,
-replay, verdict), writes the full JSON with ``--json``, and exits 1 when any case fails (2 on a bad
-argument). ``--list`` names the adapters; ``--all-bugs`` audits every bug-zoo adapter and prints which
+replay, verdict), writes the full JSON with ``--json``, and exits 1 when any case fails, 2 when the
+sampler raised (reported as an ERROR naming the exception, never as a loss) or on a bad argument. ``--list`` names the adapters; ``--all-bugs`` audits every bug-zoo adapter and prints which
 cases catch each (with ``--sequential``: the first, stopping there). ``--markdown`` prints the table in Markdown (the README's audit section).
 """
 
@@ -46,8 +46,11 @@ def _all_bugs(args: argparse.Namespace, n: int) -> int:
             continue
         report = run_audit(adapter, _cases(args.cases), n=n, seed=args.seed, sequential=args.sequential)
         failed = [c for c in report.cases if not c.passed]
-        escaped += not failed
-        if not failed:
+        errored = [c for c in report.cases if c.errors]
+        escaped += not failed or bool(errored)
+        if errored:
+            caught = f"ERROR in {errored[0].case}: {errored[0].errors[0][:120]}"
+        elif not failed:
             caught = "NOT CAUGHT"
         elif args.sequential:
             caught = f"caught by {failed[0].case} after {failed[0].n} rounds: {failed[0].reasons[0]}"
@@ -88,4 +91,6 @@ def run(args: argparse.Namespace) -> int:
     print(markdown_table(report) if args.markdown else table(report))
     if args.json:
         write_json(report, args.json)
+    if report.errored:
+        return 2
     return 0 if report.passed else 1

@@ -1,0 +1,236 @@
+"""Engines under an end-to-end audit: whole ``generate`` calls that return the first two new tokens.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)).
+
+Each engine is a function ``sample(pair, sampling, n, seed) -> [(x1, x2), ...]`` that runs the
+engine's own generate path n times on ``pair.prompt`` (candidate generation, logits processors on
+both sides, cache cropping, positions, dtypes: everything), and a *negative control*: a lossy
+variant of the same kind of engine, run in the same audit, that must be caught (otherwise the run
+had no power against the bug class and is inconclusive).
+
+* ``specmath``: ``specmath.lm.speculative_decode.speculative_generate`` with the pair's draft model,
+  gamma = 4, all n rows in batches of one call each (rows are independent: each draws its own
+  uniforms from one seeded ``torch.Generator``; batch b uses seed + b).
+  Control: the same call with the residual drawn from p instead of norm(max(0, p - q)), so the
+  token after a rejection has law min(p, q) + (1 - alpha) p != p.
+* ``hf-assisted``: ``model.generate(assistant_model=draft, do_sample=True)``, 4 assistant tokens per
+  round (constant schedule). HF's assisted generation refuses batch > 1, so n calls of one row.
+  Control: HF's own relaxed verification ``assistant_ensemble_weight=0.1`` (accepts against
+  v = 0.1 p + 0.9 q: documented by HF as biased).
+* ``hf-lookup``: ``model.generate(prompt_lookup_num_tokens=4, do_sample=True)`` (n calls of one row).
+  Control: prompt lookup in specmath's engine with the residual drawn from p (a one-hot draft x
+  rejected, the token is redrawn from p instead of p without x).
+* ``llama-cpp``: llama-cpp-python (when installed; it has no wheel, pip builds llama.cpp) on SmolLM2's GGUF with its
+  prompt-lookup draft model (``LlamaPromptLookupDecoding``); other pairs are not GGUF and are skipped.
+  Control: as for ``hf-lookup``.
+
+Seeding of HF's generate: it draws from torch's global generator, so each call runs inside
+``torch.random.fork_rng`` with ``torch.manual_seed(seed + i)`` for call i: every sample is
+reproducible on its own and the caller's global state is untouched.
+
+Sampling warps: temperature, top-k, top-p are passed to each engine as its own options; HF's top-k
+is disabled with ``top_k=0`` and top-p with ``top_p=1.0`` (HF's defaults would otherwise apply
+top-k 50).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+
+from specmath.audit.generate_pairs import AuditPair
+from specmath.lm.warps import Sampling
+
+__all__ = ["Engine", "ENGINES", "engine_named", "accept_reject_residual_from_p"]
+
+Samples = list[tuple[int, int]]
+SampleFn = Callable[[AuditPair, Sampling, int, int], Samples]
+
+#: draft tokens per round for every engine
+GAMMA = 4
+#: elements of one (rows, gamma + 1, V) probability tensor per specmath batch
+_BATCH_ELEMENTS = 2**24
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine's generate path, its lossy control, and why it cannot run here (None: it can)."""
+
+    name: str
+    description: str
+    sample: SampleFn
+    control_description: str
+    control: SampleFn
+    unavailable: Callable[[str], str | None]  # pair name -> reason it cannot run, or None
+    lookup: bool = False  # drafts by prompt lookup: audited at the pair's lookup prompt
+
+
+@contextmanager
+def one_torch_thread():
+    """One row per call: intra-op threads only add synchronisation (several times slower on 2 cores)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+# --- specmath's own engine -------------------------------------------------------------------------
+
+def accept_reject_residual_from_p(p, q, drafts, generator, *args, **kwargs):
+    """Lossy control: ``accept_reject``'s accepted prefix, then the next token redrawn from p_n
+    (the target law at the first rejected position) instead of norm(max(0, p_n - q_n)).
+
+    Emitted law at a position: min(p, q) + (1 - alpha) p, which differs from p whenever q != p."""
+    from specmath.lm.accept_reject import accept_reject
+
+    result = accept_reject(p, q, drafts, generator, *args, **kwargs)
+    rows = torch.arange(drafts.shape[0], device=p.device)
+    p_n = p[rows, result.n_accepted]  # (B, V)
+    result.next_token = torch.multinomial(p_n, 1, generator=generator).squeeze(-1)
+    return result
+
+
+@contextmanager
+def _residual_from_p():
+    """Inside: ``speculative_generate`` verifies with ``accept_reject_residual_from_p``."""
+    import specmath.lm.speculative_decode as decode
+
+    if not hasattr(decode, "accept_reject"):
+        raise RuntimeError("specmath.lm.speculative_decode no longer calls accept_reject: update the control")
+    original = decode.accept_reject
+    decode.accept_reject = accept_reject_residual_from_p
+    try:
+        yield
+    finally:
+        decode.accept_reject = original
+
+
+def _speculative_samples(pair: AuditPair, draft, sampling: Sampling, n: int, seed: int) -> Samples:
+    from specmath.lm.speculative_decode import speculative_generate
+
+    rows = max(1, min(1024, _BATCH_ELEMENTS // (pair.vocab_size * (GAMMA + 1))))
+    out: Samples = []
+    for b, start in enumerate(range(0, n, rows)):
+        count = min(rows, n - start)
+        gen = speculative_generate(pair.target, draft(), [pair.prompt] * count, max_new_tokens=2, gamma=GAMMA,
+                                   sampling=sampling, seed=seed + b)
+        out += [(row[0], row[1]) for row in gen.tokens]
+    return out
+
+
+def _model_draft(pair: AuditPair):
+    from specmath.lm.drafts import ModelDraft
+
+    return lambda: ModelDraft(pair.draft)
+
+
+def _lookup_draft(pair: AuditPair):
+    from specmath.lm.drafts import PromptLookupDraft
+
+    return lambda: PromptLookupDraft(max_ngram=2)
+
+
+def specmath_samples(pair: AuditPair, sampling: Sampling, n: int, seed: int) -> Samples:
+    return _speculative_samples(pair, _model_draft(pair), sampling, n, seed)
+
+
+def specmath_control(pair: AuditPair, sampling: Sampling, n: int, seed: int) -> Samples:
+    with _residual_from_p():
+        return _speculative_samples(pair, _model_draft(pair), sampling, n, seed)
+
+
+def lookup_control(pair: AuditPair, sampling: Sampling, n: int, seed: int) -> Samples:
+    with _residual_from_p():
+        return _speculative_samples(pair, _lookup_draft(pair), sampling, n, seed)
+
+
+# --- Hugging Face transformers ---------------------------------------------------------------------
+
+def _hf_config(pair: AuditPair, sampling: Sampling, **extra):
+    from transformers import GenerationConfig
+
+    if sampling.greedy:
+        raise ValueError("the engine audit compares sampled laws: temperature must be > 0")
+    return GenerationConfig(
+        do_sample=True, max_new_tokens=2, temperature=sampling.temperature,
+        top_k=sampling.top_k or 0, top_p=1.0 if sampling.top_p is None else sampling.top_p,
+        eos_token_id=None, pad_token_id=pair.pad_token_id, **extra,
+    )
+
+
+def _hf_samples(pair: AuditPair, n: int, seed: int, config, **generate_kwargs) -> Samples:
+    prompt = torch.tensor([pair.prompt])
+    mask = torch.ones_like(prompt)
+    out: Samples = []
+    with one_torch_thread(), torch.random.fork_rng(devices=[]), torch.inference_mode():
+        for i in range(n):
+            torch.manual_seed(seed + i)  # HF draws from the global generator: one seed per call
+            ids = pair.target.generate(prompt, attention_mask=mask, generation_config=config, **generate_kwargs)
+            new = ids[0, prompt.shape[1]:].tolist()
+            if len(new) != 2:
+                raise RuntimeError(f"generate returned {len(new)} new tokens, expected 2")
+            out.append((new[0], new[1]))
+    return out
+
+
+def hf_assisted_samples(pair: AuditPair, sampling: Sampling, n: int, seed: int, ensemble_weight: float | None = None) -> Samples:
+    extra = {"num_assistant_tokens": GAMMA, "num_assistant_tokens_schedule": "constant",
+             "assistant_confidence_threshold": 0.0}
+    if ensemble_weight is not None:
+        extra["assistant_ensemble_weight"] = ensemble_weight
+    return _hf_samples(pair, n, seed, _hf_config(pair, sampling, **extra), assistant_model=pair.draft)
+
+
+def hf_assisted_control(pair: AuditPair, sampling: Sampling, n: int, seed: int) -> Samples:
+    return hf_assisted_samples(pair, sampling, n, seed, ensemble_weight=0.1)
+
+
+def hf_lookup_samples(pair: AuditPair, sampling: Sampling, n: int, seed: int) -> Samples:
+    return _hf_samples(pair, n, seed, _hf_config(pair, sampling, prompt_lookup_num_tokens=GAMMA, max_matching_ngram_size=2))
+
+
+# --- llama.cpp -------------------------------------------------------------------------------------
+
+def _llama_cpp_unavailable(pair: str) -> str | None:
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (pip install llama-cpp-python: a source build of llama.cpp)"
+    if pair != "smollm2":
+        return "llama-cpp runs GGUF models: only the smollm2 pair"
+    return None
+
+
+def llama_cpp_samples(pair: AuditPair, sampling: Sampling, n: int, seed: int) -> Samples:
+    from specmath.audit.llama_cpp_engine import llama_cpp_samples as run
+
+    return run(pair, sampling, n, seed, GAMMA)
+
+
+def _always(pair: str) -> str | None:
+    return None
+
+
+ENGINES: dict[str, Engine] = {e.name: e for e in (
+    Engine("specmath", "specmath.lm.speculative_decode.speculative_generate, model draft, gamma 4, batched",
+           specmath_samples, "specmath, residual drawn from p", specmath_control, _always),
+    Engine("hf-assisted", "transformers generate(assistant_model=draft, do_sample=True), 4 assistant tokens",
+           hf_assisted_samples, "HF assistant_ensemble_weight=0.1 (biased verification)", hf_assisted_control, _always),
+    Engine("hf-lookup", "transformers generate(prompt_lookup_num_tokens=4, do_sample=True)",
+           hf_lookup_samples, "specmath prompt lookup, residual drawn from p", lookup_control, _always, lookup=True),
+    Engine("llama-cpp", "llama-cpp-python on the GGUF, LlamaPromptLookupDecoding draft",
+           llama_cpp_samples, "specmath prompt lookup, residual drawn from p", lookup_control, _llama_cpp_unavailable,
+           lookup=True),
+)}
+
+
+def engine_named(name: str) -> Engine:
+    """The engine called ``name`` (ValueError listing the known ones otherwise)."""
+    if name not in ENGINES:
+        raise ValueError(f"unknown engine {name!r}: use one of {', '.join(ENGINES)}")
+    return ENGINES[name]

