@@ -48,6 +48,8 @@ __all__ = ["predicted_speedup", "forward_cost", "Costs", "measure_costs", "choos
 
 #: the gammas ``--k-table`` and ``--gamma auto`` consider
 GAMMAS = tuple(range(1, 9))
+#: a cost is the median of at least ``repeats`` timings, more while they add up to less than this
+MIN_SECONDS = 1.0
 
 
 def _sync(device: torch.device) -> None:
@@ -81,7 +83,12 @@ def _pass_times(model: torch.nn.Module, context: list[int], sizes: Sequence[int]
     passes = {n: [] for n in sizes}
     rollbacks = {n: [] for n in sizes}
     logits = None
-    for r in range(repeats + 1):
+    began = time.perf_counter()
+    r = 0
+    # at least ``repeats`` rounds, more (up to 8x) while they take under MIN_SECONDS: a fast model's
+    # millisecond passes need many samples for a stable median on a shared machine
+    while r <= repeats or (time.perf_counter() - began < MIN_SECONDS and r <= 8 * repeats):
+        r += 1
         for n in sizes:
             fed = _context(context[-n:], n)
             _sync(device)
@@ -92,7 +99,7 @@ def _pass_times(model: torch.nn.Module, context: list[int], sizes: Sequence[int]
             cache.keep([base])
             _sync(device)
             end = time.perf_counter()
-            if r:  # the first repeat warms kernels and the allocator
+            if r > 1:  # the first repeat warms kernels and the allocator
                 passes[n].append(middle - start)
                 rollbacks[n].append(end - middle)
             if n == max(sizes):
@@ -113,7 +120,8 @@ def _draft_seconds(draft, context: list[int], gamma: int, sampling: Sampling, de
     generator = torch.Generator(device=device).manual_seed(0)
     draft.start([context])
     times = []
-    for _ in range(repeats + 1):
+    began = time.perf_counter()
+    while len(times) <= repeats or (time.perf_counter() - began < MIN_SECONDS and len(times) <= 8 * repeats):
         _sync(device)
         start = time.perf_counter()
         drafts, _ = draft.propose([context], gamma, sampling, generator)
@@ -215,8 +223,8 @@ def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas:
     passes, rollback, logits = _pass_times(target, ctx, sizes, repeats)
     draft_round = {g: _draft_seconds(draft, ctx, g, sampling, device, repeats) for g in gammas}
     one_hot = not isinstance(draft, ModelDraft)
-    round_extra = {g: _round_overhead_seconds(logits, g, one_hot, sampling, repeats) for g in gammas}
-    plain_extra = _plain_overhead_seconds(logits[:, :1], sampling, repeats)
+    round_extra = {g: _round_overhead_seconds(logits, g, one_hot, sampling, 4 * repeats) for g in gammas}  # sub-ms: more samples
+    plain_extra = _plain_overhead_seconds(logits[:, :1], sampling, 4 * repeats)
     return Costs(passes[1], passes, rollback, draft_round, round_extra, plain_extra, len(ctx))
 
 

@@ -113,9 +113,14 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48):
         fn()
         return time.perf_counter() - start
 
-    plain = sum(seconds(lambda p=p: plain_generate(pair.target, [p], tokens, sampling, SEED)) for p in prompts)
-    measured = {g: plain / sum(seconds(lambda p=p, g=g: speculative_generate(pair.target, pair.draft, [p], tokens, g, sampling, SEED))
-                               for p in prompts) for g in gammas}
+    measured = {}
+    for g in gammas:
+        # plain and speculative interleaved per prompt, so a change of machine load hits both alike
+        plain = spec = 0.0
+        for p in prompts:
+            plain += seconds(lambda p=p: plain_generate(pair.target, [p], tokens, sampling, SEED))
+            spec += seconds(lambda p=p, g=g: speculative_generate(pair.target, pair.draft, [p], tokens, g, sampling, SEED))
+        measured[g] = plain / spec
 
     def model(g: int, k: float, o_round: float, o_plain: float, p: float, pd: float) -> float:
         return cost_model_speedup(alphas, g, costs.c(g), k, o_round, o_plain, tokens, p, pd)

@@ -8,6 +8,7 @@ pytest.importorskip("transformers")
 
 from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 
+from specmath.lm import timing  # noqa: E402
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
 from specmath.lm.histogram import lossless_report  # noqa: E402
 from specmath.lm.timing import GAMMAS, bench_pair, choose_gamma, measure_costs, predicted_speedup  # noqa: E402
@@ -54,7 +55,8 @@ def test_bench_stops_every_decoder_at_eos_and_takes_decoder_options():
     assert r["new_tokens"]["plain"] == r["new_tokens"]["speculative"]
 
 
-def test_measured_costs_give_k_for_each_gamma_and_gamma_auto_picks_the_model_optimum():
+def test_measured_costs_give_k_for_each_gamma_and_gamma_auto_picks_the_model_optimum(monkeypatch):
+    monkeypatch.setattr(timing, "MIN_SECONDS", 0.0)  # the fixed number of repeats is enough for a shape check
     target = tiny_llama(0, sharpness=4.0)
     draft = ModelDraft(noisy_copy(target, 0.3, 1))
     costs = measure_costs(target, draft, [1, 2, 3, 4], GAMMAS, Sampling(), context=20, repeats=2)
