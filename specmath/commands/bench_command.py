@@ -5,7 +5,8 @@ and Hugging Face ``generate(assistant_model=...)`` (or ``prompt_lookup_num_token
 draft position alpha_i, the measured costs c (draft step), k(gamma) (target pass over gamma + 1 tokens
 / over 1 token) and overheads, and the predicted speedup twice, with k = 1 (verification free, the
 premise of Leviathan et al.) and with the measured costs (``specmath.lm.timing``), next to the
-measured one. ``--k-table`` prints k(gamma), c and the round overhead for gamma 1..8 without decoding.
+measured one. ``--k-table`` prints k(gamma) (in a round, and with the target alone), c and the round
+overhead for gamma 1..8 without decoding.
 ``--prompts-file``: JSON Lines, one user message per line (chat template applied for chat models).
 Imports torch only when run. Notation: p target, q draft, gamma drafts per round, alpha = sum min(p, q).
 """
@@ -66,8 +67,9 @@ def _table(r: dict) -> str:
 def _k_table(name: str, costs: dict) -> str:
     lines = [f"pair {name}: costs in target 1-token passes ({costs['target_1_token_s'] * 1e3:.1f} ms), "
              f"cache at {costs['context_tokens']} tokens, o_plain {costs['o_plain']:.3f}",
-             "  gamma   k(gamma)   c      o_round"]
-    lines += [f"  {g:>5}   {costs['k'][g]:8.2f}   {costs['c'][g]:.3f}  {costs['o_round'][g]:.3f}" for g in costs["k"]]
+             "  gamma   k(gamma) in a round   k alone   c      o_round"]
+    lines += [f"  {g:>5}   {costs['k'][g]:19.2f}   {costs['k_alone'][g]:7.2f}   {costs['c'][g]:.3f}  {costs['o_round'][g]:.3f}"
+              for g in costs["k"]]
     return "\n".join(lines)
 
 

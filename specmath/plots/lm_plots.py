@@ -83,7 +83,8 @@ def plot_lm_acceptance_by_position(gamma: int = 6, tokens: int = 40):
 def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48):
     """Bundled pair on this machine: measured k(gamma), and the measured-cost speedup model vs measured speedups.
 
-    Left: k(gamma) = target pass over gamma + 1 tokens / over 1 token, against the premise k = 1.
+    Left: k(gamma) = target pass over gamma + 1 tokens / over 1 token (timed in a round, and alone),
+    against the premise k = 1.
     Right: the model's speedup over gamma 1..8 with k = 1 and with the measured costs (alpha_i from one
     calibration run at gamma 8, ``specmath.lm.timing``), and the speedup measured at ``gammas``.
     """
@@ -126,7 +127,8 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48):
         return cost_model_speedup(alphas, g, costs.c(g), k, o_round, o_plain, tokens, p, pd)
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
-    left.plot(GAMMAS, [costs.k(g) for g in GAMMAS], "o-", label="measured k(gamma)")
+    left.plot(GAMMAS, [costs.k(g) for g in GAMMAS], "o-", label="measured k(gamma), in a round (after the draft)")
+    left.plot(GAMMAS, [costs.k_alone(g) for g in GAMMAS], "s:", label="measured, the target alone")
     left.axhline(1, color="gray", ls="--", label="k = 1: verification as cheap as one token")
     left.set_xlabel("gamma")
     left.set_ylabel("target pass over gamma + 1 tokens / over 1")
