@@ -1,4 +1,4 @@
-"""Speed of the exact prover for one speculative round (issue 3, item 8).
+"""Speed of the exact prover for one speculative round.
 
 Proving one round lossless, exactly over Fractions, two equivalent ways:
 * literal: the law of the round's emitted tuple continued by plain target sampling to gamma + 1

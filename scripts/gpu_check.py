@@ -4,7 +4,8 @@
 
 Writes one JSON file with the device, the histogram checks (G statistic, p-value, TV with its 99%
 bound, the power: the smallest TV detected at level 1e-6 with probability 0.99) for the lossless
-rule and the lossy negative control, and ``specmath bench``'s numbers for each pair. Designed to
+rule and the lossy negative control, and ``specmath bench``'s numbers for each pair (measured
+speedup, the measured-cost prediction, k(gamma), c). Designed to
 finish in under 5 minutes on one GPU; on a CPU use a smaller --n.
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p, q).
 """
@@ -32,6 +33,7 @@ def main() -> int:
                         help="default: bundled and smollm2 on CUDA, bundled on CPU (a 135M model's histogram is slow there)")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--gamma", type=lambda v: v if v == "auto" else int(v), default=4, help="draft tokens per round or 'auto'")
     args = parser.parse_args()
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
@@ -51,9 +53,9 @@ def main() -> int:
                                  batch_size=min(n, 5000), vocab_size=pair.vocab_size)
         report["histograms"][name] = {k: v.to_json() for k, v in checks.items()}
         print(name, json.dumps(report["histograms"][name], indent=1), flush=True)
-        gamma = 4
-        report["bench"].append(bench_pair(name, pair.target, pair.draft, pair.prompts, args.max_new_tokens, gamma,
-                                          Sampling(), 0, pair.vocab_size, hf=True, progress=True))
+        report["bench"].append(bench_pair(pair.name, pair.target, pair.draft, pair.prompts, args.max_new_tokens, args.gamma,
+                                          Sampling(), 0, pair.vocab_size, hf=True, progress=True,
+                                          eos_token_id=pair.eos_token_id))
         print(json.dumps(report["bench"][-1], indent=1), flush=True)
     report["seconds"] = time.perf_counter() - start
     with open(args.out, "w") as f:

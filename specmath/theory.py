@@ -14,6 +14,21 @@ wall-time improvement over plain decoding (one target pass per token) is (their 
 
     speedup(alpha, gamma, c) = (1 - alpha^(gamma+1)) / ((1 - alpha) (gamma*c + 1)).
 
+That model assumes verifying gamma + 1 tokens costs one target pass. On hardware where it does not
+(a CPU GEMM with few rows is compute-bound), the measured ratio
+
+    k(gamma) = time(target pass over gamma + 1 tokens) / time(target pass over 1 token)
+
+replaces the 1, and acceptance that changes with the draft position i (alpha_i = P(position i is
+accepted | positions 1..i-1 were)) replaces the geometric sum:
+
+    E[tokens per round] = 1 + sum_{i=1}^{gamma} prod_{j<=i} alpha_j
+    speedup = E[tokens per round] (1 + o_plain) / (gamma*c + k(gamma) + o_round)        (cost_model_speedup)
+
+where o_plain and o_round are the time a plain step and a round spend outside the model passes
+(warping logits, sampling, accept/reject, cache rollback, host transfers), in target-pass units.
+With k = 1 and no overheads this is Theorem 3.8 again; ``best_gamma`` maximises it over measured k.
+
 Exact arithmetic: ints, Fractions and strings give Fractions; floats give floats.
 
 References: Leviathan, Kalman, Matias, "Fast Inference from Transformers via Speculative
@@ -34,6 +49,9 @@ __all__ = [
     "speedup_from_timings",
     "article_speedup_example",
     "alpha_for_expected_tokens",
+    "expected_tokens_by_position",
+    "cost_model_speedup",
+    "best_gamma",
 ]
 
 Number = Fraction | float
@@ -107,6 +125,82 @@ def optimal_gamma(alpha: object, c: object) -> int:
             best_gamma, best = gamma, value
         gamma += 1
     return best_gamma
+
+
+def _acceptance(acceptance: object, gamma: int) -> list[Number]:
+    """One alpha for every position, or the per-position alpha_1..alpha_gamma (a longer list is cut)."""
+    if isinstance(acceptance, (list, tuple)):
+        if len(acceptance) < gamma:
+            raise LawError(f"need an acceptance rate for each of the gamma = {gamma} positions, got {len(acceptance)}")
+        return [_alpha(a) for a in acceptance[:gamma]]
+    return [_alpha(acceptance)] * gamma
+
+
+def expected_tokens_by_position(acceptance: object, gamma: int) -> Number:
+    """E[tokens per round] = 1 + sum_{i=1}^{gamma} prod_{j<=i} alpha_j (alpha_j per position, or one alpha).
+
+    Position i is reached and accepted with probability alpha_1 ... alpha_i; each accepted draft adds
+    one token to the one token (residual or bonus) every round emits. With one alpha it is the
+    geometric sum ``expected_tokens_per_round``.
+    """
+    g = _gamma(gamma)
+    alphas = _acceptance(acceptance, g)
+    total, reach = _number(1, "1"), _number(1, "1")
+    for a in alphas:
+        reach = reach * a  # P(positions 1..i all accepted)
+        total = total + reach
+    return total
+
+
+def cost_model_speedup(
+    acceptance: object, gamma: int, c: object, k: object = 1, round_overhead: object = 0, plain_overhead: object = 0,
+    new_tokens: object = None, prefill: object = 0, draft_prefill: object = 0,
+) -> Number:
+    """E[tokens per round] (1 + o_plain) / (gamma c + k(gamma) + o_round), every cost in target-pass units.
+
+    ``acceptance``: one alpha, or alpha_1..alpha_gamma per position; ``c``: one draft step / one target
+    pass of 1 token; ``k``: target pass over gamma + 1 tokens / over 1 token (1 = "verification is free");
+    ``round_overhead`` o_round and ``plain_overhead`` o_plain: time outside the model passes per round and
+    per plain step. A plain token costs 1 + o_plain, a round gamma c + k + o_round and emits E[tokens].
+
+    ``new_tokens`` n (per prompt) gives the speedup of a finite run that also prefills the prompt,
+    ``prefill`` P target-pass units, plus ``draft_prefill`` P_d for the draft's own cache:
+    (P + n (1 + o_plain)) / (P + P_d + (n / E[tokens]) (gamma c + k + o_round)); n -> infinity is the above.
+    """
+    g = _gamma(gamma)
+    tokens = expected_tokens_by_position(acceptance, g)
+    k_value = _number(k, "k (verify/1-token forward cost ratio)")
+    if k_value <= 0:
+        raise LawError(f"k (verify/1-token forward cost ratio) must be > 0, got {k!r}")
+    o_round, o_plain = (_cost_ratio(round_overhead), _cost_ratio(plain_overhead))
+    round_cost = g * _cost_ratio(c) + k_value + o_round
+    if new_tokens is None:
+        return tokens * (1 + o_plain) / round_cost
+    n = _number(new_tokens, "new tokens")
+    if n <= 0:
+        raise LawError(f"new tokens per prompt must be > 0, got {new_tokens!r}")
+    p_target, p_draft = _cost_ratio(prefill), _cost_ratio(draft_prefill)
+    # plain: prefill, then n steps; speculative: both prefills, then n / E[tokens] rounds
+    return (p_target + n * (1 + o_plain)) / (p_target + p_draft + n / tokens * round_cost)
+
+
+def best_gamma(
+    acceptance: object, c: object, k: dict[int, object], round_overhead: object = 0, plain_overhead: object = 0
+) -> int:
+    """The gamma among k's keys maximising ``cost_model_speedup`` (the smallest on ties).
+
+    ``k`` maps each candidate gamma to its measured k(gamma); ``round_overhead`` is one number or a
+    mapping gamma -> o_round(gamma), and so is ``c`` (a draft step measured per gamma). Per-position
+    ``acceptance`` must cover the largest candidate.
+    """
+    if not k:
+        raise LawError("best_gamma needs k(gamma) for at least one gamma")
+
+    def at(value: object, g: int) -> object:
+        return value[g] if isinstance(value, dict) else value
+
+    scores = {g: cost_model_speedup(acceptance, g, at(c, g), k[g], at(round_overhead, g), plain_overhead) for g in sorted(k)}
+    return max(scores, key=lambda g: (scores[g], -g))
 
 
 def speedup_from_timings(tokens_per_round: object, decode_time: object, draft_time: object, target_time: object) -> Number:

@@ -1,9 +1,14 @@
-"""``specmath bench [--pair bundled|smollm2|TARGET,DRAFT] [--json]``: plain vs speculative vs HF assisted tokens/s.
+"""``specmath bench [--pair NAME] [--prompts-file FILE] [--gamma N|auto] [--temperature T] [--k-table] [--json]``.
 
 One run, same models, prompts and seed: tokens/s of plain decoding, specmath's speculative decoding
-and Hugging Face ``generate(assistant_model=...)`` (or ``prompt_lookup_num_tokens``); alpha, mean
-tokens per round, cost ratio c, and the predicted speedup (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1))
-next to the measured one. Imports torch only when run.
+and Hugging Face ``generate(assistant_model=...)`` (or ``prompt_lookup_num_tokens``); acceptance per
+draft position alpha_i, the measured costs c (draft step), k(gamma) (target pass over gamma + 1 tokens
+/ over 1 token) and overheads, and the predicted speedup twice, with k = 1 (verification free, the
+premise of Leviathan et al.) and with the measured costs (``specmath.lm.timing``), next to the
+measured one. ``--k-table`` prints k(gamma) (in a round, and with the target alone), c and the round
+overhead for gamma 1..8 without decoding.
+``--prompts-file``: JSON Lines, one user message per line (chat template applied for chat models).
+Imports torch only when run. Notation: p target, q draft, gamma drafts per round, alpha = sum min(p, q).
 """
 
 from __future__ import annotations
@@ -12,12 +17,25 @@ import argparse
 import json
 
 
+def _gamma(value: str) -> int | str:
+    if value == "auto":
+        return value
+    try:
+        gamma = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"gamma must be an integer >= 1 or 'auto', got {value!r}") from None
+    if gamma < 1:
+        raise argparse.ArgumentTypeError(f"gamma must be an integer >= 1 or 'auto', got {value!r}")
+    return gamma
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pair", action="append", help="bundled, smollm2[:int8|lookup|skipK] or TARGET,DRAFT (repeatable; default: bundled and smollm2)")
-    parser.add_argument("--gamma", type=int, default=None, help="draft tokens per round (default: 4)")
+    parser.add_argument("--gamma", type=_gamma, default=4, help="draft tokens per round, or 'auto' (a short calibration picks it; default 4)")
     parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--prompts", type=int, default=4, help="how many of the pair's prompts to time")
-    parser.add_argument("--temperature", type=float, default=1.0)
+    parser.add_argument("--prompts-file", default=None, help="JSON Lines file, one JSON string (user message) per line")
+    parser.add_argument("--prompts", type=int, default=None, help="time only the first N prompts (default: 4 of the pair's own, all of a file)")
+    parser.add_argument("--temperature", type=float, default=1.0, help="0 = greedy")
     parser.add_argument("--top-k", type=int, default=None)
     parser.add_argument("--top-p", type=float, default=None)
     parser.add_argument("--seed", type=int, default=0)
@@ -25,23 +43,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--no-hf", action="store_true", help="skip HF assisted generation")
+    parser.add_argument("--k-table", action="store_true", help="print k(gamma), c and o_round for gamma 1..8 (no decoding runs)")
     parser.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
-
-
-DEFAULT_GAMMA = {"bundled": 4, "smollm2": 4}
 
 
 def _table(r: dict) -> str:
     rate = r["tokens_per_s"]
+    alphas = " ".join("-" if a is None else f"{a:.2f}" for a in r["acceptance_by_position"])
     lines = [
         f"pair {r['pair']} on {r['device']} ({r['dtype']}, {r['threads']} threads), gamma={r['gamma']}, "
-        f"{r['prompts']} prompts x {r['max_new_tokens']} tokens, T={r['sampling']['temperature']}",
+        f"{r['prompts']} prompts x <= {r['max_new_tokens']} tokens, T={r['sampling']['temperature']}",
         f"  tokens/s   plain {rate['plain']:.1f}   speculative {rate['speculative']:.1f}   HF assisted {rate['hf_assisted']:.1f}",
-        f"  alpha {r['alpha']:.3f}   tokens/round {r['mean_tokens_per_round']:.2f} (model {r['predicted_tokens_per_round']:.2f})"
-        f"   c {r['cost_ratio_c']:.3f}   target forward {r['gamma'] + 1} vs 1 tokens: x{r['target_forward_s']['ratio']:.2f}",
-        f"  speedup   measured {r['measured_speedup_vs_plain']:.2f}x   predicted {r['predicted_speedup']:.2f}x"
+        f"  alpha {r['alpha']:.3f}   alpha_i {alphas}   tokens/round {r['mean_tokens_per_round']:.2f} (model {r['predicted_tokens_per_round']:.2f})",
+        f"  costs (target 1-token pass = 1): c {r['cost_ratio_c']:.3f}   k({r['gamma']}) {r['k']:.2f}   o_round {r['o_round']:.3f}"
+        f"   o_plain {r['o_plain']:.3f}   prefill {r['prefill_units']['target']:.1f} + draft {r['prefill_units']['draft']:.1f}",
+        f"  speedup   predicted k=1 {r['predicted_speedup_k1']:.2f}x   predicted measured-cost {r['predicted_speedup']:.2f}x"
+        f"   measured {r['measured_speedup_vs_plain']:.2f}x"
         + (f"   vs HF assisted {r['speedup_vs_hf_assisted']:.2f}x" if r["speedup_vs_hf_assisted"] else ""),
     ]
+    return "\n".join(lines)
+
+
+def _k_table(name: str, costs: dict) -> str:
+    lines = [f"pair {name}: costs in target 1-token passes ({costs['target_1_token_s'] * 1e3:.1f} ms), "
+             f"cache at {costs['context_tokens']} tokens, o_plain {costs['o_plain']:.3f}",
+             "  gamma   k(gamma) in a round   k alone   c      o_round"]
+    lines += [f"  {g:>5}   {costs['k'][g]:19.2f}   {costs['k_alone'][g]:7.2f}   {costs['c'][g]:.3f}  {costs['o_round'][g]:.3f}"
+              for g in costs["k"]]
     return "\n".join(lines)
 
 
@@ -49,20 +77,31 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from specmath.lm.pairs import load_named_pair
-    from specmath.lm.timing import bench_pair
+    from specmath.lm.timing import GAMMAS, bench_pair, measure_costs
     from specmath.lm.warps import Sampling
+    from specmath.lm.workloads import read_prompts_file
 
     if args.threads:
         torch.set_num_threads(args.threads)
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype = getattr(torch, args.dtype)
     sampling = Sampling(args.temperature, args.top_k, args.top_p)
+    texts = read_prompts_file(args.prompts_file) if args.prompts_file else None
+    count = args.prompts or (None if texts else 4)
     results = []
     for name in args.pair or ["bundled", "smollm2"]:
-        pair = load_named_pair(name, dtype=dtype, device=device)
-        gamma = args.gamma or DEFAULT_GAMMA.get(name.partition(":")[0], 4)
-        results.append(bench_pair(name, pair.target, pair.draft, pair.prompts[: args.prompts], args.max_new_tokens, gamma,
-                                  sampling, args.seed, pair.vocab_size, hf=not args.no_hf, progress=not args.json))
+        pair = load_named_pair(name, dtype=dtype, device=device, texts=texts)
+        prompts = pair.prompts[:count]
+        if args.k_table:
+            context = round(sum(map(len, prompts)) / len(prompts)) + args.max_new_tokens // 2
+            costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, sampling, context).to_json(GAMMAS)
+            results.append({"pair": pair.name, "sampling": {"temperature": args.temperature}, **costs})
+            if not args.json:
+                print(_k_table(pair.name, costs), flush=True)
+            continue
+        results.append(bench_pair(pair.name, pair.target, pair.draft, prompts, args.max_new_tokens, args.gamma,
+                                  sampling, args.seed, pair.vocab_size, hf=not args.no_hf, progress=not args.json,
+                                  eos_token_id=pair.eos_token_id))
         if not args.json:
             print(_table(results[-1]), flush=True)
     if args.json:

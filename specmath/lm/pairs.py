@@ -7,6 +7,9 @@
   default on CUDA, where int8 dynamic quantisation does not run; alpha ~0.15 at T = 1) or ``skipK``
   (the first K of 30 layers; alpha ~0.08 for K = 4). Measured on this CPU at T = 1 (README).
   Its prompts ask to edit a given text, so that the answer can copy from the prompt.
+* ``smollm2`` and any pair with a chat template stop each answer at the tokenizer's eos token.
+
+``texts``: user messages replacing the pair's own prompts (e.g. from a prompt file, ``workloads``).
 * ``TARGET,DRAFT``: two Hugging Face causal LMs by local path or hub name sharing a tokenizer
   (e.g. ``HuggingFaceTB/SmolLM2-1.7B-Instruct,HuggingFaceTB/SmolLM2-135M-Instruct`` on a GPU).
 """
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
+from specmath.lm.workloads import encode_prompts
 
 __all__ = ["Pair", "load_named_pair", "EDIT_PROMPTS", "TEXT_PROMPTS"]
 
@@ -44,20 +48,27 @@ class Pair:
     tokenizer: object
     vocab_size: int | None
     prompts: list[list[int]]
+    eos_token_id: int | None = None  # where an answer ends (chat models); None: always max_new_tokens
 
 
 def _chat_ids(tokenizer, text: str) -> list[int]:
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+    return encode_prompts(tokenizer, [text])[0]
 
 
-def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> Pair:
+def _eos(tokenizer) -> int | None:
+    return tokenizer.eos_token_id if getattr(tokenizer, "chat_template", None) else None
+
+
+def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
+                    texts: list[str] | None = None) -> Pair:
     """``bundled``, ``smollm2[:int8|lookup|skipK]`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
+    if texts is not None and not texts:
+        raise ValueError("texts is empty: give at least one prompt")
     if name == "bundled":
         from specmath.lm.bundled import load_bundled_pair
 
         target, draft, tok = load_bundled_pair(dtype=dtype, device=device)
-        prompts = [tok(t, add_special_tokens=False)["input_ids"] for t in TEXT_PROMPTS]
+        prompts = encode_prompts(tok, texts or TEXT_PROMPTS)
         return Pair(name, target, ModelDraft(draft), tok, None, prompts)
     if name == "smollm2" or name.startswith("smollm2:"):
         from specmath.lm.models import int8_draft, layer_skip_draft, load_smollm2
@@ -72,13 +83,11 @@ def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str |
             draft = ModelDraft(layer_skip_draft(target, int(kind[4:])))
         else:
             raise ValueError(f"unknown SmolLM2 draft {kind!r}: use int8, lookup or skipK (K layers)")
-        return Pair(f"smollm2:{kind}", target, draft, tok, None, [_chat_ids(tok, t) for t in EDIT_PROMPTS])
+        return Pair(f"smollm2:{kind}", target, draft, tok, None, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))
     if name.count(",") == 1:
         from specmath.lm.models import load_pair
 
         target_name, draft_name = name.split(",")
         target, draft, tok, vocab = load_pair(target_name, draft_name, dtype=dtype, device=device)
-        chat = getattr(tok, "chat_template", None)
-        prompts = [_chat_ids(tok, t) if chat else tok(t)["input_ids"] for t in EDIT_PROMPTS]
-        return Pair(name, target, ModelDraft(draft, vocab), tok, vocab, prompts)
+        return Pair(name, target, ModelDraft(draft, vocab), tok, vocab, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))
     raise ValueError(f"unknown pair {name!r}: use bundled, smollm2, or TARGET,DRAFT (two paths or hub names)")

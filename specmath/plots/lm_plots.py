@@ -97,14 +97,15 @@ def plot_lm_acceptance_by_position(gamma: int = 6, tokens: int = 40):
     return fig
 
 
-def _speedup(alpha: float, gamma: int, c: float) -> float:
-    # (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1))
-    return (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + 1)) if alpha < 1 else (gamma + 1) / (gamma * c + 1)
-
-
 @figure("lm_timing.png")
-def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 32):
-    """Bundled pair on this machine: measured speculative/plain speedup per gamma vs the model's prediction."""
+def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48):
+    """Bundled pair on this machine: measured k(gamma), and the measured-cost speedup model vs measured speedups.
+
+    Left: k(gamma) = target pass over gamma + 1 tokens / over 1 token (timed in a round, and alone),
+    against the premise k = 1.
+    Right: the model's speedup over gamma 1..8 with k = 1 and with the measured costs (alpha_i from one
+    calibration run at gamma 8, ``specmath.lm.timing``), and the speedup measured at ``gammas``.
+    """
     import time
 
     import torch
@@ -112,36 +113,53 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 32):
     from specmath.lm.pairs import load_named_pair
     from specmath.lm.plain_decode import plain_generate
     from specmath.lm.speculative_decode import speculative_generate
-    from specmath.lm.timing import forward_cost
+    from specmath.lm.timing import GAMMAS, measure_costs, prefill_seconds
+    from specmath.lm.warps import Sampling
+    from specmath.theory import cost_model_speedup
 
     pair = load_named_pair("bundled")
     prompts = pair.prompts[:2]
+    sampling = Sampling()
+    context = round(sum(map(len, prompts)) / len(prompts)) + tokens // 2
+    costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, sampling, context)
+    calibration = speculative_generate(pair.target, pair.draft, prompts, tokens, max(GAMMAS), sampling, SEED)
+    alphas = [a if a == a else 0.0 for a in calibration.acceptance_by_position]  # never reached: 0
+    prefill = prefill_seconds(pair.target, None, prompts) / costs.t1 / len(prompts)
+    draft_prefill = prefill_seconds(None, pair.draft, prompts) / costs.t1 / len(prompts)
 
     def seconds(fn) -> float:
         start = time.perf_counter()
         fn()
         return time.perf_counter() - start
 
-    speculative_generate(pair.target, pair.draft, prompts[:1], 4, 2, seed=SEED)  # warm-up
-    plain = sum(seconds(lambda p=p: plain_generate(pair.target, [p], tokens, seed=SEED)) for p in prompts)
-    measured, alphas = {}, []
+    measured = {}
     for g in gammas:
-        runs = []
-        t = sum(seconds(lambda p=p, g=g, runs=runs: runs.append(speculative_generate(pair.target, pair.draft, [p], tokens, g, seed=SEED)))
-                for p in prompts)
-        measured[g] = plain / t
-        alphas.append(sum(r.alpha_sum for r in runs) / sum(r.alpha_count for r in runs))
-    alpha = sum(alphas) / len(alphas)
-    # c = one draft forward / one target forward (one cached token)
-    c = forward_cost(pair.draft.model, prompts[0], 1) / forward_cost(pair.target, prompts[0], 1)
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    grid = list(range(1, max(gammas) + 3))
-    ax.plot(grid, [_speedup(alpha, g, c) for g in grid], "-", label=f"model, alpha={alpha:.2f}, c={c:.3f}")
-    ax.plot(list(measured), list(measured.values()), "o", label="measured (plain time / speculative time)")
-    ax.axhline(1, color="gray", lw=0.8)
-    ax.set_xlabel("gamma (draft tokens per round)")
-    ax.set_ylabel("speedup over plain decoding")
-    ax.set_title(f"Bundled pair, T=1, {tokens} tokens x {len(prompts)} prompts, CPU {torch.get_num_threads()} threads "
-                 "(machine-dependent)", fontsize=9)
-    ax.legend(fontsize=8)
+        # plain and speculative interleaved per prompt, so a change of machine load hits both alike
+        plain = spec = 0.0
+        for p in prompts:
+            plain += seconds(lambda p=p: plain_generate(pair.target, [p], tokens, sampling, SEED))
+            spec += seconds(lambda p=p, g=g: speculative_generate(pair.target, pair.draft, [p], tokens, g, sampling, SEED))
+        measured[g] = plain / spec
+
+    def model(g: int, k: float, o_round: float, o_plain: float, p: float, pd: float) -> float:
+        return cost_model_speedup(alphas, g, costs.c(g), k, o_round, o_plain, tokens, p, pd)
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    left.plot(GAMMAS, [costs.k(g) for g in GAMMAS], "o-", label="measured k(gamma), in a round (after the draft)")
+    left.plot(GAMMAS, [costs.k_alone(g) for g in GAMMAS], "s:", label="measured, the target alone")
+    left.axhline(1, color="gray", ls="--", label="k = 1: verification as cheap as one token")
+    left.set_xlabel("gamma")
+    left.set_ylabel("target pass over gamma + 1 tokens / over 1")
+    left.set_title(f"Target pass cost, cache at {costs.context} tokens, 1 token = {costs.t1 * 1e3:.1f} ms", fontsize=9)
+    left.legend(fontsize=8)
+    right.plot(GAMMAS, [model(g, 1, 0, 0, 0, 0) for g in GAMMAS], "--", color="gray", label="model with k = 1, no overheads")
+    right.plot(GAMMAS, [model(g, costs.k(g), costs.o_round(g), costs.o_plain, prefill, draft_prefill) for g in GAMMAS], "-",
+               label="model with measured k(gamma), c, overheads, prefill")
+    right.plot(list(measured), list(measured.values()), "o", color="black", label="measured (plain time / speculative time)")
+    right.axhline(1, color="gray", lw=0.8)
+    right.set_xlabel("gamma (draft tokens per round)")
+    right.set_ylabel("speedup over plain decoding")
+    right.set_title(f"Bundled pair, T=1, {len(prompts)} prompts x {tokens} tokens, CPU {torch.get_num_threads()} threads", fontsize=9)
+    right.legend(fontsize=8)
+    fig.tight_layout()
     return fig

@@ -8,9 +8,10 @@ pytest.importorskip("transformers")
 
 from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 
+from specmath.lm import timing  # noqa: E402
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
 from specmath.lm.histogram import lossless_report  # noqa: E402
-from specmath.lm.timing import bench_pair, predicted_speedup  # noqa: E402
+from specmath.lm.timing import GAMMAS, bench_pair, choose_gamma, measure_costs, predicted_speedup  # noqa: E402
 from specmath.lm.warps import Sampling  # noqa: E402
 
 
@@ -32,8 +33,42 @@ def test_bench_measures_plain_speculative_and_hf_assisted_on_the_same_pair(looku
     r = bench_pair("tiny", target, draft, [[1, 2, 3, 1, 2], [5, 6]], max_new_tokens=12, gamma=3, progress=False)
     assert set(r["tokens_per_s"]) == {"plain", "speculative", "hf_assisted"}
     assert all(v > 0 for v in r["tokens_per_s"].values())
+    assert r["new_tokens"]["plain"] == r["new_tokens"]["speculative"] == 24
     assert 0 <= r["alpha"] <= 1 and 1 <= r["mean_tokens_per_round"] <= 4
-    assert r["cost_ratio_c"] == 0.0 if lookup else r["cost_ratio_c"] > 0
+    assert len(r["acceptance_by_position"]) == 3
+    # the model's tokens per round from alpha_i is the measured mean up to the last, cut round of each prompt
+    assert abs(r["predicted_tokens_per_round"] - r["mean_tokens_per_round"]) < 1e-9
+    assert r["cost_ratio_c"] > 0  # a lookup draft's n-gram search costs time too, only less
+    assert r["k"] > 0 and r["o_round"] >= 0 and r["o_plain"] >= 0
+    assert r["predicted_speedup"] > 0 and r["predicted_speedup_k1"] > 0
+
+
+def test_bench_stops_every_decoder_at_eos_and_takes_decoder_options():
+    target = tiny_llama(0, sharpness=4.0)
+    draft = ModelDraft(noisy_copy(target, 0.3, 1))
+    eos = 7
+    r = bench_pair("tiny", target, draft, [[1, 2, 3]], max_new_tokens=40, gamma=2, sampling=Sampling(0), progress=False,
+                   hf=False, eos_token_id=eos, decode_options={"residual": "standard"})
+    assert r["decode_options"] == {"residual": "standard"}
+    assert 1 <= r["new_tokens"]["plain"] <= 40
+    # greedy: plain and speculative emit the same tokens, so they stop at the same eos
+    assert r["new_tokens"]["plain"] == r["new_tokens"]["speculative"]
+
+
+def test_measured_costs_give_k_for_each_gamma_and_gamma_auto_picks_the_model_optimum(monkeypatch):
+    monkeypatch.setattr(timing, "MIN_SECONDS", 0.0)  # the fixed number of repeats is enough for a shape check
+    target = tiny_llama(0, sharpness=4.0)
+    draft = ModelDraft(noisy_copy(target, 0.3, 1))
+    costs = measure_costs(target, draft, [1, 2, 3, 4], GAMMAS, Sampling(), context=20, repeats=2)
+    assert sorted(costs.to_json(GAMMAS)["k"]) == list(GAMMAS)
+    assert all(costs.k(g) > 0 and costs.c(g) > 0 for g in GAMMAS)
+    gamma, calibration = choose_gamma(target, draft, [1, 2, 3, 4], Sampling(), context=20, tokens=12)
+    scores = calibration["predicted_speedup"]
+    assert gamma in GAMMAS and scores[gamma] == max(scores.values())
+    r = bench_pair("tiny", target, draft, [[1, 2, 3]], max_new_tokens=8, gamma="auto", progress=False, hf=False)
+    assert r["gamma"] in GAMMAS and r["gamma_calibration"]["acceptance_by_position"]
+    with pytest.raises(ValueError, match="gamma"):
+        bench_pair("tiny", target, draft, [[1, 2, 3]], max_new_tokens=8, gamma=0, progress=False, hf=False)
 
 
 def test_histograms_match_the_exact_law_and_the_lossy_control_is_rejected():

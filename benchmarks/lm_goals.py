@@ -1,0 +1,121 @@
+"""The real-model goals, measured in one command: every row of the README's timing table.
+
+    PYTHONPATH=. python benchmarks/lm_goals.py --json lm_goals.json [--threads 2] [--runs 5] [--quick]
+
+Rows (each one ``specmath.lm.timing.bench_pair`` run: plain, speculative and HF assisted decoding
+interleaved per prompt, the measured-cost speedup model beside the measured speedup):
+
+1. SmolLM2-135M-Instruct + prompt lookup on the copy-heavy edit set (``data/prompts/edit.jsonl``),
+   T = 0 (greedy), gamma chosen by ``--gamma auto``; goal >= 1.5x over plain, >= 1.2x over HF prompt lookup;
+2. SmolLM2 at T = 1 on the edit set with each offline draft (int8 self-draft, prompt lookup); goal: the
+   best >= 1.2x over plain and over HF assisted generation / HF prompt lookup with the same draft;
+3. SmolLM2 + prompt lookup on the open-ended set (``data/prompts/open.jsonl``), T = 0: the contrast;
+4. the bundled pair, T = 1, gamma 4, ``--runs`` consecutive runs; goal >= 2x over plain in each.
+
+Absolute tokens/s depend on the machine and its load; the ratios are what the goals name. The JSON
+holds every run (not only the best), the goals with their thresholds, and the machine.
+Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+import torch
+
+from specmath.lm.pairs import load_named_pair
+from specmath.lm.timing import bench_pair
+from specmath.lm.warps import Sampling
+from specmath.lm.workloads import read_prompts_file, shipped_prompts_file
+
+
+def _row(pair_name: str, prompt_set: str | None, temperature: float, gamma, max_new_tokens: int, prompts: int | None,
+         hf: bool = True) -> dict:
+    texts = read_prompts_file(shipped_prompts_file(prompt_set)) if prompt_set else None
+    pair = load_named_pair(pair_name, texts=texts)
+    chosen = pair.prompts[:prompts] if prompts else pair.prompts
+    start = time.perf_counter()
+    r = bench_pair(pair.name, pair.target, pair.draft, chosen, max_new_tokens, gamma, Sampling(temperature), 0,
+                   pair.vocab_size, hf=hf, progress=False, eos_token_id=pair.eos_token_id)
+    r["prompt_set"] = prompt_set or "pair's own"
+    r["wall_s"] = time.perf_counter() - start
+    print(f"{r['pair']:>16} {r['prompt_set']:>10} T={temperature} gamma={r['gamma']}: measured {r['measured_speedup_vs_plain']:.2f}x, "
+          f"predicted {r['predicted_speedup']:.2f}x (k=1: {r['predicted_speedup_k1']:.2f}x), vs HF "
+          f"{r['speedup_vs_hf_assisted'] or float('nan'):.2f}x, alpha {r['alpha']:.2f}, k {r['k']:.2f}, c {r['cost_ratio_c']:.3f}",
+          flush=True)
+    return r
+
+
+def _goal(name: str, value: float, threshold: float) -> dict:
+    return {"goal": name, "measured": value, "threshold": threshold, "met": bool(value >= threshold)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", default="lm_goals.json", help="output file")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--runs", type=int, default=5, help="consecutive runs of the bundled pair")
+    parser.add_argument("--max-new-tokens", type=int, default=128, help="per SmolLM2 answer (answers stop at eos)")
+    parser.add_argument("--rows", nargs="*", default=None, help="only these rows (default: all; 'bundled' for the bundled runs)")
+    parser.add_argument("--prompts", type=int, default=None, help="only the first N prompts of each set (default: all)")
+    parser.add_argument("--quick", action="store_true", help="3 prompts per set, 2 bundled runs: checks the command, not the goals")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    prompts = 3 if args.quick else args.prompts
+    runs = 2 if args.quick else args.runs
+    n = args.max_new_tokens
+    start = time.perf_counter()
+    plan = {
+        "smollm2_lookup_edit_T0": ("smollm2:lookup", "edit", 0.0, "auto"),
+        "smollm2_int8_edit_T1": ("smollm2:int8", "edit", 1.0, 4),
+        "smollm2_lookup_edit_T1": ("smollm2:lookup", "edit", 1.0, "auto"),
+        "smollm2_lookup_open_T0": ("smollm2:lookup", "open", 0.0, "auto"),
+    }
+    chosen = args.rows or [*plan, "bundled"]
+    unknown = set(chosen) - {*plan, "bundled"}
+    if unknown:
+        raise SystemExit(f"unknown rows {sorted(unknown)}: choose from {[*plan, 'bundled']}")
+    rows = {key: _row(*plan[key], n, prompts) for key in plan if key in chosen}
+    bundled = [_row("bundled", None, 1.0, 4, 64, None) for _ in range(runs)] if "bundled" in chosen else []
+    goals = []
+    if "smollm2_lookup_edit_T0" in rows:
+        r = rows["smollm2_lookup_edit_T0"]
+        goals += [_goal("SmolLM2 + prompt lookup, edit set, T = 0: speedup over plain", r["measured_speedup_vs_plain"], 1.5),
+                  _goal("SmolLM2 + prompt lookup, edit set, T = 0: speedup over HF prompt lookup", r["speedup_vs_hf_assisted"], 1.2)]
+    t1_rows = [k for k in ("smollm2_int8_edit_T1", "smollm2_lookup_edit_T1") if k in rows]
+    if t1_rows:
+        t1 = max(t1_rows, key=lambda k: rows[k]["measured_speedup_vs_plain"])
+        goals += [_goal(f"SmolLM2, T = 1, best offline draft ({rows[t1]['pair']}): speedup over plain",
+                        rows[t1]["measured_speedup_vs_plain"], 1.2),
+                  _goal(f"SmolLM2, T = 1, {rows[t1]['pair']}: speedup over HF with the same draft", rows[t1]["speedup_vs_hf_assisted"], 1.2)]
+    if bundled:
+        goals.append(_goal(f"bundled pair: speedup over plain in each of {runs} consecutive runs",
+                           min(r["measured_speedup_vs_plain"] for r in bundled), 2.0))
+    model_errors = [abs(r["predicted_speedup"] / r["measured_speedup_vs_plain"] - 1) for r in [*rows.values(), *bundled]]
+    report = {
+        "machine": {"processor": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
+                    "threads": torch.get_num_threads(), "torch": torch.__version__,
+                    "load_average_at_end": os.getloadavg()},
+        "rows": rows,
+        "bundled_runs": bundled,
+        "bundled_speedups": [r["measured_speedup_vs_plain"] for r in bundled],
+        "goals": goals,
+        "model_relative_error_max": max(model_errors),
+        "seconds": time.perf_counter() - start,
+    }
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=2)
+    for g in goals:
+        print(f"{'MET ' if g['met'] else 'MISSED'} {g['goal']}: {g['measured']:.2f}x (goal {g['threshold']}x)")
+    print(f"bundled runs: {', '.join(f'{s:.2f}x' for s in report['bundled_speedups']) or 'none'}; largest model error "
+          f"{100 * report['model_relative_error_max']:.0f}%; wrote {args.json} in {report['seconds']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,65 @@
+"""Workloads for ``specmath bench``: prompt files in JSON Lines, turned into token ids.
+
+A prompt file holds one JSON string per line: the user message. Blank lines are skipped; anything
+else (a number, an object, broken JSON, an empty string) is a ``ValueError`` naming the file and line.
+For a chat model (a tokenizer with a chat template, e.g. SmolLM2-Instruct) the message is wrapped
+in the template with the assistant turn opened; otherwise its plain token ids are used.
+
+The repository ships two sets in ``data/prompts/``: ``edit.jsonl`` (copy-heavy: code refactors,
+spelling fixes, reformatting; the answer repeats most of the prompt, the case where prompt lookup
+proposes long correct drafts) and ``open.jsonl`` (open-ended questions, where it cannot).
+Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = ["read_prompts_file", "shipped_prompts_file", "encode_prompts", "PROMPT_SETS"]
+
+PROMPT_SETS = ("edit", "open")
+
+
+def shipped_prompts_file(name: str) -> Path:
+    """Path of a prompt set shipped in the repository's ``data/prompts/`` (``edit`` or ``open``)."""
+    if name not in PROMPT_SETS:
+        raise ValueError(f"unknown prompt set {name!r}: the shipped sets are {PROMPT_SETS}")
+    path = Path(__file__).resolve().parents[2] / "data" / "prompts" / f"{name}.jsonl"
+    if not path.is_file():
+        raise ValueError(f"prompt set {name!r} not found at {path} (it ships with the source repository)")
+    return path
+
+
+def read_prompts_file(path: str | Path) -> list[str]:
+    """The user messages of a JSON Lines file: one JSON string per non-blank line."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"prompts file {path} does not exist")
+    prompts = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}, line {number}: not valid JSON ({error.msg}); expected one JSON string") from None
+        if not isinstance(value, str):
+            raise ValueError(f"{path}, line {number}: expected a JSON string (the user message), got {type(value).__name__}")
+        if not value.strip():
+            raise ValueError(f"{path}, line {number}: the prompt is empty")
+        prompts.append(value)
+    if not prompts:
+        raise ValueError(f"prompts file {path} holds no prompt")
+    return prompts
+
+
+def encode_prompts(tokenizer, texts: list[str]) -> list[list[int]]:
+    """Token ids per message: the chat template with the assistant turn opened, or the plain text ids."""
+    if getattr(tokenizer, "chat_template", None):
+        out = []
+        for text in texts:
+            ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True)
+            out.append(list(ids["input_ids"] if hasattr(ids, "keys") else ids))
+        return out
+    return [list(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
