@@ -44,7 +44,7 @@ import torch
 from specmath.audit.generate_pairs import AuditPair
 from specmath.lm.warps import Sampling
 
-__all__ = ["Engine", "ENGINES", "engine_named", "accept_reject_residual_from_p"]
+__all__ = ["Engine", "ENGINES", "engine_named"]
 
 Samples = list[tuple[int, int]]
 SampleFn = Callable[[AuditPair, Sampling, int, int], Samples]
@@ -81,44 +81,18 @@ def one_torch_thread():
 
 # --- specmath's own engine -------------------------------------------------------------------------
 
-def accept_reject_residual_from_p(p, q, drafts, generator, *args, **kwargs):
-    """Lossy control: ``accept_reject``'s accepted prefix, then the next token redrawn from p_n
-    (the target law at the first rejected position) instead of norm(max(0, p_n - q_n)).
-
-    Emitted law at a position: min(p, q) + (1 - alpha) p, which differs from p whenever q != p."""
-    from specmath.lm.accept_reject import accept_reject
-
-    result = accept_reject(p, q, drafts, generator, *args, **kwargs)
-    rows = torch.arange(drafts.shape[0], device=p.device)
-    p_n = p[rows, result.n_accepted]  # (B, V)
-    result.next_token = torch.multinomial(p_n, 1, generator=generator).squeeze(-1)
-    return result
-
-
-@contextmanager
-def _residual_from_p():
-    """Inside: ``speculative_generate`` verifies with ``accept_reject_residual_from_p``."""
-    import specmath.lm.speculative_decode as decode
-
-    if not hasattr(decode, "accept_reject"):
-        raise RuntimeError("specmath.lm.speculative_decode no longer calls accept_reject: update the control")
-    original = decode.accept_reject
-    decode.accept_reject = accept_reject_residual_from_p
-    try:
-        yield
-    finally:
-        decode.accept_reject = original
-
-
-def _speculative_samples(pair: AuditPair, draft, sampling: Sampling, n: int, seed: int) -> Samples:
+def _speculative_samples(pair: AuditPair, draft, sampling: Sampling, n: int, seed: int, accept_reject=None) -> Samples:
+    # accept_reject: None for the production step, or a lossy control from specmath.bugzoo.torch_controls
     from specmath.lm.speculative_decode import speculative_generate
+
+    options = {} if accept_reject is None else {"accept_reject": accept_reject}
 
     rows = max(1, min(1024, _BATCH_ELEMENTS // (pair.vocab_size * (GAMMA + 1))))
     out: Samples = []
     for b, start in enumerate(range(0, n, rows)):
         count = min(rows, n - start)
         gen = speculative_generate(pair.target, draft(), [pair.prompt] * count, max_new_tokens=2, gamma=GAMMA,
-                                   sampling=sampling, seed=seed + b)
+                                   sampling=sampling, seed=seed + b, **options)
         out += [(row[0], row[1]) for row in gen.tokens]
     return out
 
@@ -140,13 +114,16 @@ def specmath_samples(pair: AuditPair, sampling: Sampling, n: int, seed: int) -> 
 
 
 def specmath_control(pair: AuditPair, sampling: Sampling, n: int, seed: int) -> Samples:
-    with _residual_from_p():
-        return _speculative_samples(pair, _model_draft(pair), sampling, n, seed)
+    from specmath.bugzoo.torch_controls import target_resample_accept_reject
+
+    # lossy control: a rejected position is redrawn from p instead of norm(max(0, p - q))
+    return _speculative_samples(pair, _model_draft(pair), sampling, n, seed, target_resample_accept_reject)
 
 
 def lookup_control(pair: AuditPair, sampling: Sampling, n: int, seed: int) -> Samples:
-    with _residual_from_p():
-        return _speculative_samples(pair, _lookup_draft(pair), sampling, n, seed)
+    from specmath.bugzoo.torch_controls import target_resample_accept_reject
+
+    return _speculative_samples(pair, _lookup_draft(pair), sampling, n, seed, target_resample_accept_reject)
 
 
 # --- Hugging Face transformers ---------------------------------------------------------------------

@@ -40,6 +40,7 @@ from tqdm.auto import tqdm
 from specmath.lm.accept_reject import accept_reject
 from specmath.lm.cache import RowCache
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
+from specmath.lm.generation import Draws
 from specmath.lm.plain_decode import plain_generate
 from specmath.lm.speculative_decode import speculative_generate
 from specmath.lm.warps import DEFAULT_SAMPLING, Sampling
@@ -132,7 +133,7 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
     cache = RowCache(target, 1)
     cache.prefill([context[:-1]])
     base = cache.lengths[0]
-    generator = torch.Generator(device=device).manual_seed(0)
+    draws = Draws.of(torch.Generator(device=device).manual_seed(0), 1)
     draft.start([context])
     drafting = {g: [] for g in gammas}
     verifying = {g + 1: [] for g in gammas}
@@ -144,8 +145,8 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
         for g in gammas:
             _sync(device)
             t0 = time.perf_counter()
-            drafts, _ = draft.propose([context], g, sampling, generator)
-            proposed = drafts.tolist()[0]  # the decoder reads the drafts on the host
+            proposal = draft.propose([context], g, sampling, draws)
+            proposed = proposal.tokens[0, : proposal.lengths[0]].tolist()  # the decoder reads the drafts on the host
             draft.commit([len(context) - 1])
             _sync(device)
             t1 = time.perf_counter()

@@ -48,8 +48,8 @@ def test_bench_stops_every_decoder_at_eos_and_takes_decoder_options():
     draft = ModelDraft(noisy_copy(target, 0.3, 1))
     eos = 7
     r = bench_pair("tiny", target, draft, [[1, 2, 3]], max_new_tokens=40, gamma=2, sampling=Sampling(0), progress=False,
-                   hf=False, eos_token_id=eos, decode_options={"residual": "standard"})
-    assert r["decode_options"] == {"residual": "standard"}
+                   hf=False, eos_token_id=eos, decode_options={"draft_threshold": 0.0})
+    assert r["decode_options"] == {"draft_threshold": 0.0}
     assert 1 <= r["new_tokens"]["plain"] <= 40
     # greedy: plain and speculative emit the same tokens, so they stop at the same eos
     assert r["new_tokens"]["plain"] == r["new_tokens"]["speculative"]
