@@ -44,6 +44,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--no-hf", action="store_true", help="skip HF assisted generation")
     parser.add_argument("--k-table", action="store_true", help="print k(gamma), c and o_round for gamma 1..8 (no decoding runs)")
+    parser.add_argument("--draft-threshold", type=float, default=0.0,
+                        help="a model draft stops a row when max_x q(x) falls below this (lossless: depends on q only)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also time the parts of a round (draft, target, accept/reject, cache, other) and print ms per round")
     parser.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
 
 
@@ -73,6 +77,22 @@ def _k_table(name: str, costs: dict) -> str:
     return "\n".join(lines)
 
 
+def _profile(pair, prompts, args, sampling, gamma: int) -> dict:
+    """Milliseconds per round of each part of ``speculative_generate`` (profile=True), over the prompts."""
+    from specmath.lm.speculative_decode import PROFILE_PARTS, speculative_generate
+
+    seconds = dict.fromkeys(PROFILE_PARTS, 0.0)
+    rounds = 0
+    for i, prompt in enumerate(prompts):
+        gen = speculative_generate(pair.target, pair.draft, [prompt], args.max_new_tokens, gamma, sampling, args.seed + i,
+                                   pair.eos_token_id, pair.vocab_size, draft_threshold=args.draft_threshold, profile=True)
+        rounds += gen.rounds
+        for part in PROFILE_PARTS:
+            seconds[part] += gen.profile[part]
+    per_round = {part: 1e3 * seconds[part] / max(rounds, 1) for part in PROFILE_PARTS if part != "prefill"}
+    return {"rounds": rounds, "prefill_ms": 1e3 * seconds["prefill"], "ms_per_round": per_round}
+
+
 def run(args: argparse.Namespace) -> int:
     import torch
 
@@ -99,11 +119,17 @@ def run(args: argparse.Namespace) -> int:
             if not args.json:
                 print(_k_table(pair.name, costs), flush=True)
             continue
+        options = {"draft_threshold": args.draft_threshold} if args.draft_threshold else None
         results.append(bench_pair(pair.name, pair.target, pair.draft, prompts, args.max_new_tokens, args.gamma,
                                   sampling, args.seed, pair.vocab_size, hf=not args.no_hf, progress=not args.json,
-                                  eos_token_id=pair.eos_token_id))
+                                  eos_token_id=pair.eos_token_id, decode_options=options))
+        if args.profile:
+            results[-1]["profile"] = _profile(pair, prompts, args, sampling, results[-1]["gamma"])
         if not args.json:
             print(_table(results[-1]), flush=True)
+            if args.profile:
+                parts = results[-1]["profile"]["ms_per_round"]
+                print("  ms per round  " + "   ".join(f"{k} {v:.2f}" for k, v in parts.items()), flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
     return 0
