@@ -91,7 +91,7 @@ print({name: [stem[:2] for stem in path] for name, path in TRACKS.items()}, "bot
 rows = course_table(NOTEBOOKS)
 lines = ["| # | notebook | track | the question it answers | read first | minutes |", "|---|---|---|---|---|---|"]
 for row in rows:
-    title = row["title"] or f"{row['stem']} (being written)"
+    title = row["title"]
     first = ", ".join(p[:2] for p in row["prerequisites"]) or "-"
     title = title.split(" · ", 1)[-1]  # the number is in the first column
     track = track_of(row["stem"]) or "both"
@@ -112,7 +112,7 @@ print(f"{len(order)} notebooks, {sum(lesson.minutes for lesson in COURSE)} minut
 
 # %% slideshow={"slide_type": "-"} tags=["hide-input"]
 for row in rows[1:]:
-    goals = "\n".join(f"- {g}" for g in row["goals"]) or "- (the notebook is being written)"
+    goals = "\n".join(f"- {g}" for g in row["goals"])
     display(Markdown(f"**{row['stem']}**\n{goals}"))
 
 # %% [markdown] slideshow={"slide_type": "slide"}

@@ -76,7 +76,7 @@ from specmath.speculative.two_token import DRAFT, TARGET
 
 # %%
 limit = math.log(7, 5)
-print(f"log_5 7 = {limit:.6f} calls per rand7; the issue's goal is within 0.1%: <= {limit * 1.001:.4f}")
+print(f"log_5 7 = {limit:.6f} calls per rand7; within 0.1% of it means <= {limit * 1.001:.4f}")
 
 # %% [markdown]
 # ## One output at a time
