@@ -249,7 +249,7 @@ test_my_round_emits_one_to_gamma_plus_one_tokens()
 from specmath.audit.report import table
 
 report = assert_sampler_lossless(my_round, generator="numpy", n=2000, seed=0)
-print(table(report))
+print(table(report, seconds=False))
 
 
 # %% [markdown]

@@ -59,26 +59,28 @@ def _header(report: AuditReport) -> list[str]:
     ]
 
 
-def _footer(report: AuditReport) -> str:
+def _footer(report: AuditReport, seconds: bool = True) -> str:
     failed = sum(not c.passed for c in report.cases)
     tail = f"; not run (sequential stop): {', '.join(report.not_run)}" if report.not_run else ""
+    took = f", {report.seconds:.1f} s" if seconds else ""
     if report.errored:
         errored = sum(bool(c.errors) for c in report.cases)
         first = next(c for c in report.cases if c.errors)
         return (f"ERROR: the sampler raised in {errored} of {len(report.cases)} cases (first, {first.case}: "
-                f"{first.errors[0][:200]}); no verdict on its law, {report.seconds:.1f} s{tail}")
+                f"{first.errors[0][:200]}); no verdict on its law{took}{tail}")
     verdict = "PASS" if report.passed else "FAIL"
-    return f"{verdict}: {len(report.cases) - failed} of {len(report.cases)} cases pass, {report.seconds:.1f} s{tail}"
+    return f"{verdict}: {len(report.cases) - failed} of {len(report.cases)} cases pass{took}{tail}"
 
 
-def table(report: AuditReport) -> str:
-    """A fixed-width text table with a header and a one-line verdict."""
+def table(report: AuditReport, seconds: bool = True) -> str:
+    """A fixed-width text table with a header and a one-line verdict (with the run time unless ``seconds=False``,
+    e.g. in a committed notebook, whose outputs must not depend on the machine)."""
     rows = [list(COLUMNS)] + [_row(c) for c in report.cases]
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     lines = _header(report) + [""]
     for r in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
-    return "\n".join(lines + ["", _footer(report)])
+    return "\n".join(lines + ["", _footer(report, seconds)])
 
 
 def markdown_table(report: AuditReport) -> str:
