@@ -35,11 +35,13 @@ demo: $(STAMP)
 ## the test suite (exact proofs, property tests, torch path, every notebook executed)
 test: $(STAMP)
 	$(PY) -m ruff check specmath tests scripts benchmarks notebooks solutions
-	$(PY) -m pytest -n 2 --dist loadfile --nbmake tests notebooks
+	# one torch thread per worker: two xdist workers each spinning two OpenMP threads on two cores
+	# slow every torch test several-fold (.ci/run then repeats the torch tests on 1 and on 2 threads)
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --nbmake tests notebooks
 
 ## the inner loop: no notebooks, no audits, no slow marks (markers: tests/conftest.py)
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -m "not slow and not audit and not notebooks" tests
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 -m "not slow and not audit and not notebooks" tests
 
 notebooks: $(STAMP)
 	$(PY) -m specmath.course execute $(NOTEBOOKS)
