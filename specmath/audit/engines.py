@@ -36,12 +36,12 @@ top-k 50).
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 
 from specmath.audit.generate_pairs import AuditPair
+from specmath.audit.runner import one_torch_thread
 from specmath.lm.warps import Sampling
 
 __all__ = ["Engine", "ENGINES", "engine_named"]
@@ -66,18 +66,6 @@ class Engine:
     control: SampleFn
     unavailable: Callable[[str], str | None]  # pair name -> reason it cannot run, or None
     lookup: bool = False  # drafts by prompt lookup: audited at the pair's lookup prompt
-
-
-@contextmanager
-def one_torch_thread():
-    """One row per call: intra-op threads only add synchronisation (several times slower on 2 cores)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
 
 # --- specmath's own engine -------------------------------------------------------------------------
 

@@ -283,12 +283,9 @@ def _run_cases(adapter, cases, n, seed, sequential, level, power, replay_rounds)
 
 
 @contextmanager
-def _single_torch_thread(adapter: Adapter):
+def one_torch_thread():
     """Batch-of-one rounds on tiny tensors: intra-op threads only add synchronisation (35x slower
-    on a shared 2-core machine), so torch adapters run with one thread; the setting is restored."""
-    if adapter.generator_kind != "torch":
-        yield
-        return
+    on a shared 2-core machine), so torch work runs with one thread; the setting is restored."""
     import torch
 
     before = torch.get_num_threads()
@@ -297,6 +294,16 @@ def _single_torch_thread(adapter: Adapter):
         yield
     finally:
         torch.set_num_threads(before)
+
+
+@contextmanager
+def _single_torch_thread(adapter: Adapter):
+    """``one_torch_thread`` for torch adapters; numpy adapters run as they are."""
+    if adapter.generator_kind != "torch":
+        yield
+        return
+    with one_torch_thread():
+        yield
 
 
 def _versions(adapter: Adapter) -> dict:
