@@ -5,7 +5,9 @@
   with an offline draft for its 49152-token vocabulary: ``int8`` (default on CPU: the same model
   with int8 Linear layers, alpha ~0.7 at T = 1), ``lookup`` (prompt lookup, one-hot q, c ~ 0;
   default on CUDA, where int8 dynamic quantisation does not run; alpha ~0.15 at T = 1) or ``skipK``
-  (the first K of 30 layers; alpha ~0.08 for K = 4). Measured on this CPU at T = 1 (README).
+  (the first K of 30 layers; alpha ~0.08 for K = 4) or ``trained`` (``early_exit_draft``: the first
+  layers, one distilled layer and a truncated head, trained here by ``scripts/train_smollm2_draft.py``;
+  ``trained=PATH`` loads another file). Measured on this CPU at T = 1 (README).
   Its prompts ask to edit a given text, so that the answer can copy from the prompt.
 * ``smollm2`` and any pair with a chat template stop each answer at the tokenizer's eos token.
 
@@ -61,7 +63,7 @@ def _eos(tokenizer) -> int | None:
 
 def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
                     texts: list[str] | None = None) -> Pair:
-    """``bundled``, ``smollm2[:int8|lookup|skipK]`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
+    """``bundled``, ``smollm2[:int8|lookup|skipK|trained[=PATH]]`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
     if texts is not None and not texts:
         raise ValueError("texts is empty: give at least one prompt")
     if name == "bundled":
@@ -81,8 +83,12 @@ def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str |
             draft = PromptLookupDraft(max_ngram=3, device=device)
         elif kind.startswith("skip") and kind[4:].isdigit():
             draft = ModelDraft(layer_skip_draft(target, int(kind[4:])))
+        elif kind == "trained" or kind.startswith("trained="):
+            from specmath.lm.early_exit_draft import load_early_exit_draft
+
+            draft = ModelDraft(load_early_exit_draft(target, kind.partition("=")[2] or None))
         else:
-            raise ValueError(f"unknown SmolLM2 draft {kind!r}: use int8, lookup or skipK (K layers)")
+            raise ValueError(f"unknown SmolLM2 draft {kind!r}: use int8, lookup, skipK (K layers) or trained[=PATH]")
         return Pair(f"smollm2:{kind}", target, draft, tok, None, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))
     if name.count(",") == 1:
         from specmath.lm.models import load_pair
