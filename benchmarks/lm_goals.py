@@ -7,10 +7,13 @@ interleaved per prompt, the measured-cost speedup model beside the measured spee
 
 1. SmolLM2-135M-Instruct + prompt lookup on the copy-heavy edit set (``data/prompts/edit.jsonl``),
    T = 0 (greedy), gamma chosen by ``--gamma auto``; goal >= 1.5x over plain, >= 1.2x over HF prompt lookup;
-2. SmolLM2 at T = 1 on the edit set with each offline draft (int8 self-draft, prompt lookup); goal: the
-   best >= 1.2x over plain and over HF assisted generation / HF prompt lookup with the same draft;
+2. SmolLM2 at T = 1 on the edit set with each offline draft (int8 self-draft, prompt lookup, the
+   early-exit draft trained by ``scripts/train_smollm2_draft.py``; the trained draft also on the open
+   set); goal: the best >= 1.2x over plain and over HF assisted generation / HF prompt lookup with the
+   same draft;
 3. SmolLM2 + prompt lookup on the open-ended set (``data/prompts/open.jsonl``), T = 0: the contrast;
-4. the bundled pair, T = 1, gamma 4, ``--runs`` consecutive runs; goal >= 2x over plain in each.
+4. the bundled pair, T = 1, gamma from ``--bundled-gamma`` (default auto: each run calibrates), ``--runs``
+   consecutive runs; goal >= 2x over plain in each.
 
 Absolute tokens/s depend on the machine and its load; the ratios are what the goals name. The JSON
 holds every run (not only the best), the goals with their thresholds, and the machine.
@@ -60,6 +63,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--runs", type=int, default=5, help="consecutive runs of the bundled pair")
     parser.add_argument("--max-new-tokens", type=int, default=128, help="per SmolLM2 answer (answers stop at eos)")
+    parser.add_argument("--bundled-gamma", default="auto", type=lambda v: v if v == "auto" else int(v),
+                        help="gamma of the bundled runs: an int, or auto (each run calibrates; default)")
     parser.add_argument("--rows", nargs="*", default=None, help="only these rows (default: all; 'bundled' for the bundled runs)")
     parser.add_argument("--prompts", type=int, default=None, help="only the first N prompts of each set (default: all)")
     parser.add_argument("--quick", action="store_true", help="3 prompts per set, 2 bundled runs: checks the command, not the goals")
@@ -74,6 +79,8 @@ def main() -> int:
         "smollm2_lookup_edit_T0": ("smollm2:lookup", "edit", 0.0, "auto"),
         "smollm2_int8_edit_T1": ("smollm2:int8", "edit", 1.0, 4),
         "smollm2_lookup_edit_T1": ("smollm2:lookup", "edit", 1.0, "auto"),
+        "smollm2_trained_edit_T1": ("smollm2:trained", "edit", 1.0, "auto"),
+        "smollm2_trained_open_T1": ("smollm2:trained", "open", 1.0, "auto"),
         "smollm2_lookup_open_T0": ("smollm2:lookup", "open", 0.0, "auto"),
     }
     chosen = args.rows or [*plan, "bundled"]
@@ -81,13 +88,13 @@ def main() -> int:
     if unknown:
         raise SystemExit(f"unknown rows {sorted(unknown)}: choose from {[*plan, 'bundled']}")
     rows = {key: _row(*plan[key], n, prompts) for key in plan if key in chosen}
-    bundled = [_row("bundled", None, 1.0, 4, 64, None) for _ in range(runs)] if "bundled" in chosen else []
+    bundled = [_row("bundled", None, 1.0, args.bundled_gamma, 64, None) for _ in range(runs)] if "bundled" in chosen else []
     goals = []
     if "smollm2_lookup_edit_T0" in rows:
         r = rows["smollm2_lookup_edit_T0"]
         goals += [_goal("SmolLM2 + prompt lookup, edit set, T = 0: speedup over plain", r["measured_speedup_vs_plain"], 1.5),
                   _goal("SmolLM2 + prompt lookup, edit set, T = 0: speedup over HF prompt lookup", r["speedup_vs_hf_assisted"], 1.2)]
-    t1_rows = [k for k in ("smollm2_int8_edit_T1", "smollm2_lookup_edit_T1") if k in rows]
+    t1_rows = [k for k in ("smollm2_int8_edit_T1", "smollm2_lookup_edit_T1", "smollm2_trained_edit_T1") if k in rows]
     if t1_rows:
         t1 = max(t1_rows, key=lambda k: rows[k]["measured_speedup_vs_plain"])
         goals += [_goal(f"SmolLM2, T = 1, best offline draft ({rows[t1]['pair']}): speedup over plain",

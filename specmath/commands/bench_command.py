@@ -30,7 +30,7 @@ def _gamma(value: str) -> int | str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pair", action="append", help="bundled, smollm2[:int8|lookup|skipK] or TARGET,DRAFT (repeatable; default: bundled and smollm2)")
+    parser.add_argument("--pair", action="append", help="bundled, smollm2[:int8|lookup|skipK|trained[=PATH]] or TARGET,DRAFT (repeatable; default: bundled and smollm2)")
     parser.add_argument("--gamma", type=_gamma, default=4, help="draft tokens per round, or 'auto' (a short calibration picks it; default 4)")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--prompts-file", default=None, help="JSON Lines file, one JSON string (user message) per line")
@@ -59,7 +59,9 @@ def _table(r: dict) -> str:
         f"{r['prompts']} prompts x <= {r['max_new_tokens']} tokens, T={r['sampling']['temperature']}",
         f"  tokens/s   plain {rate['plain']:.1f}   speculative {rate['speculative']:.1f}   HF assisted {rate['hf_assisted']:.1f}",
         f"  alpha {r['alpha']:.3f}   alpha_i {alphas}   tokens/round {r['mean_tokens_per_round']:.2f} (model {r['predicted_tokens_per_round']:.2f})",
-        f"  costs (target 1-token pass = 1): c {r['cost_ratio_c']:.3f}   k({r['gamma']}) {r['k']:.2f}   o_round {r['o_round']:.3f}"
+        f"  rounds: {r['drafts_per_round']:.2f} drafts each; continuation a_i "
+        + " ".join(f"{a:.2f}" for a in r["continuation_by_position"]),
+        f"  costs (target 1-token pass = 1, mean over the rounds): c {r['cost_ratio_c']:.3f}   k {r['k']:.2f}   o_round {r['o_round']:.3f}"
         f"   o_plain {r['o_plain']:.3f}   prefill {r['prefill_units']['target']:.1f} + draft {r['prefill_units']['draft']:.1f}",
         f"  speedup   predicted k=1 {r['predicted_speedup_k1']:.2f}x   predicted measured-cost {r['predicted_speedup']:.2f}x"
         f"   measured {r['measured_speedup_vs_plain']:.2f}x"

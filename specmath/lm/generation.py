@@ -23,6 +23,10 @@ class Generation:
 
     position_reached[i] / position_accepted[i]: how often draft position i reached accept/reject with a
     correct prefix, and accepted; alpha_mean = mean over those of sum_x min(p(x), q(x)).
+    width_hist[g]: rounds whose target pass verified g drafts (g < gamma where an adaptive draft proposed
+    fewer, 0 for a round that is one plain step); drafted: draft tokens proposed, summed over rows;
+    draft_steps: draft forward passes made by the rounds (a model draft that stops early still ran the
+    forward that gave the q it stopped on).
     """
 
     tokens: list[list[int]]
@@ -32,6 +36,9 @@ class Generation:
     accepted_hist: list[int] = field(default_factory=list)  # rounds (x rows) by number accepted, 0..gamma
     position_reached: list[int] = field(default_factory=list)
     position_accepted: list[int] = field(default_factory=list)
+    width_hist: list[int] = field(default_factory=list)
+    drafted: int = 0
+    draft_steps: int = 0
     alpha_sum: float = 0.0
     alpha_count: int = 0
     zero_residual: int = 0

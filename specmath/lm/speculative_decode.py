@@ -103,8 +103,13 @@ def speculative_generate(
     finished = [False] * B  # row holds max_new_tokens tokens or its eos
     bar = tqdm(total=max_new_tokens, disable=not progress, desc="speculative", leave=False)
     while not all(finished):
+        before = draft.forwards
         proposal = draft.propose(tokens, gamma_at(out.rounds), sampling, draws, confidence_threshold=draft_threshold)
+        out.draft_steps += draft.forwards - before
         g = proposal.width
+        out.width_hist.extend([0] * (g + 1 - len(out.width_hist)))
+        out.width_hist[g] += 1
+        out.drafted += sum(proposal.lengths)
         clock.lap("draft")
         # the target sees its pending token followed by row b's n_b drafts: (B, 1 + g), row b uses 1 + n_b
         full = min(proposal.lengths) == g

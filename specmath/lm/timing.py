@@ -18,6 +18,14 @@ new tokens) and in units of t_1 = one cached target pass over 1 token:
 
     speedup = E[tokens] (1 + o_plain) / (gamma c + k(gamma) + o_round)       (n new tokens -> infinity)
 
+Adaptive drafts (prompt lookup proposing only what a match offers, a confidence stop) propose fewer
+than gamma tokens in some rounds, so the model takes the rounds as they ran: alpha_j becomes the
+continuation rate a_j = P(draft j proposed and accepted | drafts before it accepted)
+(``continuation_rates``), k(gamma) and o_round the mean over rounds of k(g) and o_round(g) for the g
+drafts each verified (a round with none is a plain step, 1 + o_plain), and gamma c the draft tokens
+forward passes per round times c (``round_costs``). For a draft that always proposes gamma tokens these
+are alpha_j, k(gamma), o_round(gamma) and gamma c.
+
 A timed run of n new tokens per prompt also pays the prompt's prefill (P target, P_d draft, measured
 per prompt), so the model prints, for the workload actually run,
 
@@ -47,7 +55,8 @@ from specmath.lm.warps import DEFAULT_SAMPLING, Sampling
 from specmath.theory import best_gamma, cost_model_speedup, expected_tokens_by_position
 from specmath.theory import speedup as predicted_speedup  # (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1))
 
-__all__ = ["predicted_speedup", "forward_cost", "Costs", "measure_costs", "choose_gamma", "prefill_seconds", "bench_pair", "GAMMAS"]
+__all__ = ["predicted_speedup", "forward_cost", "Costs", "measure_costs", "choose_gamma", "prefill_seconds", "bench_pair", "GAMMAS",
+           "continuation_rates", "round_costs"]
 
 #: the gammas ``--k-table`` and ``--gamma auto`` consider
 GAMMAS = tuple(range(1, 9))
@@ -291,6 +300,30 @@ def _acceptance(reached: Sequence[int], accepted: Sequence[int]) -> list[float |
     return [a / r if r else None for a, r in zip(accepted, reached, strict=True)]
 
 
+def continuation_rates(accepted_hist: Sequence[int], gamma: int) -> list[float]:
+    """a_i = P(draft i proposed and accepted | drafts 1..i-1 accepted), i = 1..gamma, from rounds by accepted count.
+
+    With S(m) = rounds that accepted at least m drafts, a_i = S(i) / S(i - 1). For a draft that always
+    proposes gamma tokens this is alpha_i; for an adaptive one (prompt lookup without a match, a
+    confidence stop) a position not proposed counts as not accepted, so 1 + sum_i prod_{j<=i} a_j is
+    the mean tokens per round that the runs emitted.
+    """
+    hist = list(accepted_hist) + [0] * max(0, gamma + 1 - len(accepted_hist))
+    at_least = [sum(hist[m:]) for m in range(gamma + 1)]
+    return [at_least[i] / at_least[i - 1] if at_least[i - 1] else 0.0 for i in range(1, gamma + 1)]
+
+
+def round_costs(costs: Costs, width_hist: Sequence[int], draft_steps_per_round: float, gamma: int) -> dict[str, float]:
+    """Mean costs of the rounds as run: a round verifying g drafts pays k(g) and o_round(g) (g = 0: a plain
+    step, 1 + o_plain), and the draft c(gamma) per draft step it made (a model draft's forward passes;
+    c(gamma) is one proposal of gamma tokens, gamma forwards, divided by gamma)."""
+    rounds = sum(width_hist)
+    used = [(g, n) for g, n in enumerate(width_hist) if n]
+    k = sum(n * (costs.k(g) if g else 1.0) for g, n in used) / rounds
+    o = sum(n * (costs.o_round(g) if g else costs.o_plain) for g, n in used) / rounds
+    return {"k": k, "o_round": o, "c_per_position": costs.c(gamma) * draft_steps_per_round / gamma}
+
+
 def _model_acceptance(rates: Sequence[float | None]) -> list[float]:
     # a position never reached contributes nothing: prod_{j<=i} alpha_j is ~0 there already
     return [r if r is not None else 0.0 for r in rates]
@@ -301,13 +334,15 @@ def choose_gamma(target: torch.nn.Module, draft, prompt: Sequence[int], sampling
                  decode_options: dict | None = None) -> tuple[int, dict]:
     """``--gamma auto``: the gamma in 1..8 maximising the measured-cost speedup, after a short calibration.
 
-    Calibration: one speculative run of ``tokens`` new tokens at gamma = 8 on ``prompt`` gives alpha_i per
-    position (acceptance at position i does not depend on how many positions follow it); ``measure_costs``
+    Calibration: one speculative run of ``tokens`` new tokens at gamma = 8 on ``prompt`` gives the
+    continuation rate a_i per position (``continuation_rates``; it does not depend on how many positions
+    follow it); ``measure_costs``
     gives c, k(gamma) and o_round(gamma) for gamma 1..8. Returns (gamma, the calibration as a dict).
     """
     run = speculative_generate(target, draft, [list(prompt)], tokens, max(GAMMAS), sampling, seed, vocab_size=vocab_size,
                                **(decode_options or {}))
-    alphas = _model_acceptance(_acceptance(run.position_reached, run.position_accepted))
+    # continuation rates: a position an adaptive draft did not propose counts as a stop
+    alphas = continuation_rates(run.accepted_hist, max(GAMMAS))
     costs = measure_costs(target, draft, prompt, GAMMAS, sampling, context)
     k = {g: costs.k(g) for g in GAMMAS}
     o_round = {g: costs.o_round(g) for g in GAMMAS}
@@ -381,6 +416,7 @@ def bench_pair(
     alpha_sum = alpha_n = 0.0
     reached = [0] * gamma
     acc_pos = [0] * gamma
+    hist, widths, drafted, steps = [0] * (gamma + 1), [0] * (gamma + 1), 0, 0
     for i, ids in enumerate(tqdm(prompts, desc=f"bench {name}", disable=not progress)):
         g, t = _timed(lambda ids=ids, i=i: plain_generate(target, [ids], max_new_tokens, sampling, seed + i,
                                                           eos_token_id=eos_token_id, vocab_size=vocab_size))
@@ -396,6 +432,10 @@ def bench_pair(
         alpha_n += s.alpha_count
         reached = [a + b for a, b in zip(reached, s.position_reached, strict=True)]
         acc_pos = [a + b for a, b in zip(acc_pos, s.position_accepted, strict=True)]
+        hist = [a + b for a, b in zip(hist, s.accepted_hist + [0] * (gamma + 1 - len(s.accepted_hist)), strict=True)]
+        widths = [a + b for a, b in zip(widths, s.width_hist + [0] * (gamma + 1 - len(s.width_hist)), strict=True)]
+        drafted += s.drafted
+        steps += s.draft_steps
         if hf:
             n, t = _timed(lambda ids=ids, i=i: _hf_assisted(target, draft, ids, max_new_tokens, gamma, sampling, seed + i,
                                                             eos_token_id))
@@ -404,12 +444,19 @@ def bench_pair(
     rate = {k: (n / t if t else float("nan")) for k, (n, t) in totals.items()}
     # costs, measured apart from the timed runs, with the cache at the workload's mid-run length
     gammas = GAMMAS if k_table else (gamma,)
-    costs = measure_costs(target, draft, prompts[0], sorted(set(gammas) | {gamma}), sampling, context)
+    # every width a round verified (an adaptive draft's rounds verify fewer than gamma drafts)
+    verified = {g for g, n in enumerate(widths) if n and g}
+    costs = measure_costs(target, draft, prompts[0], sorted(set(gammas) | {gamma} | verified), sampling, context)
     prefill = prefill_seconds(target, None, prompts) / costs.t1
     draft_prefill = prefill_seconds(None, draft, prompts) / costs.t1 if isinstance(draft, ModelDraft) else 0.0
     by_position = _acceptance(reached, acc_pos)
-    alphas = _model_acceptance(by_position)
-    c, k, o_round = costs.c(gamma), costs.k(gamma), costs.o_round(gamma)
+    # the model: continuation rates a_i (stops count as rejections) and the mean costs of the rounds as run;
+    # for a draft that always proposes gamma tokens, a_i = alpha_i, k = k(gamma), c = c(gamma)
+    alphas = continuation_rates(hist, gamma)
+    # a model draft pays per forward pass; a draft without a model (prompt lookup) one search per round
+    per_round = (steps / rounds if isinstance(draft, ModelDraft) else gamma) if rounds else 0.0
+    mean = round_costs(costs, widths, per_round, gamma)
+    c, k, o_round = mean["c_per_position"], mean["k"], mean["o_round"]
     tokens = expected_tokens_by_position(alphas, gamma)
     n_new = totals["plain"][0] / len(prompts)  # new tokens per prompt (fewer than max_new_tokens where eos came first)
     alpha = alpha_sum / alpha_n if alpha_n else float("nan")
@@ -430,6 +477,11 @@ def bench_pair(
         "tokens_per_s": rate,
         "alpha": alpha,
         "acceptance_by_position": by_position,
+        "continuation_by_position": alphas,
+        "rounds_by_width": widths,
+        "drafts_per_round": drafted / rounds if rounds else None,
+        "cost_ratio_c_per_draft": costs.c(gamma),
+        "k_gamma": costs.k(gamma),
         "mean_tokens_per_round": (accepted + rounds) / rounds if rounds else None,
         "predicted_tokens_per_round": tokens,
         "cost_ratio_c": c,

@@ -93,3 +93,31 @@ def test_bench_command_is_registered_and_lazy():
 
     module = importlib.import_module(COMMANDS["bench"][0])
     assert "torch" not in module.__dict__
+
+
+def test_continuation_rates_and_round_costs_take_rounds_as_they_ran():
+    # 10 rounds accepted 0 drafts, 6 accepted 1, 4 accepted 3 (gamma 3): S = 20, 10, 4, 4
+    hist = [10, 6, 0, 4]
+    assert timing.continuation_rates(hist, 3) == [10 / 20, 4 / 10, 4 / 4]
+    assert timing.continuation_rates([5], 2) == [0.0, 0.0]
+    # 1 + sum of prod a_j = 1 + mean accepted = 1 + (6 + 12) / 20
+    a = timing.continuation_rates(hist, 3)
+    assert 1 + a[0] + a[0] * a[1] + a[0] * a[1] * a[2] == pytest.approx(1 + 18 / 20)
+    costs = timing.Costs(t1=1.0, passes={1: 1.0, 2: 1.5, 4: 2.0}, rollback={2: 0.0, 4: 0.0}, draft_round={3: 0.3},
+                         round_extra={1: 0.1, 3: 0.2}, plain_extra=0.05, context=8, alone={})
+    # widths: 2 rounds without drafts (plain steps), 1 verifying 1, 1 verifying 3; 4 draft forwards in 4 rounds
+    mean = timing.round_costs(costs, [2, 1, 0, 1], draft_steps_per_round=1.0, gamma=3)
+    assert mean["k"] == pytest.approx((2 * 1.0 + 1.5 + 2.0) / 4)
+    assert mean["o_round"] == pytest.approx((2 * 0.05 + 0.1 + 0.2) / 4)
+    assert mean["c_per_position"] == pytest.approx(0.1 * 1.0 / 3)
+
+
+def test_the_model_counts_a_confidence_stop_as_a_shorter_round():
+    """With a stop threshold rounds propose fewer drafts: the model's tokens per round is the measured one."""
+    target = tiny_llama(0, sharpness=4.0)
+    draft = ModelDraft(noisy_copy(target, 0.3, 1))
+    r = bench_pair("tiny", target, draft, [[1, 2, 3, 1, 2]], max_new_tokens=24, gamma=4, progress=False, hf=False,
+                   decode_options={"draft_threshold": 0.6})
+    assert r["drafts_per_round"] < 4, "the threshold should stop some rounds early on this pair"
+    assert sum(r["rounds_by_width"][:4]) > 0
+    assert abs(r["predicted_tokens_per_round"] - r["mean_tokens_per_round"]) < 1e-9
