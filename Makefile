@@ -37,7 +37,7 @@ test: $(STAMP)
 	$(PY) -m ruff check specmath tests scripts benchmarks notebooks solutions
 	# one torch thread per worker: two xdist workers each spinning two OpenMP threads on two cores
 	# slow every torch test several-fold (.ci/run then repeats the torch tests on 1 and on 2 threads)
-	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --nbmake tests notebooks
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --durations=15 --nbmake tests notebooks
 
 ## the inner loop: no notebooks, no audits, no slow marks (markers: tests/conftest.py)
 test-fast: $(STAMP)

@@ -98,13 +98,14 @@ def plot_lm_acceptance_by_position(gamma: int = 6, tokens: int = 40):
 
 
 @figure("lm_timing.png")
-def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48):
+def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48, prompts: int = 4):
     """Bundled pair on this machine: measured k(gamma), and the measured-cost speedup model vs measured speedups.
 
     Left: k(gamma) = target pass over gamma + 1 tokens / over 1 token (timed in a round, and alone),
     against the premise k = 1.
     Right: the model's speedup over gamma 1..8 with k = 1 and with the measured costs (alpha_i from one
-    calibration run at gamma 8, ``specmath.lm.timing``), and the speedup measured at ``gammas``.
+    calibration run at gamma 8, ``specmath.lm.timing``), the speedup measured at ``gammas``, and the
+    model at each measured run's own acceptance (continuation rates from its accepted counts).
     """
     import time
 
@@ -113,12 +114,12 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48):
     from specmath.lm.pairs import load_named_pair
     from specmath.lm.plain_decode import plain_generate
     from specmath.lm.speculative_decode import speculative_generate
-    from specmath.lm.timing import GAMMAS, measure_costs, prefill_seconds
+    from specmath.lm.timing import GAMMAS, continuation_rates, measure_costs, prefill_seconds
     from specmath.lm.warps import Sampling
     from specmath.theory import cost_model_speedup
 
     pair = load_named_pair("bundled")
-    prompts = pair.prompts[:2]
+    prompts = pair.prompts[:prompts]
     sampling = Sampling()
     context = round(sum(map(len, prompts)) / len(prompts)) + tokens // 2
     costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, sampling, context)
@@ -132,14 +133,22 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48):
         fn()
         return time.perf_counter() - start
 
-    measured = {}
+    measured, own = {}, {}
     for g in gammas:
         # plain and speculative interleaved per prompt, so a change of machine load hits both alike
         plain = spec = 0.0
+        hist = [0] * (g + 1)
         for p in prompts:
             plain += seconds(lambda p=p: plain_generate(pair.target, [p], tokens, sampling, SEED))
-            spec += seconds(lambda p=p, g=g: speculative_generate(pair.target, pair.draft, [p], tokens, g, sampling, SEED))
+            run = {}
+            spec += seconds(lambda p=p, g=g, run=run: run.setdefault(
+                "out", speculative_generate(pair.target, pair.draft, [p], tokens, g, sampling, SEED)))
+            hist = [a + b for a, b in zip(hist, run["out"].accepted_hist + [0] * (g + 1 - len(run["out"].accepted_hist)), strict=True)]
         measured[g] = plain / spec
+        # the same model with the acceptance this run had: a few hundred tokens leave alpha_i noisy, and
+        # this separates that noise from an error of the cost model
+        own[g] = cost_model_speedup(continuation_rates(hist, g), g, costs.c(g), costs.k(g), costs.o_round(g),
+                                    costs.o_plain, tokens, prefill, draft_prefill)
 
     def model(g: int, k: float, o_round: float, o_plain: float, p: float, pd: float) -> float:
         return cost_model_speedup(alphas, g, costs.c(g), k, o_round, o_plain, tokens, p, pd)
@@ -156,6 +165,7 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48):
     right.plot(GAMMAS, [model(g, costs.k(g), costs.o_round(g), costs.o_plain, prefill, draft_prefill) for g in GAMMAS], "-",
                label="model with measured k(gamma), c, overheads, prefill")
     right.plot(list(measured), list(measured.values()), "o", color="black", label="measured (plain time / speculative time)")
+    right.plot(list(own), list(own.values()), "x", color="tab:red", ms=9, label="model at the run's own acceptance")
     right.axhline(1, color="gray", lw=0.8)
     right.set_xlabel("gamma (draft tokens per round)")
     right.set_ylabel("speedup over plain decoding")
