@@ -195,9 +195,22 @@ plt.show()
 # over-predicts SmolLM2's speedups by up to 1.9x; with the measured k it lands within 9% of every
 # measured speedup in the README's table.
 #
-# The cell below times k(gamma) for gamma 1..8 (in a round, right after the draft's proposal, and
-# for the target alone), then the speedup at a few gammas, and draws the model with k = 1 and with
-# the measured costs: `figures/lm_timing.png` is the same function run on the quiet machine.
+# `figures/lm_timing.png`, made on that CPU (2 threads, quiet) by `specmath figures --only lm_timing.png`:
+# left, k(gamma) for gamma 1..8, timed in a round (right after the draft's proposal) and for the target
+# alone; right, the model with k = 1 and with the measured costs, the measured speedups, and the model
+# at each measured run's own acceptance.
+
+# %%
+from pathlib import Path  # noqa: E402
+
+from IPython.display import Image  # noqa: E402
+
+import specmath  # noqa: E402
+
+Image(filename=str(Path(specmath.__file__).resolve().parents[1] / "figures" / "lm_timing.png"), width=900)
+
+# %% [markdown]
+# The same function, run on your machine (fewer runs, so noisier):
 
 # %% tags=["machine-dependent"]
 from specmath.plots.lm_plots import plot_lm_timing  # noqa: E402
