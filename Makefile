@@ -37,9 +37,7 @@ test: $(STAMP)
 	$(PY) -m ruff check specmath tests scripts benchmarks notebooks solutions
 	# one torch thread per worker: two xdist workers each spinning two OpenMP threads on two cores
 	# slow every torch test several-fold (.ci/run then repeats the torch tests on 1 and on 2 threads)
-	# --nbmake-timeout=180 (per cell; the slowest cell takes about 30 s): under nbmake's default of 300 s,
-	# notebook 08 took 308 s of mostly idle waiting on this machine, and 8-9 s with 120 s or 180 s (cause not found)
-	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --durations=15 --nbmake --nbmake-timeout=180 tests notebooks
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --durations=15 --nbmake tests notebooks
 
 ## the inner loop: no notebooks, no audits, no slow marks (markers: tests/conftest.py)
 test-fast: $(STAMP)
