@@ -80,9 +80,7 @@ def adapter_model(target: torch.nn.Module) -> torch.nn.Module:
     Called with ``inputs_embeds`` = the target's hidden state after its shared layers, it applies the
     adapter layer and the final norm; its weights start as the target's last layer and final norm.
     """
-    inner = getattr(target, "model", None)
-    if inner is None or not hasattr(inner, "layers"):
-        raise ValueError(f"{type(target).__name__} has no .model.layers: the early-exit draft needs a Llama-style decoder")
+    inner, _ = leading_layers(target, 1, "shared_layers", "the early-exit draft")
     config = _decoder_config(target, 1)
     config.vocab_size, config.pad_token_id = 1, None  # the adapter never embeds tokens: it reads hidden states
     model = type(inner)(config)

@@ -324,11 +324,6 @@ def round_costs(costs: Costs, width_hist: Sequence[int], draft_steps_per_round: 
     return {"k": k, "o_round": o, "c_per_position": costs.c(gamma) * draft_steps_per_round / gamma}
 
 
-def _model_acceptance(rates: Sequence[float | None]) -> list[float]:
-    # a position never reached contributes nothing: prod_{j<=i} alpha_j is ~0 there already
-    return [r if r is not None else 0.0 for r in rates]
-
-
 def choose_gamma(target: torch.nn.Module, draft, prompt: Sequence[int], sampling: Sampling = DEFAULT_SAMPLING,
                  context: int | None = None, tokens: int = 32, seed: int = 0, vocab_size: int | None = None,
                  decode_options: dict | None = None) -> tuple[int, dict]:

@@ -124,14 +124,14 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48, prompts: int = 4):
     context = round(sum(map(len, prompts)) / len(prompts)) + tokens // 2
     costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, sampling, context)
     calibration = speculative_generate(pair.target, pair.draft, prompts, tokens, max(GAMMAS), sampling, SEED)
-    alphas = [a if a == a else 0.0 for a in calibration.acceptance_by_position]  # never reached: 0
+    alphas = continuation_rates(calibration.accepted_hist, max(GAMMAS))
     prefill = prefill_seconds(pair.target, None, prompts) / costs.t1 / len(prompts)
     draft_prefill = prefill_seconds(None, pair.draft, prompts) / costs.t1 / len(prompts)
 
-    def seconds(fn) -> float:
+    def timed(fn):
         start = time.perf_counter()
-        fn()
-        return time.perf_counter() - start
+        result = fn()
+        return result, time.perf_counter() - start
 
     measured, own = {}, {}
     for g in gammas:
@@ -139,11 +139,10 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48, prompts: int = 4):
         plain = spec = 0.0
         hist = [0] * (g + 1)
         for p in prompts:
-            plain += seconds(lambda p=p: plain_generate(pair.target, [p], tokens, sampling, SEED))
-            run = {}
-            spec += seconds(lambda p=p, g=g, run=run: run.setdefault(
-                "out", speculative_generate(pair.target, pair.draft, [p], tokens, g, sampling, SEED)))
-            hist = [a + b for a, b in zip(hist, run["out"].accepted_hist + [0] * (g + 1 - len(run["out"].accepted_hist)), strict=True)]
+            plain += timed(lambda p=p: plain_generate(pair.target, [p], tokens, sampling, SEED))[1]
+            run, t = timed(lambda p=p, g=g: speculative_generate(pair.target, pair.draft, [p], tokens, g, sampling, SEED))
+            spec += t
+            hist = [a + b for a, b in zip(hist, run.accepted_hist + [0] * (g + 1 - len(run.accepted_hist)), strict=True)]
         measured[g] = plain / spec
         # the same model with the acceptance this run had: a few hundred tokens leave alpha_i noisy, and
         # this separates that noise from an error of the cost model
