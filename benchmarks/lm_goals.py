@@ -37,9 +37,9 @@ from specmath.lm.workloads import read_prompts_file, shipped_prompts_file
 
 
 def _row(pair_name: str, prompt_set: str | None, temperature: float, gamma, max_new_tokens: int, prompts: int | None,
-         hf: bool = True) -> dict:
+         dtype: torch.dtype, pack: bool, hf: bool = True) -> dict:
     texts = read_prompts_file(shipped_prompts_file(prompt_set)) if prompt_set else None
-    pair = load_named_pair(pair_name, texts=texts)
+    pair = load_named_pair(pair_name, dtype=dtype, texts=texts, pack_weights=pack)
     chosen = pair.prompts[:prompts] if prompts else pair.prompts
     start = time.perf_counter()
     r = bench_pair(pair.name, pair.target, pair.draft, chosen, max_new_tokens, gamma, Sampling(temperature), 0,
@@ -61,6 +61,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default="lm_goals.json", help="output file")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"], help="of every model (default float32)")
+    parser.add_argument("--pack-weights", action="store_true",
+                        help="pack Linear weights for oneDNN (bfloat16 only; specmath.lm.packed_linear); skips the int8 row")
     parser.add_argument("--runs", type=int, default=5, help="consecutive runs of the bundled pair")
     parser.add_argument("--max-new-tokens", type=int, default=128, help="per SmolLM2 answer (answers stop at eos)")
     parser.add_argument("--bundled-gamma", default="auto", type=lambda v: v if v == "auto" else int(v),
@@ -87,8 +90,12 @@ def main() -> int:
     unknown = set(chosen) - {*plan, "bundled"}
     if unknown:
         raise SystemExit(f"unknown rows {sorted(unknown)}: choose from {[*plan, 'bundled']}")
-    rows = {key: _row(*plan[key], n, prompts) for key in plan if key in chosen}
-    bundled = [_row("bundled", None, 1.0, args.bundled_gamma, 64, None) for _ in range(runs)] if "bundled" in chosen else []
+    dtype = getattr(torch, args.dtype)
+    if args.pack_weights:  # an int8 dynamic-quantised draft is a float32 model: nothing to pack
+        plan.pop("smollm2_int8_edit_T1")
+    rows = {key: _row(*plan[key], n, prompts, dtype, args.pack_weights) for key in plan if key in chosen}
+    bundled = ([_row("bundled", None, 1.0, args.bundled_gamma, 64, None, dtype, args.pack_weights) for _ in range(runs)]
+               if "bundled" in chosen else [])
     goals = []
     if "smollm2_lookup_edit_T0" in rows:
         r = rows["smollm2_lookup_edit_T0"]
@@ -106,7 +113,8 @@ def main() -> int:
     model_errors = [abs(r["predicted_speedup"] / r["measured_speedup_vs_plain"] - 1) for r in [*rows.values(), *bundled]]
     report = {
         "machine": {"processor": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
-                    "threads": torch.get_num_threads(), "torch": torch.__version__,
+                    "threads": torch.get_num_threads(), "torch": torch.__version__, "dtype": args.dtype,
+                    "packed_weights": args.pack_weights,
                     "load_average_at_end": os.getloadavg()},
         "rows": rows,
         "bundled_runs": bundled,

@@ -59,9 +59,17 @@ class TruncatedHead(torch.nn.Module):
         self.weight = torch.nn.Parameter(weight, requires_grad=False)
         self.register_buffer("kept", kept.long(), persistent=False)
         self.out_features = vocab_size  # what models.model_vocab_size reads: q has the target's width
+        self.packed = None
+
+    def pack_weights(self) -> None:
+        """Use a oneDNN-packed copy of the kept rows (``packed_linear``; a bfloat16 CPU draft)."""
+        from specmath.lm.packed_linear import PackedLinear
+
+        self.packed = PackedLinear(self.weight)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        small = torch.nn.functional.linear(hidden, self.weight)  # (..., len(kept))
+        # (..., len(kept)) logits of the kept ids
+        small = torch.nn.functional.linear(hidden, self.weight) if self.packed is None else self.packed(hidden)
         full = small.new_full((*small.shape[:-1], self.out_features), float("-inf"))
         return full.index_copy_(-1, self.kept, small)
 

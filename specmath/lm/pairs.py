@@ -12,6 +12,8 @@
 * ``smollm2`` and any pair with a chat template stop each answer at the tokenizer's eos token.
 
 ``texts``: user messages replacing the pair's own prompts (e.g. from a prompt file, ``workloads``).
+``pack_weights``: pack every Linear layer of the target and its model draft for oneDNN
+(``packed_linear``; bfloat16 on a CPU with AMX or AVX-512 BF16), which makes k(gamma) nearly 1.
 * ``TARGET,DRAFT``: two Hugging Face causal LMs by local path or hub name sharing a tokenizer
   (e.g. ``HuggingFaceTB/SmolLM2-1.7B-Instruct,HuggingFaceTB/SmolLM2-135M-Instruct`` on a GPU).
 """
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
+from specmath.lm.packed_linear import pack_linears
 from specmath.lm.workloads import encode_prompts
 
 __all__ = ["Pair", "load_named_pair", "EDIT_PROMPTS", "TEXT_PROMPTS"]
@@ -62,10 +65,23 @@ def _eos(tokenizer) -> int | None:
 
 
 def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
-                    texts: list[str] | None = None) -> Pair:
+                    texts: list[str] | None = None, pack_weights: bool = False) -> Pair:
     """``bundled``, ``smollm2[:int8|lookup|skipK|trained[=PATH]]`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
     if texts is not None and not texts:
         raise ValueError("texts is empty: give at least one prompt")
+    if pack_weights and (dtype != torch.bfloat16 or torch.device(device).type != "cpu"):
+        raise ValueError(f"pack_weights packs bfloat16 CPU models, got dtype {dtype} on {device}: use dtype=torch.bfloat16")
+    pair = _load_named_pair(name, dtype, device, texts)
+    if pack_weights:
+        models = [pair.target] + ([pair.draft.model] if isinstance(pair.draft, ModelDraft) else [])
+        if any(p.dtype != torch.bfloat16 for m in models[1:] for p in m.parameters()):
+            raise ValueError(f"pair {name}: the draft is not a bfloat16 model (an int8 draft cannot be packed); pack a lookup, "
+                             "layer-skip or trained draft")
+        pack_linears(*models)
+    return pair
+
+
+def _load_named_pair(name: str, dtype: torch.dtype, device: str | torch.device, texts: list[str] | None) -> Pair:
     if name == "bundled":
         from specmath.lm.bundled import load_bundled_pair
 
