@@ -30,7 +30,7 @@ def _gamma(value: str) -> int | str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pair", action="append", help="bundled, smollm2[:int8|lookup|skipK|trained[=PATH]] or TARGET,DRAFT (repeatable; default: bundled and smollm2)")
+    parser.add_argument("--pair", action="append", help="bundled, smollm2[:int8|lookup|skipK|trained[=PATH]|ngram[=PATH]|lookup+ngram[=PATH]] or TARGET,DRAFT (repeatable; default: bundled and smollm2)")
     parser.add_argument("--gamma", type=_gamma, default=4, help="draft tokens per round, or 'auto' (a short calibration picks it; default 4)")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--prompts-file", default=None, help="JSON Lines file, one JSON string (user message) per line")

@@ -7,7 +7,11 @@
   default on CUDA, where int8 dynamic quantisation does not run; alpha ~0.15 at T = 1) or ``skipK``
   (the first K of 30 layers; alpha ~0.08 for K = 4) or ``trained`` (``early_exit_draft``: the first
   layers, one distilled layer and a truncated head, trained here by ``scripts/train_smollm2_draft.py``;
-  ``trained=PATH`` loads another file). Measured on this CPU at T = 1 (README).
+  ``trained=PATH`` loads another file), ``ngram`` (``ngram_draft``: q from a table of the target's
+  mean laws after each 1-3 token context, built by ``scripts/build_smollm2_ngram.py``, c ~ 0, one
+  draft a round) or
+  ``lookup+ngram`` (prompt lookup where it matches, the table elsewhere); ``ngram=PATH`` and
+  ``lookup+ngram=PATH`` read another table. Measured on this CPU at T = 1 (README).
   Its prompts ask to edit a given text, so that the answer can copy from the prompt.
 * ``smollm2`` and any pair with a chat template stop each answer at the tokenizer's eos token.
 
@@ -66,7 +70,7 @@ def _eos(tokenizer) -> int | None:
 
 def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
                     texts: list[str] | None = None, pack_weights: bool = False) -> Pair:
-    """``bundled``, ``smollm2[:int8|lookup|skipK|trained[=PATH]]`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
+    """``bundled``, ``smollm2[:int8|lookup|skipK|trained[=PATH]|ngram[=PATH]|lookup+ngram[=PATH]]`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
     if texts is not None and not texts:
         raise ValueError("texts is empty: give at least one prompt")
     if pack_weights and (dtype != torch.bfloat16 or torch.device(device).type != "cpu"):
@@ -99,12 +103,19 @@ def _load_named_pair(name: str, dtype: torch.dtype, device: str | torch.device, 
             draft = PromptLookupDraft(max_ngram=3, device=device)
         elif kind.startswith("skip") and kind[4:].isdigit():
             draft = ModelDraft(layer_skip_draft(target, int(kind[4:])))
+        elif kind.partition("=")[0] in ("ngram", "lookup+ngram"):
+            from specmath.lm.ngram_draft import LookupNgramDraft, NgramDraft, NgramTable, default_table_file
+
+            # one table draft a round: its later guesses are rarely accepted, and each widens the verify pass
+            table = NgramDraft(NgramTable.load(kind.partition("=")[2] or default_table_file()), device=device, max_tokens=1)
+            draft = table if kind.startswith("ngram") else LookupNgramDraft(PromptLookupDraft(max_ngram=3, device=device), table)
         elif kind == "trained" or kind.startswith("trained="):
             from specmath.lm.early_exit_draft import load_early_exit_draft
 
             draft = ModelDraft(load_early_exit_draft(target, kind.partition("=")[2] or None))
         else:
-            raise ValueError(f"unknown SmolLM2 draft {kind!r}: use int8, lookup, skipK (K layers) or trained[=PATH]")
+            raise ValueError(f"unknown SmolLM2 draft {kind!r}: use int8, lookup, skipK (K layers), trained[=PATH], "
+                             "ngram[=PATH] or lookup+ngram[=PATH]")
         return Pair(f"smollm2:{kind}", target, draft, tok, None, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))
     if name.count(",") == 1:
         from specmath.lm.models import load_pair

@@ -273,7 +273,7 @@ def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas:
     sizes = sorted({1} | {g + 1 for g in gammas})
     alone, _, logits = _pass_times(target, ctx, sizes, repeats)
     draft_round, passes, rollback = _round_times(target, draft, ctx, sorted(gammas), sampling, repeats)
-    one_hot = not isinstance(draft, ModelDraft)
+    one_hot = isinstance(draft, PromptLookupDraft)  # q None; model and table drafts carry a dense q
     round_extra = {g: _round_overhead_seconds(logits, g, one_hot, sampling, 4 * repeats) for g in gammas}  # sub-ms: more samples
     plain_extra = _plain_overhead_seconds(logits[:, :1], sampling, 4 * repeats)
     return Costs(alone[1], {1: alone[1], **passes}, rollback, draft_round, round_extra, plain_extra, len(ctx), alone)
@@ -354,6 +354,18 @@ def _timed(fn):
     return result, time.perf_counter() - start
 
 
+def hf_lookup_part(draft) -> PromptLookupDraft | None:
+    """The prompt lookup HF runs in place of ``draft``: itself, or the lookup of a lookup + table draft."""
+    if isinstance(draft, PromptLookupDraft):
+        return draft
+    return getattr(draft, "lookup", None) if isinstance(getattr(draft, "lookup", None), PromptLookupDraft) else None
+
+
+def has_hf_counterpart(draft) -> bool:
+    """HF generate runs a model draft (assistant_model) or prompt lookup; an n-gram table alone has no counterpart."""
+    return isinstance(draft, ModelDraft) or hf_lookup_part(draft) is not None
+
+
 @torch.no_grad()
 def _hf_assisted(target, draft, ids: list[int], max_new_tokens: int, gamma: int, sampling: Sampling, seed: int,
                  eos_token_id: int | None) -> int:
@@ -368,8 +380,9 @@ def _hf_assisted(target, draft, ids: list[int], max_new_tokens: int, gamma: int,
         kwargs.update(do_sample=False)
     else:
         kwargs.update(do_sample=True, temperature=sampling.temperature, top_k=sampling.top_k or 0, top_p=sampling.top_p or 1.0)
-    if isinstance(draft, PromptLookupDraft):
-        kwargs.update(prompt_lookup_num_tokens=gamma, max_matching_ngram_size=draft.max_ngram)
+    lookup = hf_lookup_part(draft)
+    if lookup is not None:
+        kwargs.update(prompt_lookup_num_tokens=gamma, max_matching_ngram_size=lookup.max_ngram)
     else:
         assistant = draft.model
         assistant.generation_config.num_assistant_tokens = gamma
@@ -395,6 +408,7 @@ def bench_pair(
     """
     device = next(target.parameters()).device
     prompts = [list(p) for p in prompts]
+    hf = hf and has_hf_counterpart(draft)
     options = dict(decode_options or {})  # decoder options, passed through to speculative_generate only
     context = round(sum(map(len, prompts)) / len(prompts)) + max_new_tokens // 2  # the cache length mid-run
     calibration = None
