@@ -132,7 +132,7 @@ def main() -> int:
     path = out / "ngram.safetensors"
     table.save(path, info)
     metrics = {**info, "contexts": table.sizes(), "heldout": measured, "bytes": path.stat().st_size,
-               "corpus": f"read from {corpus}" if reused else "sampled in this run",
+               "corpus": "read from the --corpus file of an earlier run" if reused else "sampled in this run",
                "seconds": {"sampling": round(sampled, 1), "building": round(built, 1),
                            "wall": round(time.perf_counter() - start, 1), "cpu": round(time.process_time() - cpu0, 1)}}
     (out / "ngram_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
