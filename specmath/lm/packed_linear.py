@@ -70,16 +70,18 @@ def pack_linears(*models: torch.nn.Module) -> int:
     """
     if not packing_available():
         raise ValueError("weight packing needs torch with oneDNN and a CPU with bfloat16 support (AVX-512 BF16 or AMX)")
-    done: dict[int, torch.nn.Module] = {}
+    # id -> (the module, what replaces it); holding the module keeps its id from being reused by a
+    # new object while we walk (a freed Linear's id handed to another module would swap the wrong one)
+    done: dict[int, tuple[torch.nn.Module, torch.nn.Module]] = {}
     for model in models:
         for parent in list(model.modules()):
             for name, child in list(parent.named_children()):
                 if id(child) in done:
-                    setattr(parent, name, done[id(child)])
+                    setattr(parent, name, done[id(child)][1])
                 elif isinstance(child, torch.nn.Linear):
-                    done[id(child)] = PackedLinear.from_linear(child)
-                    setattr(parent, name, done[id(child)])
+                    done[id(child)] = (child, PackedLinear.from_linear(child))
+                    setattr(parent, name, done[id(child)][1])
                 elif hasattr(child, "pack_weights"):
                     child.pack_weights()
-                    done[id(child)] = child
+                    done[id(child)] = (child, child)
     return len(done)

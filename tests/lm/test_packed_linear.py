@@ -120,6 +120,28 @@ def test_truncated_head_packs_itself():
     torch.testing.assert_close(after[..., kept].float(), before[..., kept].float(), rtol=3e-2, atol=3e-2)
 
 
+@needs_bf16
+def test_an_early_exit_draft_packs_with_its_target():
+    """Shared layers, an own adapter layer and a TruncatedHead: each keeps its role after packing."""
+    from specmath.lm.early_exit_draft import adapter_model, build_early_exit_draft
+
+    target = tiny_llama(3, vocab_size=16, layers=3, sharpness=4.0)
+    adapter = adapter_model(target)
+    kept = torch.tensor([0, 2, 3, 5, 7, 8, 11, 13])
+    draft = build_early_exit_draft(target, 2, adapter.layers[0].state_dict(), adapter.norm.weight, kept)
+    target, draft = _bf16(target), _bf16(draft)
+    x = torch.tensor([[1, 4, 2, 9, 3]])
+    with torch.no_grad():
+        before = draft(input_ids=x).logits.float()
+        pack_linears(target, draft)
+        after = draft(input_ids=x).logits.float()
+    assert isinstance(draft.lm_head, TruncatedHead) and draft.lm_head.packed is not None
+    assert draft.model.layers[0] is target.model.layers[0]
+    assert torch.isneginf(after[..., [1, 4, 6]]).all()
+    # bfloat16 through 3 layers, summed in another order: a few ulps of logits of size ~10 (see above)
+    torch.testing.assert_close(after[..., kept], before[..., kept], rtol=5e-2, atol=1e-1)
+
+
 def test_pairs_refuse_to_pack_float32():
     from specmath.lm.pairs import load_named_pair
 
