@@ -25,3 +25,17 @@ def noisy_copy(model: LlamaForCausalLM, noise: float, seed: int) -> LlamaForCaus
     for w in draft.parameters():
         w.add_(noise * torch.randn_like(w) * w.std().clamp(min=1e-3))
     return draft
+
+
+def assert_first_tokens_follow(samples, law1, law2, max_detectable_tv: float) -> None:
+    """G-tests of the first token and the first two tokens of ``samples`` against exact laws.
+
+    Level 1e-6; each test must detect a TV >= max_detectable_tv with probability 0.99
+    (``histogram_check``'s power), so a passing test says something at the sample size used.
+    """
+    from specmath.lm.histogram import histogram_check
+
+    for what, s, law in (("first token", [t[0] for t in samples], law1), ("first two tokens", samples, law2)):
+        check = histogram_check(what, s, law)
+        assert check.detectable_tv < max_detectable_tv, f"{what}: N too small, detects only TV >= {check.detectable_tv:.3f}"
+        assert check.p_value > 1e-6, f"{what}: G={check.statistic:.1f} p={check.p_value:.2e}"
