@@ -60,7 +60,8 @@ def _table(r: dict) -> str:
     lines = [
         f"pair {r['pair']} on {r['device']} ({r['dtype']}, {r['threads']} threads), gamma={r['gamma']}, "
         f"{r['prompts']} prompts x <= {r['max_new_tokens']} tokens, T={r['sampling']['temperature']}",
-        f"  tokens/s   plain {rate['plain']:.1f}   speculative {rate['speculative']:.1f}   HF assisted {rate['hf_assisted']:.1f}",
+        f"  tokens/s   plain {rate['plain']:.1f}   speculative {rate['speculative']:.1f}   HF assisted "
+        + ("-" if rate["hf_assisted"] is None else f"{rate['hf_assisted']:.1f}"),
         f"  alpha {r['alpha']:.3f}   alpha_i {alphas}   tokens/round {r['mean_tokens_per_round']:.2f} (model {r['predicted_tokens_per_round']:.2f})",
         f"  rounds: {r['drafts_per_round']:.2f} drafts each; continuation a_i "
         + " ".join(f"{a:.2f}" for a in r["continuation_by_position"]),

@@ -450,7 +450,8 @@ def bench_pair(
                                                             eos_token_id))
             totals["hf_assisted"][0] += n
             totals["hf_assisted"][1] += t
-    rate = {k: (n / t if t else float("nan")) for k, (n, t) in totals.items()}
+    # None where a decoder did not run (HF without a counterpart of the draft, or hf=False): JSON null
+    rate = {k: (n / t if t else None) for k, (n, t) in totals.items()}
     # costs, measured apart from the timed runs, with the cache at the workload's mid-run length
     gammas = GAMMAS if k_table else (gamma,)
     # every width a round verified (an adaptive draft's rounds verify fewer than gamma drafts)

@@ -15,6 +15,27 @@ from specmath.lm.timing import GAMMAS, bench_pair, choose_gamma, measure_costs, 
 from specmath.lm.warps import Sampling  # noqa: E402
 
 
+def test_bench_skips_hf_where_it_has_no_counterpart_and_says_so_with_none():
+    """An n-gram table draft has no HF counterpart; lookup + table is compared with HF prompt lookup."""
+    import torch
+
+    from specmath.lm.ngram_draft import LookupNgramDraft, NgramDraft, build_ngram_table
+
+    target = tiny_llama(0, sharpness=4.0)
+    g = torch.Generator().manual_seed(0)
+    rows = []
+    for _ in range(8):
+        tokens = torch.randint(0, 48, (30,), generator=g)
+        probs, ids = torch.softmax(torch.randn(30, 48, generator=g), -1).topk(8, -1)
+        rows.append((tokens, 2, ids, probs))
+    table = build_ngram_table(rows, order=1, keep=8, min_count=1)
+    alone = bench_pair("tiny", target, NgramDraft(table), [[1, 2, 3]], max_new_tokens=8, gamma=2, progress=False)
+    assert alone["tokens_per_s"]["hf_assisted"] is None and alone["speedup_vs_hf_assisted"] is None
+    both = bench_pair("tiny", target, LookupNgramDraft(PromptLookupDraft(), NgramDraft(table)), [[1, 2, 3, 1, 2]],
+                      max_new_tokens=8, gamma=2, progress=False)
+    assert both["tokens_per_s"]["hf_assisted"] > 0 and both["speedup_vs_hf_assisted"] > 0
+
+
 def test_predicted_speedup_is_the_leviathan_formula_at_its_limits():
     # alpha = 0: one token per round for gamma c + 1 target-forward units
     assert predicted_speedup(0.0, 4, 0.25) == pytest.approx(1 / 2)
