@@ -37,8 +37,10 @@ test: $(STAMP)
 	$(PY) -m ruff check specmath tests scripts benchmarks notebooks solutions
 	# one torch thread per worker: two xdist workers each spinning two OpenMP threads on two cores
 	# slow every torch test several-fold (.ci/run then repeats the torch tests on 1 and on 2 threads).
-	# --nbmake-timeout: no notebook cell needs 60 s; the explorer notebook's kernel has been seen to sit
-	# idle until the timeout (300 s by default) and then finish and pass, so a shorter one bounds that wait
+	# --nbmake-timeout: no notebook cell needs 60 s. On a loaded machine the client sometimes reads the
+	# reply to a widget cell of the explorer notebook only when its poll of the shell socket times out
+	# (the kernel idle, its reply waiting: a missed wakeup); the cell then passes, after the whole timeout
+	# (300 s by default), so a shorter one bounds that wait
 	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --durations=15 --nbmake --nbmake-timeout=120 tests notebooks
 
 ## the inner loop: no notebooks, no audits, no slow marks (markers: tests/conftest.py)
