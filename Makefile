@@ -40,7 +40,8 @@ test: $(STAMP)
 	# --nbmake-timeout: no notebook cell needs 60 s. On a loaded machine the client sometimes reads the
 	# reply to a widget cell of the explorer notebook only when its poll of the shell socket times out
 	# (the kernel idle, its reply waiting: a missed wakeup); the cell then passes, after the whole timeout
-	# (300 s by default), so a shorter one bounds that wait
+	# (300 s by default), so a shorter one bounds that wait; that notebook sets 30 s in its own
+	# metadata (execution.timeout; its heaviest cell takes under 10 s)
 	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --durations=15 --nbmake --nbmake-timeout=120 tests notebooks
 
 ## the inner loop: no notebooks, no audits, no slow marks (markers: tests/conftest.py)
