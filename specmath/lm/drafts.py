@@ -175,10 +175,13 @@ class PromptLookupDraft:
         confidence_threshold: float = 0.0,
     ) -> Proposal:
         # a one-hot q has confidence 1: the threshold never stops a lookup
-        found = [self.lookup(t, gamma) for t in tokens]
+        return self.proposal([self.lookup(t, gamma) for t in tokens])
+
+    def proposal(self, found: Sequence[Sequence[int]]) -> Proposal:
+        """The one-hot proposal of the given lookups (row b proposes found[b], possibly nothing)."""
         lengths = [len(f) for f in found]
         width = max(lengths)
-        padded = [f + [0] * (width - len(f)) for f in found]
+        padded = [list(f) + [0] * (width - len(f)) for f in found]
         tokens_t = torch.tensor(padded, dtype=torch.long).reshape(len(found), width).to(self.device)
         return Proposal(tokens_t, lengths, torch.tensor(lengths, device=self.device), None)
 

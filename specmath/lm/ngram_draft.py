@@ -247,8 +247,8 @@ class LookupNgramDraft:
     def propose(self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, draws: Draws,
                 confidence_threshold: float = 0.0) -> Proposal:
         found = [self.lookup.lookup(t, gamma) for t in tokens]
-        if all(found):
-            return self.lookup.propose(tokens, gamma, sampling, draws, confidence_threshold)
+        if all(found):  # a one-hot q needs no confidence check: it is 1
+            return self.lookup.proposal(found)
         if not any(found):
             return self.ngram.propose(tokens, gamma, sampling, draws, confidence_threshold)
         # mixed batch: rows with a match take it (one-hot q); the table drafts the others, each row
