@@ -44,6 +44,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pack-weights", action="store_true",
                         help="pack the Linear weights once for oneDNN (needs --dtype bfloat16 on a CPU with AMX or AVX-512 BF16; "
                              "specmath.lm.packed_linear): k(gamma) ~ 1; plain, speculative and HF decoding all run the packed models")
+    parser.add_argument("--lean", default="none", choices=["none", "draft", "all"],
+                        help="run the model draft ('draft') or the target too ('all') through specmath.lm.lean_llama, the same Llama "
+                             "forward without HF's per-call wrapper; HF assisted generation runs the models as loaded")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--no-hf", action="store_true", help="skip HF assisted generation")
     parser.add_argument("--k-table", action="store_true", help="print k(gamma), c and o_round for gamma 1..8 (no decoding runs)")
@@ -116,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
     count = args.prompts or (None if texts else 4)
     results = []
     for name in args.pair or ["bundled", "smollm2"]:
-        pair = load_named_pair(name, dtype=dtype, device=device, texts=texts, pack_weights=args.pack_weights)
+        pair = load_named_pair(name, dtype=dtype, device=device, texts=texts, pack_weights=args.pack_weights,
+                               lean=args.lean)
         prompts = pair.prompts[:count]
         if args.k_table:
             context = round(sum(map(len, prompts)) / len(prompts)) + args.max_new_tokens // 2

@@ -18,6 +18,11 @@
 ``texts``: user messages replacing the pair's own prompts (e.g. from a prompt file, ``workloads``).
 ``pack_weights``: pack every Linear layer of the target and its model draft for oneDNN
 (``packed_linear``; bfloat16 on a CPU with AMX or AVX-512 BF16), which makes k(gamma) nearly 1.
+``lean``: run the model draft (``"draft"``) or the target and the model draft (``"all"``) through
+``lean_llama.LeanLlama``, the same Llama forward without Hugging Face's per-call wrapper; Hugging
+Face ``generate`` still runs the models as loaded (``lean_llama.hf_model``). ``"draft"`` leaves the
+target, hence plain decoding and verification, exactly as loaded; a draft without a model (prompt
+lookup, the n-gram table) has nothing to make lean.
 * ``TARGET,DRAFT``: two Hugging Face causal LMs by local path or hub name sharing a tokenizer
   (e.g. ``HuggingFaceTB/SmolLM2-1.7B-Instruct,HuggingFaceTB/SmolLM2-135M-Instruct`` on a GPU).
 """
@@ -29,10 +34,14 @@ from dataclasses import dataclass
 import torch
 
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
+from specmath.lm.lean_llama import LeanLlama
 from specmath.lm.packed_linear import pack_linears
 from specmath.lm.workloads import encode_prompts
 
-__all__ = ["Pair", "load_named_pair", "EDIT_PROMPTS", "TEXT_PROMPTS"]
+__all__ = ["Pair", "load_named_pair", "EDIT_PROMPTS", "TEXT_PROMPTS", "LEAN_CHOICES"]
+
+#: which models of a pair run ``lean_llama.LeanLlama``
+LEAN_CHOICES = ("none", "draft", "all")
 
 #: edit requests: the answer repeats most of the given text (prompt lookup's use case)
 EDIT_PROMPTS = [
@@ -69,19 +78,27 @@ def _eos(tokenizer) -> int | None:
 
 
 def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
-                    texts: list[str] | None = None, pack_weights: bool = False) -> Pair:
+                    texts: list[str] | None = None, pack_weights: bool = False, lean: str = "none") -> Pair:
     """``bundled``, ``smollm2[:int8|lookup|skipK|trained[=PATH]|ngram[=PATH]|lookup+ngram[=PATH]]`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
     if texts is not None and not texts:
         raise ValueError("texts is empty: give at least one prompt")
     if pack_weights and (dtype != torch.bfloat16 or torch.device(device).type != "cpu"):
         raise ValueError(f"pack_weights packs bfloat16 CPU models, got dtype {dtype} on {device}: use dtype=torch.bfloat16")
+    if lean not in LEAN_CHOICES:
+        raise ValueError(f"lean must be one of {', '.join(LEAN_CHOICES)}, got {lean!r}")
     pair = _load_named_pair(name, dtype, device, texts)
+    models = [pair.target] + ([pair.draft.model] if isinstance(pair.draft, ModelDraft) else [])
+    if pack_weights and any(p.dtype != torch.bfloat16 for m in models[1:] for p in m.parameters()):
+        raise ValueError(f"pair {name}: the draft is not a bfloat16 model (an int8 draft cannot be packed); pack a lookup, "
+                         "layer-skip or trained draft")
+    # built before packing: LeanLlama stacks the float q/k/v and gate/up weights into one product each
+    if lean != "none" and isinstance(pair.draft, ModelDraft):
+        pair.draft.model = LeanLlama(pair.draft.model)
+    if lean == "all":
+        pair.target = LeanLlama(pair.target)
     if pack_weights:
-        models = [pair.target] + ([pair.draft.model] if isinstance(pair.draft, ModelDraft) else [])
-        if any(p.dtype != torch.bfloat16 for m in models[1:] for p in m.parameters()):
-            raise ValueError(f"pair {name}: the draft is not a bfloat16 model (an int8 draft cannot be packed); pack a lookup, "
-                             "layer-skip or trained draft")
-        pack_linears(*models)
+        # one call: a module the lean and the Hugging Face forms share is packed once, for both
+        pack_linears(*models, *(m for m in (pair.target, getattr(pair.draft, "model", None)) if isinstance(m, LeanLlama)))
     return pair
 
 

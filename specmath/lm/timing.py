@@ -49,6 +49,7 @@ from specmath.lm.accept_reject import accept_reject
 from specmath.lm.cache import RowCache
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
 from specmath.lm.generation import Draws
+from specmath.lm.lean_llama import hf_model
 from specmath.lm.plain_decode import plain_generate
 from specmath.lm.speculative_decode import speculative_generate
 from specmath.lm.warps import DEFAULT_SAMPLING, Sampling
@@ -370,6 +371,7 @@ def has_hf_counterpart(draft) -> bool:
 def _hf_assisted(target, draft, ids: list[int], max_new_tokens: int, gamma: int, sampling: Sampling, seed: int,
                  eos_token_id: int | None) -> int:
     """HF generate(assistant_model=...) (or prompt_lookup_num_tokens for a prompt-lookup draft); returns new tokens."""
+    target = hf_model(target)  # HF generate runs the models as loaded, never a LeanLlama
     device = next(target.parameters()).device
     x = torch.tensor([ids], device=device)
     if eos_token_id is None:
@@ -384,7 +386,7 @@ def _hf_assisted(target, draft, ids: list[int], max_new_tokens: int, gamma: int,
     if lookup is not None:
         kwargs.update(prompt_lookup_num_tokens=gamma, max_matching_ngram_size=lookup.max_ngram)
     else:
-        assistant = draft.model
+        assistant = hf_model(draft.model)
         assistant.generation_config.num_assistant_tokens = gamma
         assistant.generation_config.num_assistant_tokens_schedule = "constant"
         assistant.generation_config.assistant_confidence_threshold = 0.0
