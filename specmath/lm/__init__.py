@@ -18,6 +18,7 @@ Modules, one idea each:
 * ``lean_llama``         the same Llama forward without HF's per-call wrapper: a small draft's c falls
 * ``bundled``            the small character-level pair shipped in the repository (safetensors, no pickle)
 * ``pairs``              named target/draft pairs for the bench and the figures
+* ``acceptance``         alpha along the target's own samples, position by position
 * ``timing``             tokens/s of plain, speculative and HF assisted generation, the speedup model
 
 Only this package imports torch; the exact core never does.
