@@ -44,6 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pack-weights", action="store_true",
                         help="pack the Linear weights once for oneDNN (needs --dtype bfloat16 on a CPU with AMX or AVX-512 BF16; "
                              "specmath.lm.packed_linear): k(gamma) ~ 1; plain, speculative and HF decoding all run the packed models")
+    # pairs.LEAN_CHOICES, written out: importing specmath.lm.pairs here would import torch for --help
     parser.add_argument("--lean", default="none", choices=["none", "draft", "all"],
                         help="run the model draft ('draft') or the target too ('all') through specmath.lm.lean_llama, the same Llama "
                              "forward without HF's per-call wrapper; HF assisted generation runs the models as loaded")

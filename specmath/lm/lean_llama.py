@@ -74,13 +74,13 @@ def _stacked(*linears: torch.nn.Module) -> torch.nn.Linear | None:
     """One Linear computing [l_1(x), l_2(x), ...] when all are plain float Linears; None otherwise."""
     if not all(type(m) is torch.nn.Linear for m in linears):
         return None  # quantised or packed projections keep their own modules
-    weight = torch.cat([m.weight for m in linears])
+    weight = torch.cat([m.weight for m in linears]).detach()  # cat copies: the stacked weight is its own
     biases = [m.bias for m in linears]
-    stacked = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=biases[0] is not None,
-                              device=weight.device, dtype=weight.dtype)
-    stacked.weight = torch.nn.Parameter(weight.detach().clone(), requires_grad=False)
+    # built on the meta device: no weight is allocated only to be replaced
+    stacked = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=biases[0] is not None, device="meta")
+    stacked.weight = torch.nn.Parameter(weight, requires_grad=False)
     if biases[0] is not None:
-        stacked.bias = torch.nn.Parameter(torch.cat(biases).detach().clone(), requires_grad=False)
+        stacked.bias = torch.nn.Parameter(torch.cat(biases).detach(), requires_grad=False)
     return stacked
 
 

@@ -92,13 +92,16 @@ def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str |
         raise ValueError(f"pair {name}: the draft is not a bfloat16 model (an int8 draft cannot be packed); pack a lookup, "
                          "layer-skip or trained draft")
     # built before packing: LeanLlama stacks the float q/k/v and gate/up weights into one product each
+    lean_models = []
     if lean != "none" and isinstance(pair.draft, ModelDraft):
         pair.draft.model = LeanLlama(pair.draft.model)
+        lean_models.append(pair.draft.model)
     if lean == "all":
         pair.target = LeanLlama(pair.target)
+        lean_models.append(pair.target)
     if pack_weights:
         # one call: a module the lean and the Hugging Face forms share is packed once, for both
-        pack_linears(*models, *(m for m in (pair.target, getattr(pair.draft, "model", None)) if isinstance(m, LeanLlama)))
+        pack_linears(*models, *lean_models)
     return pair
 
 

@@ -164,3 +164,15 @@ def test_pairs_take_a_lean_option():
     assert not isinstance(drafted.target, LeanLlama) and isinstance(drafted.draft.model, LeanLlama)
     with pytest.raises(ValueError, match="lean must be one of"):
         load_named_pair("bundled", lean="target")
+
+
+def test_the_bench_command_offers_the_pairs_lean_choices():
+    import argparse
+
+    from specmath.commands.bench_command import configure
+    from specmath.lm.pairs import LEAN_CHOICES
+
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    (action,) = [a for a in parser._actions if a.dest == "lean"]
+    assert tuple(action.choices) == LEAN_CHOICES and action.default == "none"
