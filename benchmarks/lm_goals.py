@@ -1,7 +1,7 @@
 """The real-model goals, measured in one command: every row of the README's timing table.
 
     PYTHONPATH=. python benchmarks/lm_goals.py --json lm_goals.json [--threads 2] [--runs 5] [--quick]
-        [--dtype bfloat16 --pack-weights] [--lean all] [--bundled-lean draft]
+        [--dtype bfloat16 --pack-weights] [--lean all] [--bundled-lean draft] [--verify block]
 
 Rows (each one ``specmath.lm.timing.bench_pair`` run: plain, speculative and HF assisted decoding
 interleaved per prompt, the measured-cost speedup model beside the measured speedup):
@@ -20,7 +20,8 @@ interleaved per prompt, the measured-cost speedup model beside the measured spee
 ``--lean`` / ``--bundled-lean`` run models through ``specmath.lm.lean_llama`` (the same Llama forward
 without HF's per-call wrapper): ``draft`` the model draft only (plain decoding and verification run the
 target as loaded), ``all`` the target too (plain and speculative decoding then both run the lean
-target); HF assisted generation always runs the models as loaded.
+target); HF assisted generation always runs the models as loaded. ``--verify block`` verifies every
+drafted block jointly (``specmath.lm.block_verify``, Sun et al. 2024); HF verifies token by token.
 
 Absolute tokens/s depend on the machine and its load; the ratios are what the goals name. The JSON
 holds every run (not only the best), the goals with their thresholds, and the machine.
@@ -37,6 +38,7 @@ import time
 
 import torch
 
+from specmath.lm.block_verify import VERIFIERS
 from specmath.lm.pairs import LEAN_CHOICES, load_named_pair
 from specmath.lm.timing import bench_pair
 from specmath.lm.warps import Sampling
@@ -44,17 +46,17 @@ from specmath.lm.workloads import read_prompts_file, shipped_prompts_file
 
 
 def _row(pair_name: str, prompt_set: str | None, temperature: float, gamma, max_new_tokens: int, prompts: int | None,
-         dtype: torch.dtype, pack: bool, lean: str = "none", hf: bool = True) -> dict:
+         dtype: torch.dtype, pack: bool, lean: str = "none", verify: str = "token", hf: bool = True) -> dict:
     texts = read_prompts_file(shipped_prompts_file(prompt_set)) if prompt_set else None
     pair = load_named_pair(pair_name, dtype=dtype, texts=texts, pack_weights=pack, lean=lean)
     chosen = pair.prompts[:prompts] if prompts else pair.prompts
     start = time.perf_counter()
     r = bench_pair(pair.name, pair.target, pair.draft, chosen, max_new_tokens, gamma, Sampling(temperature), 0,
-                   pair.vocab_size, hf=hf, progress=False, eos_token_id=pair.eos_token_id)
+                   pair.vocab_size, hf=hf, progress=False, eos_token_id=pair.eos_token_id, verify=verify)
     r["prompt_set"] = prompt_set or "pair's own"
     r["lean"] = lean
     r["wall_s"] = time.perf_counter() - start
-    print(f"{r['pair']:>16} {r['prompt_set']:>10} T={temperature} gamma={r['gamma']}: measured {r['measured_speedup_vs_plain']:.2f}x, "
+    print(f"{r['pair']:>16} {r['prompt_set']:>10} T={temperature} gamma={r['gamma']} {verify}: measured {r['measured_speedup_vs_plain']:.2f}x, "
           f"predicted {r['predicted_speedup']:.2f}x (k=1: {r['predicted_speedup_k1']:.2f}x), vs HF "
           f"{r['speedup_vs_hf_assisted'] or float('nan'):.2f}x, alpha {r['alpha']:.2f}, k {r['k']:.2f}, c {r['cost_ratio_c']:.3f}",
           flush=True)
@@ -75,6 +77,8 @@ def main() -> int:
     parser.add_argument("--lean", default="none", choices=LEAN_CHOICES,
                         help="SmolLM2 rows: run the model draft ('draft') or target and draft ('all') through specmath.lm.lean_llama")
     parser.add_argument("--bundled-lean", default="none", choices=LEAN_CHOICES, help="the same for the bundled runs")
+    parser.add_argument("--verify", default="token", choices=sorted(VERIFIERS),
+                        help="speculative decoding's verifier in every row: token by token (default) or block (Sun et al. 2024)")
     parser.add_argument("--runs", type=int, default=5, help="consecutive runs of the bundled pair")
     parser.add_argument("--max-new-tokens", type=int, default=128, help="per SmolLM2 answer (answers stop at eos)")
     parser.add_argument("--bundled-gamma", default="auto", type=lambda v: v if v == "auto" else int(v),
@@ -106,10 +110,11 @@ def main() -> int:
     dtype = getattr(torch, args.dtype)
     if args.pack_weights:  # an int8 dynamic-quantised draft is a float32 model: nothing to pack
         plan.pop("smollm2_int8_edit_T1")
-    rows = {key: _row(*plan[key], n, prompts, dtype, args.pack_weights, args.lean) for key in plan if key in chosen}
+    rows = {key: _row(*plan[key], n, prompts, dtype, args.pack_weights, args.lean, args.verify) for key in plan if key in chosen}
     # the bundled pair stays float32: its matrices are 64 wide, too small for packing to pay (a packed
     # bfloat16 pass takes about twice the float32 one on this CPU)
-    bundled = ([_row("bundled", None, 1.0, args.bundled_gamma, 64, None, torch.float32, False, args.bundled_lean) for _ in range(runs)]
+    bundled = ([_row("bundled", None, 1.0, args.bundled_gamma, 64, None, torch.float32, False, args.bundled_lean, args.verify)
+                for _ in range(runs)]
                if "bundled" in chosen else [])
     goals = []
     if "smollm2_lookup_edit_T0" in rows:
@@ -131,6 +136,7 @@ def main() -> int:
         "machine": {"processor": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
                     "threads": torch.get_num_threads(), "torch": torch.__version__, "dtype": args.dtype,
                     "packed_weights": args.pack_weights, "lean": args.lean, "bundled_lean": args.bundled_lean,
+                    "verify": args.verify,
                     "load_average_at_end": os.getloadavg()},
         "rows": rows,
         "bundled_runs": bundled,

@@ -8,7 +8,7 @@ premise of Leviathan et al.) and with the measured costs (``specmath.lm.timing``
 measured one. ``--k-table`` prints k(gamma) (in a round, and with the target alone), c and the round
 overhead for gamma 1..8 without decoding.
 ``--prompts-file``: JSON Lines, one user message per line (chat template applied for chat models).
-Imports torch only when run. Notation: p target, q draft, gamma drafts per round, alpha = sum min(p, q).
+``--verify block`` verifies each drafted block jointly (``specmath.lm.block_verify``). Imports torch only when run. Notation: p target, q draft, gamma drafts per round, alpha = sum min(p, q).
 """
 
 from __future__ import annotations
@@ -48,6 +48,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lean", default="none", choices=["none", "draft", "all"],
                         help="run the model draft ('draft') or the target too ('all') through specmath.lm.lean_llama, the same Llama "
                              "forward without HF's per-call wrapper; HF assisted generation runs the models as loaded")
+    # block_verify.VERIFIERS, written out for the same reason
+    parser.add_argument("--verify", default="token", choices=["token", "block"],
+                        help="how speculative decoding verifies a drafted block: token by token (Leviathan et al.; default) or "
+                             "jointly ('block', Sun et al. 2024: never fewer accepted tokens, as lossless); HF always verifies token by token")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--no-hf", action="store_true", help="skip HF assisted generation")
     parser.add_argument("--k-table", action="store_true", help="print k(gamma), c and o_round for gamma 1..8 (no decoding runs)")
@@ -63,7 +67,7 @@ def _table(r: dict) -> str:
     alphas = " ".join("-" if a is None else f"{a:.2f}" for a in r["acceptance_by_position"])
     lines = [
         f"pair {r['pair']} on {r['device']} ({r['dtype']}, {r['threads']} threads), gamma={r['gamma']}, "
-        f"{r['prompts']} prompts x <= {r['max_new_tokens']} tokens, T={r['sampling']['temperature']}",
+        f"{r['prompts']} prompts x <= {r['max_new_tokens']} tokens, T={r['sampling']['temperature']}, {r['verify']} verification",
         f"  tokens/s   plain {rate['plain']:.1f}   speculative {rate['speculative']:.1f}   HF assisted "
         + ("-" if rate["hf_assisted"] is None else f"{rate['hf_assisted']:.1f}"),
         f"  alpha {r['alpha']:.3f}   alpha_i {alphas}   tokens/round {r['mean_tokens_per_round']:.2f} (model {r['predicted_tokens_per_round']:.2f})",
@@ -89,13 +93,15 @@ def _k_table(name: str, costs: dict) -> str:
 
 def _profile(pair, prompts, args, sampling, gamma: int) -> dict:
     """Milliseconds per round of each part of ``speculative_generate`` (profile=True), over the prompts."""
+    from specmath.lm.block_verify import verifier
     from specmath.lm.speculative_decode import PROFILE_PARTS, speculative_generate
 
     seconds = dict.fromkeys(PROFILE_PARTS, 0.0)
     rounds = 0
     for i, prompt in enumerate(prompts):
         gen = speculative_generate(pair.target, pair.draft, [prompt], args.max_new_tokens, gamma, sampling, args.seed + i,
-                                   pair.eos_token_id, pair.vocab_size, draft_threshold=args.draft_threshold, profile=True)
+                                   pair.eos_token_id, pair.vocab_size, draft_threshold=args.draft_threshold, profile=True,
+                                   accept_reject=verifier(args.verify))
         rounds += gen.rounds
         for part in PROFILE_PARTS:
             seconds[part] += gen.profile[part]
@@ -106,6 +112,7 @@ def _profile(pair, prompts, args, sampling, gamma: int) -> dict:
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from specmath.lm.block_verify import verifier
     from specmath.lm.pairs import load_named_pair
     from specmath.lm.timing import GAMMAS, bench_pair, measure_costs
     from specmath.lm.warps import Sampling
@@ -125,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
         prompts = pair.prompts[:count]
         if args.k_table:
             context = round(sum(map(len, prompts)) / len(prompts)) + args.max_new_tokens // 2
-            costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, sampling, context).to_json(GAMMAS)
+            costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, sampling, context,
+                                  verify=verifier(args.verify)).to_json(GAMMAS)
             results.append({"pair": pair.name, "sampling": {"temperature": args.temperature}, **costs})
             if not args.json:
                 print(_k_table(pair.name, costs), flush=True)
@@ -133,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         options = {"draft_threshold": args.draft_threshold} if args.draft_threshold else None
         results.append(bench_pair(pair.name, pair.target, pair.draft, prompts, args.max_new_tokens, args.gamma,
                                   sampling, args.seed, pair.vocab_size, hf=not args.no_hf, progress=not args.json,
-                                  eos_token_id=pair.eos_token_id, decode_options=options))
+                                  eos_token_id=pair.eos_token_id, decode_options=options, verify=args.verify))
         if args.profile:
             results[-1]["profile"] = _profile(pair, prompts, args, sampling, results[-1]["gamma"])
         if not args.json:

@@ -8,6 +8,8 @@ Modules, one idea each:
 * ``warps``              logits -> next-token probabilities (temperature, top-k, top-p, greedy), identical for p and q
 * ``cache``              a KV cache with per-row lengths: keep accepted positions, drop rejected ones
 * ``accept_reject``      accept with min(1, p/q), resample from norm(max(0, p - q)), bonus token (batched, lossless only)
+* ``block_verify``       block verification (Sun et al. 2024): the drafted block judged jointly, as lossless,
+                         never fewer accepted tokens in expectation; a drop-in for ``accept_reject``
 * ``drafts``             the ``Draft`` protocol (start / propose / commit) and its drafts: a smaller model, an
                          int8 or layer-skip self-draft, prompt lookup (one-hot q); adaptive proposal lengths
 * ``generation``         what a run returns, and its randomness (one generator per batch or per row)

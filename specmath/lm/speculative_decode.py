@@ -7,7 +7,8 @@ Each round, for every row b of the batch:
    n_b varies: a prompt lookup proposes what its match offers, a model draft may stop when its
    confidence max_x q(x) is low; n_b = 0 makes the round one plain target step);
 2. ONE target forward over [last token, x_1..x_{n_b}] gives p_1..p_{n_b + 1};
-3. ``accept_reject`` accepts a prefix with min(1, p/q), then emits a residual or bonus token;
+3. ``accept_reject`` accepts a prefix with min(1, p/q), then emits a residual or bonus token
+   (``block_verify.block_accept_reject`` instead chooses the prefix from the whole block);
 4. both KV caches keep the accepted prefix and drop the rest (``RowCache.keep``).
 
 Rows accept different numbers of tokens and go on independently (HF assisted generation refuses
@@ -72,8 +73,9 @@ def speculative_generate(
       max_x q_i(x) < draft_threshold (0 = never; lossless for any value, it depends on q only);
     * ``vocab_size``: the shared vocabulary when the two models' logits are padded to different
       widths (``models.shared_vocab_size``);
-    * ``accept_reject``: the accept/reject step (the lossless one; tests inject the negative
-      controls of ``specmath.bugzoo.torch_controls`` here);
+    * ``accept_reject``: the accept/reject step: token by token (the default) or
+      ``block_verify.block_accept_reject`` (Sun et al. 2024, the block judged jointly; as lossless, more
+      tokens per round); tests inject the negative controls of ``specmath.bugzoo.torch_controls`` here;
     * ``profile``: fill ``Generation.profile`` with seconds per part (``PROFILE_PARTS``).
     """
     if max_new_tokens < 1:

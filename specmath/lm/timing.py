@@ -12,7 +12,7 @@ new tokens) and in units of t_1 = one cached target pass over 1 token:
     k(gamma)   = (target pass over gamma + 1 tokens) / t_1          (1 if decoding were memory-bound), the
                  verify pass timed right after a draft proposal, as in a round: for small models the
                  draft's work evicts the target's weights from the CPU caches, and that costs time too
-    o_round    = (warp of the gamma + 1 target laws, ``accept_reject``, cache rollback, counters) / t_1
+    o_round    = (warp of the gamma + 1 target laws, the accept/reject step, cache rollback, counters) / t_1
     o_plain    = (warp of one law, sampling, host transfer) / t_1    (the part of a plain step outside the pass)
     E[tokens per round] = 1 + sum_{i<=gamma} prod_{j<=i} alpha_j      (alpha_j measured per position)
 
@@ -46,6 +46,7 @@ import torch
 from tqdm.auto import tqdm
 
 from specmath.lm.accept_reject import accept_reject
+from specmath.lm.block_verify import verifier
 from specmath.lm.cache import RowCache
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
 from specmath.lm.generation import Draws
@@ -175,7 +176,8 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
 
 
 @torch.inference_mode()
-def _round_overhead_seconds(logits: torch.Tensor, gamma: int, one_hot: bool, sampling: Sampling, repeats: int) -> float:
+def _round_overhead_seconds(logits: torch.Tensor, gamma: int, one_hot: bool, sampling: Sampling, repeats: int,
+                            verify=accept_reject) -> float:
     """Median seconds of what a round does besides the model passes, on real target logits (1, >= gamma + 1, V).
 
     Mirrors ``speculative_generate``: warp the gamma + 1 target laws, accept/reject, read the number
@@ -191,7 +193,7 @@ def _round_overhead_seconds(logits: torch.Tensor, gamma: int, one_hot: bool, sam
         _sync(z.device)
         start = time.perf_counter()
         p = sampling.probs(z)  # (1, gamma + 1, V)
-        result = accept_reject(p, q, drafts, generator)
+        result = verify(p, q, drafts, generator)
         n = result.n_accepted.tolist()[0]
         drafts[0, :n].tolist() + [int(result.next_token[0])]
         alpha = p[:, :gamma].gather(-1, drafts.unsqueeze(-1)).squeeze(-1) if q is None else torch.minimum(p[:, :gamma], q).sum(-1)
@@ -263,8 +265,11 @@ class Costs:
 
 
 def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas: Sequence[int], sampling: Sampling,
-                  context: int | None = None, repeats: int = 7) -> Costs:
+                  context: int | None = None, repeats: int = 7, verify=accept_reject) -> Costs:
     """Measure t_1, the target pass over gamma + 1 tokens, the draft's round, and the overheads, for each gamma.
+
+    ``verify``: the round's accept/reject step (``accept_reject`` or ``block_verify.block_accept_reject``),
+    timed in o_round.
 
     t_1 is timed as plain decoding runs it (the target alone, pass after pass); the draft's proposal and
     the verify pass as a round runs them (``_round_times``); the pure pass ratio (target alone) is kept
@@ -275,7 +280,7 @@ def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas:
     alone, _, logits = _pass_times(target, ctx, sizes, repeats)
     draft_round, passes, rollback = _round_times(target, draft, ctx, sorted(gammas), sampling, repeats)
     one_hot = isinstance(draft, PromptLookupDraft)  # q None; model and table drafts carry a dense q
-    round_extra = {g: _round_overhead_seconds(logits, g, one_hot, sampling, 4 * repeats) for g in gammas}  # sub-ms: more samples
+    round_extra = {g: _round_overhead_seconds(logits, g, one_hot, sampling, 4 * repeats, verify) for g in gammas}  # sub-ms: more samples
     plain_extra = _plain_overhead_seconds(logits[:, :1], sampling, 4 * repeats)
     return Costs(alone[1], {1: alone[1], **passes}, rollback, draft_round, round_extra, plain_extra, len(ctx), alone)
 
@@ -339,7 +344,8 @@ def choose_gamma(target: torch.nn.Module, draft, prompt: Sequence[int], sampling
                                **(decode_options or {}))
     # continuation rates: a position an adaptive draft did not propose counts as a stop
     alphas = continuation_rates(run.accepted_hist, max(GAMMAS))
-    costs = measure_costs(target, draft, prompt, GAMMAS, sampling, context)
+    costs = measure_costs(target, draft, prompt, GAMMAS, sampling, context,
+                          verify=(decode_options or {}).get("accept_reject", accept_reject))
     k = {g: costs.k(g) for g in GAMMAS}
     o_round = {g: costs.o_round(g) for g in GAMMAS}
     # c is measured per gamma; the model takes each gamma's own c
@@ -400,18 +406,24 @@ def bench_pair(
     name: str, target, draft: ModelDraft | PromptLookupDraft, prompts: Sequence[Sequence[int]], max_new_tokens: int = 64,
     gamma: int | str = 4, sampling: Sampling = DEFAULT_SAMPLING, seed: int = 0, vocab_size: int | None = None, hf: bool = True,
     progress: bool = True, eos_token_id: int | None = None, decode_options: dict | None = None, k_table: bool = False,
+    verify: str = "token",
 ) -> dict:
     """Tokens/s of plain, speculative and HF assisted decoding (batch 1, each prompt), alpha_i, c, k, predicted speedups.
 
     ``gamma="auto"``: ``choose_gamma`` on the first prompt. ``eos_token_id``: each run stops there (all
     three decoders alike). ``decode_options``: extra keyword arguments for ``speculative_generate``
     (passed through unchanged; the place to switch on decoder options such as an early-stop threshold).
-    ``k_table``: also measure k(gamma), c and o_round for gamma 1..8.
+    ``k_table``: also measure k(gamma), c and o_round for gamma 1..8. ``verify``: "token" (accept/reject
+    position by position) or "block" (``block_verify``, Sun et al. 2024) in speculative decoding; HF
+    assisted generation always verifies token by token.
     """
     device = next(target.parameters()).device
     prompts = [list(p) for p in prompts]
     hf = hf and has_hf_counterpart(draft)
     options = dict(decode_options or {})  # decoder options, passed through to speculative_generate only
+    step = verifier(verify)
+    if step is not accept_reject:
+        options["accept_reject"] = step
     context = round(sum(map(len, prompts)) / len(prompts)) + max_new_tokens // 2  # the cache length mid-run
     calibration = None
     if gamma == "auto":
@@ -458,7 +470,7 @@ def bench_pair(
     gammas = GAMMAS if k_table else (gamma,)
     # every width a round verified (an adaptive draft's rounds verify fewer than gamma drafts)
     verified = {g for g, n in enumerate(widths) if n and g}
-    costs = measure_costs(target, draft, prompts[0], sorted(set(gammas) | {gamma} | verified), sampling, context)
+    costs = measure_costs(target, draft, prompts[0], sorted(set(gammas) | {gamma} | verified), sampling, context, verify=step)
     prefill = prefill_seconds(target, None, prompts) / costs.t1
     draft_prefill = prefill_seconds(None, draft, prompts) / costs.t1 if isinstance(draft, ModelDraft) else 0.0
     by_position = _acceptance(reached, acc_pos)
@@ -480,7 +492,8 @@ def bench_pair(
         "threads": torch.get_num_threads(),
         "gamma": gamma,
         "gamma_calibration": calibration,
-        "decode_options": options,
+        "decode_options": {k: v for k, v in options.items() if k != "accept_reject"},
+        "verify": verify,
         "sampling": {"temperature": sampling.temperature, "top_k": sampling.top_k, "top_p": sampling.top_p},
         "prompts": len(prompts),
         "max_new_tokens": max_new_tokens,
