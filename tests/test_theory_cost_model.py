@@ -78,3 +78,20 @@ def test_a_finite_run_pays_the_prefill_and_tends_to_the_asymptotic_speedup():
     assert abs(far - cost_model_speedup(alphas, 2, 0, 2)) < Fraction(1, 10**7)
     with pytest.raises(LawError, match="new tokens"):
         cost_model_speedup(alphas, 2, 0, 2, new_tokens=0)
+
+
+def test_expected_rounds_counts_the_last_rounds_overshoot():
+    from specmath.theory import expected_rounds, expected_tokens_by_position
+
+    half = Fraction(1, 2)
+    # gamma = 1, alpha = 1/2: rounds emit 1 or 2 tokens; R(1) = 1, R(2) = 1 + R(1)/2 = 3/2, R(3) = 1 + R(2)/2 + R(1)/2 = 9/4
+    assert [expected_rounds(half, 1, n) for n in (1, 2, 3)] == [1, Fraction(3, 2), Fraction(9, 4)]
+    assert expected_rounds(half, 1, 3) > 3 / expected_tokens_by_position(half, 1)  # 9/4 > 2: the cut surplus is paid
+    # every draft accepted: gamma + 1 tokens a round, so ceil(n / (gamma + 1)) rounds; a fractional n rounds up
+    assert [expected_rounds([1, 1], 2, n) for n in (1, 3, 4, 60, 61)] == [1, 1, 2, 20, 21]
+    assert expected_rounds([1, 1], 2, Fraction(121, 2)) == 21
+    # past the recursion limit R grows by 1 / E[tokens] per token: within one round of the truth here
+    # (rounds of exactly 3 tokens are periodic, so the overshoot at the limit never settles)
+    assert abs(expected_rounds([1, 1], 2, 3 * 10**6) - 10**6) < 1
+    with pytest.raises(LawError, match="new tokens"):
+        expected_rounds(half, 1, 0)

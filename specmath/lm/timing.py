@@ -29,7 +29,10 @@ are alpha_j, k(gamma), o_round(gamma) and gamma c.
 A timed run of n new tokens per prompt also pays the prompt's prefill (P target, P_d draft, measured
 per prompt), so the model prints, for the workload actually run,
 
-    speedup(n) = (P + n (1 + o_plain)) / (P + P_d + (n / E[tokens]) (gamma c + k(gamma) + o_round)).
+    speedup(n) = (P + n (1 + o_plain)) / (P + P_d + R(n) (gamma c + k(gamma) + o_round)),
+
+R(n) = the expected rounds until n tokens are out (``theory.expected_rounds``: n / E[tokens] plus the
+last round's overshoot, whose surplus tokens are paid for and cut).
 
 ``bench_pair`` prints it with k = 1 and no overheads (Leviathan's premise) and with the measured costs,
 next to the measured speedup; ``choose_gamma`` maximises the measured-cost model over gamma 1..8 after a
