@@ -12,7 +12,8 @@ batch every row accepts a different number. We keep one HF cache for the batch p
   the tail of slots that is a hole in every row is dropped by lowering the cache's length. With
   batch 1 this is exactly a crop (no holes ever), as in HF assisted generation; with batch > 1 a
   row that accepted fewer tokens than the others carries a few masked slots instead of re-aligning
-  the cache. ``keep`` reads the device once (the last used slot and the first hole).
+  the cache. ``keep`` reads the device once (the last used slot and the first hole), except where
+  no row has a hole and all keep the same number (batch 1 always): then it crops without a read.
 * storage (``WriteOverCache``, transformers >= 5): each layer's keys and values live in a buffer
   that grows by doubling; a forward writes its new slots at the current length and a rollback only
   lowers the length, so rejected slots are written over by the next forward (gpt-fast's static
@@ -165,14 +166,20 @@ class RowCache:
             raise ValueError(f"feed_block got ids of shape {tuple(ids.shape)} for a cache of batch {self.batch}")
         full = counts is None or min(counts) == n
         counts = [n] * B if counts is None else list(counts)
-        if full:
+        if full and not self._holes:
+            # no hole anywhere: every row holds S real tokens, so the new ones sit at positions S..S+n-1
+            S = self.slots.shape[1]
             valid = torch.ones(B, n, dtype=torch.long, device=self.device)
+            positions = torch.arange(S, S + n, device=self.device)[None, :].expand(B, n)
         else:
-            c = torch.tensor(counts, device=self.device)
-            valid = (torch.arange(n, device=self.device)[None, :] < c[:, None]).long()
-        start = torch.tensor(self.lengths, device=self.device)[:, None]
-        # position of a new real token = real tokens before it in its row
-        positions = (start + torch.cumsum(valid, dim=1) - 1).clamp(min=0)
+            if full:
+                valid = torch.ones(B, n, dtype=torch.long, device=self.device)
+            else:
+                c = torch.tensor(counts, device=self.device)
+                valid = (torch.arange(n, device=self.device)[None, :] < c[:, None]).long()
+            start = torch.tensor(self.lengths, device=self.device)[:, None]
+            # position of a new real token = real tokens before it in its row
+            positions = (start + torch.cumsum(valid, dim=1) - 1).clamp(min=0)
         mask = torch.cat([self.slots, valid], dim=1)  # (B, S + n)
         # no hole anywhere: pass no mask (the plain causal one, which HF builds faster than from a 2D mask)
         attention_mask = None if full and not self._holes else mask
@@ -207,6 +214,15 @@ class RowCache:
         """Roll back: row b keeps its first keep[b] real tokens, the rest become holes; crop the common tail."""
         if any(k > n or k < 0 for k, n in zip(keep, self.lengths, strict=True)):
             raise ValueError(f"cannot keep {list(keep)} tokens of rows holding {self.lengths}")
+        if not self._holes and len(set(keep)) == 1:
+            # no hole anywhere (always so at batch 1) and every row keeps k tokens: a crop to k slots,
+            # decided on the host without reading the device
+            k, S = keep[0], self.slots.shape[1]
+            if k < S:
+                _crop(self.cache, k, S)
+                self.slots = self.slots[:, :k]
+            self.lengths = list(keep)
+            return
         rank = torch.cumsum(self.slots, dim=1)  # (B, S): real tokens up to and including slot s
         k = torch.tensor(list(keep), device=self.device)[:, None]
         self.slots = self.slots * (rank <= k)
@@ -223,9 +239,12 @@ class RowCache:
         self.lengths = list(keep)
 
 
+_CROP_REMOVES: dict[type, bool] = {}  # cache class -> crop takes minus the slots to remove (5.x), not the slots to keep
+
+
 def _crop(cache: DynamicCache, new_length: int, old_length: int) -> None:
     """DynamicCache.crop keeps ``new_length`` slots (transformers 4.x) / removes -n slots (5.x)."""
-    if "tokens_to_remove" in inspect.signature(cache.crop).parameters:
-        cache.crop(new_length - old_length)
-    else:
-        cache.crop(new_length)
+    removes = _CROP_REMOVES.get(type(cache))
+    if removes is None:  # inspect once per class: a signature costs more than the crop itself
+        removes = _CROP_REMOVES[type(cache)] = "tokens_to_remove" in inspect.signature(cache.crop).parameters
+    cache.crop(new_length - old_length if removes else new_length)
