@@ -44,6 +44,24 @@ def test_row_cache_rollback_with_holes_gives_the_logits_of_a_fresh_forward(pair)
         assert torch.allclose(got, fresh, rtol=0, atol=1e-9), f"row {b}: cached logits differ from a fresh forward"
 
 
+def test_a_hole_free_rollback_to_one_count_is_a_crop_and_holes_come_back_when_counts_differ(pair):
+    """The host-only crop (no hole, every row keeps k) leaves the state the general rollback leaves."""
+    target, _ = pair
+    cache = RowCache(target, 2)
+    cache.feed([[1, 2, 3], [4, 5, 6]])
+    cache.feed([[7, 8], [9, 10]])
+    cache.keep([4, 4])  # the crop: both rows drop their last token
+    assert cache.slots.shape == (2, 4) and bool(cache.slots.all()) and not cache._holes and cache.lengths == [4, 4]
+    assert cache.cache.get_seq_length() == 4
+    logits = cache.feed([[11], [12]])
+    for b, seq in enumerate([[1, 2, 3, 7, 11], [4, 5, 6, 9, 12]]):
+        fresh = target(input_ids=torch.tensor([seq])).logits[0, -1]
+        # float64, cached vs fresh forward: rounding ~1e-15; a wrong slot or position moves logits by ~1e-1
+        assert torch.allclose(logits[b, 0], fresh, rtol=0, atol=1e-9)
+    cache.keep([5, 3])  # different counts: row 1 gets holes, read from the device as before
+    assert cache._holes and cache.lengths == [5, 3] and cache.slots.tolist() == [[1] * 5, [1, 1, 1, 0, 0]]
+
+
 def test_greedy_speculative_equals_greedy_plain_for_a_batch_with_different_acceptances(pair):
     target, draft = pair
     reference = [plain_generate(target, [p], 24, GREEDY).tokens[0] for p in PROMPTS]
