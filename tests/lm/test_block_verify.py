@@ -20,7 +20,8 @@ from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 
 from specmath.laws import Law  # noqa: E402
 from specmath.lm.accept_reject import AcceptReject, accept_reject  # noqa: E402
-from specmath.lm.block_verify import block_accept_reject, block_stop_probabilities  # noqa: E402
+from specmath.lm.block_verify import block_accept_reject, block_stop_probabilities, expected_accepted  # noqa: E402
+from specmath.lm.drafts import PromptLookupDraft  # noqa: E402
 from specmath.lm.generation import Draws  # noqa: E402
 from specmath.lm.histogram import histogram_check, sample_prefixes  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
@@ -74,11 +75,8 @@ def test_the_papers_example_accepts_11_9_tokens_against_10_9_token_wise():
     paths = torch.tensor(list(itertools.product(range(len(vocab)), repeat=2)))  # (4, 2)
     weight = q_row[paths].prod(1)  # q(x_0) q(x_1)
     p, q = p_row.expand(4, 3, -1), q_row.expand(4, 2, -1)
-    _, h, _ = block_stop_probabilities(p, q, paths)
-    # P(tau = 2) = h_2, P(tau = 1) = h_1 (1 - h_2)
-    block = (weight * (2 * h[:, 2] + h[:, 1] * (1 - h[:, 2]))).sum()
-    ratio = torch.clamp(p_row[paths] / q_row[paths], max=1.0)
-    token_wise = (weight * (ratio[:, 0] + ratio[:, 0] * ratio[:, 1])).sum()
+    token_rows, block_rows = expected_accepted(p, q, paths)
+    block, token_wise = (weight * block_rows).sum(), (weight * token_rows).sum()
     assert abs(float(block) - 11 / 9) < TOL and abs(float(token_wise) - 10 / 9) < TOL
 
 
@@ -102,6 +100,18 @@ def test_rows_that_propose_nothing_take_a_plain_step_and_padding_is_never_accept
         result = block_accept_reject(p, q, drafts, torch.Generator().manual_seed(seed), lengths)
         assert isinstance(result, AcceptReject)
         assert int(result.n_accepted[0]) == 0 and int(result.n_accepted[1]) <= 2 and int(result.n_accepted[2]) <= 3
+    token_wise, block = expected_accepted(p, q, drafts, lengths)
+    assert float(token_wise[0]) == float(block[0]) == 0.0  # nothing proposed, nothing to accept
+    assert float(token_wise[1]) <= 2 and float(block[1]) <= 2
+
+
+def test_a_round_where_no_row_proposed_anything_is_a_plain_step():
+    """gamma = 0 (prompt lookup found no match in any row): tau = 0 and the token comes from p_0."""
+    p = torch.tensor([[[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]]])
+    drafts = torch.zeros(2, 0, dtype=torch.long)
+    result = block_accept_reject(p, None, drafts, torch.Generator().manual_seed(0), torch.tensor([0, 0]))
+    assert result.n_accepted.tolist() == [0, 0] and result.next_token.tolist() == [1, 2]
+    assert [float(v) for v in expected_accepted(p, None, drafts)[1]] == [0.0, 0.0]
 
 
 def test_an_all_zero_residual_falls_back_to_p_and_is_flagged():
@@ -156,12 +166,15 @@ def _with_law_p(p, q, drafts, generator, lengths=None):
     return AcceptReject(result.n_accepted, nxt, result.accept_probability, result.zero_residual_rows)
 
 
-def test_block_verified_runs_sample_the_exact_three_token_law_and_a_lossy_control_does_not(world):
+@pytest.mark.parametrize("kind", ["model", "lookup"])
+def test_block_verified_runs_sample_the_exact_three_token_law_and_a_lossy_control_does_not(world, kind):
     """N = 20000 runs, gamma = 3, V = 6 (216 cells): the G-test at level 1e-6 detects TV >= detectable_tv
     (asserted < 0.06) with probability 0.99; the control that resamples from p instead of the block
-    residual moves the law by more and must be rejected at the same N."""
-    target, draft = world
-    prompt = [1, 2, 3]
+    residual moves the law by more and must be rejected at the same N. Prompt lookup (one-hot q) proposes
+    0-3 tokens depending on the row's sampled tokens, so rows of one batch verify blocks of different lengths."""
+    target, model = world
+    draft = PromptLookupDraft() if kind == "lookup" else model
+    prompt = [1, 2, 3, 1, 2, 4, 1] if kind == "lookup" else [1, 2, 3]
     law = _three_token_law(target, prompt)
     kw = dict(gamma=3, sampling=Sampling(), batch_size=N)
     good = sample_prefixes(target, draft, prompt, N, 3, seed=0, accept_reject=block_accept_reject, **kw)
@@ -184,14 +197,7 @@ def test_block_verification_accepts_more_than_token_wise_on_the_same_paths(world
 
     speculative_generate(target, draft, [[1, 2, 3]] * 4000, 1, 4, Sampling(), 0, accept_reject=recording)
     (p, q, drafts), = seen  # one round: every row emits at least its one token
-    _, h, _ = block_stop_probabilities(p, q, drafts)
-    coins = h[:, 1:]
-    # P(tau = i) = h_i prod_{j > i} (1 - h_j)
-    after = torch.flip(torch.cumprod(torch.flip(1 - coins, [1]), 1), [1])
-    after = torch.cat([after[:, 1:], torch.ones_like(after[:, :1])], 1)
-    block = (coins * after * torch.arange(1, 5)).sum(1)
-    ratio = torch.clamp(p[:, :4].gather(-1, drafts[..., None])[..., 0] / q.gather(-1, drafts[..., None])[..., 0], max=1.0)
-    token_wise = torch.cumprod(ratio, 1).sum(1)
+    token_wise, block = expected_accepted(p, q, drafts)
     gain = block - token_wise
     assert float(gain.mean()) > 4 * float(gain.std()) / len(gain) ** 0.5, (float(block.mean()), float(token_wise.mean()))
 
