@@ -98,7 +98,8 @@ def expected_accepted(
     q_x = torch.ones_like(p_x) if q is None else q.gather(-1, drafts.unsqueeze(-1)).squeeze(-1)
     ratio = torch.clamp(p_x / q_x, max=1.0)
     if lengths is not None:
-        ratio = ratio * (torch.arange(gamma, device=p.device)[None, :] < lengths[:, None])  # unproposed: never accepted
+        # unproposed positions are never accepted (where, not a product: padding may hold 0/0)
+        ratio = torch.where(torch.arange(gamma, device=p.device)[None, :] < lengths[:, None], ratio, torch.zeros_like(ratio))
     token_wise = torch.cumprod(ratio, 1).sum(1)
     return token_wise, block
 
@@ -119,7 +120,8 @@ def block_accept_reject(
     w, h, residual = block_stop_probabilities(p, q, drafts, lengths)
     B, gamma = drafts.shape
     draws = Draws.of(generator, B)
-    # one uniform per proposed position i = 1..n_b (the coin of h_i); unproposed positions read u = 1
+    # one uniform per proposed position i = 1..n_b (the coin of h_i), as many as token-wise verification
+    # draws; positions past n_b have h = 0 and never come up
     u = draws.uniform(B, gamma, lengths)
     comes_up = u < h[:, 1:]  # (B, gamma): independent coins; flipping from the end keeps the largest
     index = torch.arange(1, gamma + 1, device=p.device)[None, :]

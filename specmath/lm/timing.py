@@ -133,15 +133,19 @@ def forward_cost(model: torch.nn.Module, prompt: Sequence[int], n_tokens: int, r
 
 @torch.inference_mode()
 def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Sequence[int], sampling: Sampling,
-                 repeats: int) -> tuple[dict, dict, dict]:
-    """Median seconds of a round's model work, timed in the order a round runs it, for each gamma.
+                 repeats: int) -> tuple[dict, dict, dict, float]:
+    """A round's model work timed in the order a round runs it, for each gamma, in units of a plain pass.
 
     The draft proposes gamma tokens (``propose``, host read, ``commit`` of a round that kept nothing),
     then the target passes over the gamma + 1 tokens, then its cache is rolled back. Timing the target
     right after the draft, not alone, charges the verify pass with what the alternation costs: the
     draft's work evicts the target's weights and cache from the CPU caches (it matters for models of a
     few MB, like the bundled pair; a model of hundreds of MB is read from memory every pass anyway).
-    Returns (draft seconds by gamma, verify-pass seconds by gamma + 1, rollback seconds by gamma + 1).
+    Each repeat also times t_1 as plain decoding runs it (a 1-token pass right after another one), and
+    the draft and verify times are divided by *that repeat's* t_1 before the median is taken: a change
+    of machine speed between repeats (a shared CPU's neighbours, frequency steps) then cancels in the
+    ratios instead of moving every cost of the model at once.
+    Returns (draft / t_1 by gamma, verify pass / t_1 by gamma + 1, rollback seconds by gamma + 1, median t_1).
     """
     device = _device(target)
     cache = RowCache(target, 1)
@@ -152,10 +156,12 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
     drafting = {g: [] for g in gammas}
     verifying = {g + 1: [] for g in gammas}
     rollbacks = {g + 1: [] for g in gammas}
+    plain = []
     began = time.perf_counter()
     r = 0
     while r <= repeats or (time.perf_counter() - began < MIN_SECONDS and r <= 8 * repeats):
         r += 1
+        times = {}
         for g in gammas:
             _sync(device)
             t0 = time.perf_counter()
@@ -170,12 +176,23 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
             cache.keep([base])
             _sync(device)
             t3 = time.perf_counter()
-            if r > 1:  # the first repeat warms kernels and the allocator
-                drafting[g].append(t1 - t0)
-                verifying[g + 1].append(t2 - t1)
-                rollbacks[g + 1].append(t3 - t2)
+            times[g] = (t1 - t0, t2 - t1, t3 - t2)
+        # t_1 as plain decoding sees it: the second of two 1-token passes, the target's data warm
+        for _ in range(2):
+            _sync(device)
+            start = time.perf_counter()
+            cache.feed([[context[-1]]])
+            _sync(device)
+            single = time.perf_counter() - start
+            cache.keep([base])
+        if r > 1:  # the first repeat warms kernels and the allocator
+            plain.append(single)
+            for g, (d, v, b) in times.items():
+                drafting[g].append(d / single)
+                verifying[g + 1].append(v / single)
+                rollbacks[g + 1].append(b)
     return ({g: median(t) for g, t in drafting.items()}, {n: median(t) for n, t in verifying.items()},
-            {n: median(t) for n, t in rollbacks.items()})
+            {n: median(t) for n, t in rollbacks.items()}, median(plain))
 
 
 @torch.inference_mode()
@@ -242,7 +259,7 @@ class Costs:
 
     def k_alone(self, gamma: int) -> float:
         """The same ratio with the target alone: what the hardware's GEMMs cost, without cache interference."""
-        return self.alone[gamma + 1] / self.t1
+        return self.alone[gamma + 1] / self.alone[1]
 
     def c(self, gamma: int) -> float:
         """c = draft time per drafted token / t_1 (the draft's forwards, warps, sampling and rollback)."""
@@ -274,18 +291,22 @@ def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas:
     ``verify``: the round's accept/reject step (``accept_reject`` or ``block_verify.block_accept_reject``),
     timed in o_round.
 
-    t_1 is timed as plain decoding runs it (the target alone, pass after pass); the draft's proposal and
-    the verify pass as a round runs them (``_round_times``); the pure pass ratio (target alone) is kept
-    as ``k_alone`` for comparison.
+    t_1 is timed as plain decoding runs it (a 1-token pass right after another), in the same repeats as
+    the draft's proposal and the verify pass, which are timed as a round runs them (``_round_times``);
+    k(gamma) and c are medians of per-repeat ratios to t_1. The pure pass ratio (the target alone,
+    ``_pass_times``) is kept as ``k_alone`` for comparison.
     """
     ctx = _context(prompt, context)
     sizes = sorted({1} | {g + 1 for g in gammas})
     alone, _, logits = _pass_times(target, ctx, sizes, repeats)
-    draft_round, passes, rollback = _round_times(target, draft, ctx, sorted(gammas), sampling, repeats)
+    draft_ratio, verify_ratio, rollback, t1 = _round_times(target, draft, ctx, sorted(gammas), sampling, repeats)
     one_hot = isinstance(draft, PromptLookupDraft)  # q None; model and table drafts carry a dense q
     round_extra = {g: _round_overhead_seconds(logits, g, one_hot, sampling, 4 * repeats, verify) for g in gammas}  # sub-ms: more samples
     plain_extra = _plain_overhead_seconds(logits[:, :1], sampling, 4 * repeats)
-    return Costs(alone[1], {1: alone[1], **passes}, rollback, draft_round, round_extra, plain_extra, len(ctx), alone)
+    # seconds at the median t_1, from the per-repeat ratios (so k(gamma) and c are those ratios' medians)
+    passes = {n: ratio * t1 for n, ratio in verify_ratio.items()}
+    draft_round = {g: ratio * t1 for g, ratio in draft_ratio.items()}
+    return Costs(t1, {1: t1, **passes}, rollback, draft_round, round_extra, plain_extra, len(ctx), alone)
 
 
 @torch.inference_mode()

@@ -96,11 +96,14 @@ def test_gamma_one_is_the_token_wise_step():
 def test_rows_that_propose_nothing_take_a_plain_step_and_padding_is_never_accepted():
     p, q, drafts = _random_block(2, 3, 3, 5, one_hot=False)
     lengths = torch.tensor([0, 2, 3])
+    q[0], q[1, 2] = 0.0, 0.0  # padding may carry an all-zero q (0/0 in p/q): it must not leak into the result
     for seed in range(50):
         result = block_accept_reject(p, q, drafts, torch.Generator().manual_seed(seed), lengths)
         assert isinstance(result, AcceptReject)
         assert int(result.n_accepted[0]) == 0 and int(result.n_accepted[1]) <= 2 and int(result.n_accepted[2]) <= 3
+        assert not result.zero_residual_rows.any()
     token_wise, block = expected_accepted(p, q, drafts, lengths)
+    assert torch.isfinite(token_wise).all() and torch.isfinite(block).all()
     assert float(token_wise[0]) == float(block[0]) == 0.0  # nothing proposed, nothing to accept
     assert float(token_wise[1]) <= 2 and float(block[1]) <= 2
 
