@@ -33,7 +33,7 @@ import torch
 
 from specmath.lm.generation import Draws
 
-__all__ = ["AcceptReject", "accept_reject", "accept_prefix", "rejection_laws", "check_block_shapes"]
+__all__ = ["AcceptReject", "accept_reject", "accept_prefix", "rejection_laws", "emission_law", "check_block_shapes"]
 
 
 @dataclass
@@ -126,9 +126,16 @@ def accept_reject(
     draws = Draws.of(generator, drafts.shape[0])
     n_accepted, accept_probability = accept_prefix(p, q, drafts, draws, lengths)
     p_n, residual, rejected = rejection_laws(p, q, drafts, n_accepted, lengths)
-    # resample from norm(max(0, p - q)) after a rejection, from p at the bonus position
+    law, zero_residual_rows = emission_law(p_n, residual, rejected)
+    return AcceptReject(n_accepted, draws.categorical(law), accept_probability, zero_residual_rows)
+
+
+def emission_law(p_n: torch.Tensor, residual: torch.Tensor, rejected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(law (B, V), zero_residual_rows (B,)): norm(residual) for a rejected row, p_n for the bonus.
+
+    A rejected row whose residual is all zero (possible only by rounding) falls back to p_n and is flagged.
+    """
     mass = residual.sum(-1, keepdim=True)
     usable = rejected.unsqueeze(-1) & (mass > 0)
     law = torch.where(usable, residual / mass.clamp(min=torch.finfo(residual.dtype).tiny), p_n)
-    zero_residual_rows = rejected & ~usable.squeeze(-1)
-    return AcceptReject(n_accepted, draws.categorical(law), accept_probability, zero_residual_rows)
+    return law, rejected & ~usable.squeeze(-1)

@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import torch
 
-from specmath.lm.accept_reject import AcceptReject, accept_reject, check_block_shapes
+from specmath.lm.accept_reject import AcceptReject, accept_reject, check_block_shapes, emission_law
 from specmath.lm.generation import Draws
 
 __all__ = ["block_accept_reject", "block_stop_probabilities", "expected_accepted", "VERIFIERS", "verifier"]
@@ -134,12 +134,10 @@ def block_accept_reject(
         r_tau = residual[rows, tau.clamp(max=gamma - 1)]
     else:
         r_tau = torch.zeros_like(p_tau)
-    mass = r_tau.sum(-1, keepdim=True)
-    usable = rejected.unsqueeze(-1) & (mass > 0)
-    law = torch.where(usable, r_tau / mass.clamp(min=torch.finfo(r_tau.dtype).tiny), p_tau)
+    law, zero_residual_rows = emission_law(p_tau, r_tau, rejected)  # norm(r_tau), or p_n after the whole block
     p_x = p[:, :gamma].gather(-1, drafts.unsqueeze(-1)).squeeze(-1)
     q_x = torch.ones_like(p_x) if q is None else q.gather(-1, drafts.unsqueeze(-1)).squeeze(-1)
-    return AcceptReject(tau, draws.categorical(law), torch.clamp(p_x / q_x, max=1.0), rejected & ~usable.squeeze(-1))
+    return AcceptReject(tau, draws.categorical(law), torch.clamp(p_x / q_x, max=1.0), zero_residual_rows)
 
 
 #: the lossless verifiers by name (``specmath bench --verify``, ``bench_pair(verify=...)``)
