@@ -38,6 +38,7 @@ round at 10 ms a token, against a 3 ms draft and a 12 ms verification).
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 from specmath.laws import LawError, to_fraction
@@ -175,7 +176,7 @@ def expected_rounds(acceptance: object, gamma: int, new_tokens: object) -> Numbe
     n = _number(new_tokens, "new tokens")
     if n <= 0:
         raise LawError(f"new tokens per prompt must be > 0, got {new_tokens!r}")
-    whole = int(n) if n == int(n) else int(n) + 1
+    whole = math.ceil(n)
     probs, reach = [], _number(1, "1")
     for a in alphas:
         probs.append(reach * (1 - a))  # exactly j accepted: the first j accepted, draft j + 1 rejected

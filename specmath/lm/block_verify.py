@@ -12,11 +12,11 @@ verification looks at the whole block before deciding how much of it to keep:
     tau = the largest i in 1..n whose coin h_i comes up (coins flipped from the end), 0 if none
     emit x_0..x_{tau-1}, then y ~ norm(r_tau) if tau < n, the bonus y ~ p_n if tau = n.
 
-With n = 1 it is the token-wise step (h_1 = w_1 = min(1, p/q)). Every emitted sequence keeps the
-target's law, and no verifier that sees only the drafted path's laws accepts more in expectation
-(Sun et al., Theorems 1 and 2). Both are proved exactly, for toy laws, in ``specmath.speculative.block``
-(``block_generation_law == autoregressive_law``, and the paper's example: 11/9 accepted tokens against
-10/9 token-wise); this module is the batched float version of the same algorithm, checked against
+With n = 1 it is the token-wise step (h_1 = w_1 = min(1, p/q)). Sun et al. prove that every emitted
+sequence keeps the target's law and that no verifier seeing only the drafted path's laws accepts more
+in expectation. ``specmath.speculative.block`` checks exactly, for toy laws, the first claim
+(``block_generation_law == autoregressive_law``) and the weaker half of the second (never fewer
+accepted tokens than token-wise; the paper's example: 11/9 against 10/9); this module is the batched float version of the same algorithm, checked against
 that one (the same h and residuals) and by G-tests in tests/lm.
 
 One-hot drafts (prompt lookup, q = None): q_i is the point mass on x_i, so w_{i+1} = min(1, w_i p_i(x_i))
@@ -43,6 +43,12 @@ from specmath.lm.generation import Draws
 __all__ = ["block_accept_reject", "block_stop_probabilities", "expected_accepted", "VERIFIERS", "verifier"]
 
 
+def _draft_ratio(p: torch.Tensor, q: torch.Tensor | None, drafts: torch.Tensor) -> torch.Tensor:
+    """(B, gamma): p_i(x_i) / q_i(x_i) (one-hot q: p_i(x_i)); q_i(x_i) > 0 where x_i was drawn from q_i."""
+    p_x = p[:, : drafts.shape[1]].gather(-1, drafts.unsqueeze(-1)).squeeze(-1)
+    return p_x if q is None else p_x / q.gather(-1, drafts.unsqueeze(-1)).squeeze(-1)
+
+
 def block_stop_probabilities(
     p: torch.Tensor, q: torch.Tensor | None, drafts: torch.Tensor, lengths: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -55,8 +61,7 @@ def block_stop_probabilities(
     check_block_shapes(p, q, drafts, lengths)
     B, gamma = drafts.shape
     idx = drafts.unsqueeze(-1)
-    p_x = p[:, :gamma].gather(-1, idx).squeeze(-1)  # (B, gamma) p_i(x_i)
-    ratio = p_x if q is None else p_x / q.gather(-1, idx).squeeze(-1)  # q_i(x_i) > 0: x_i was drawn from q_i
+    ratio = _draft_ratio(p, q, drafts)
     weights = [p.new_ones(B)]  # w_0 = 1 (also when no row proposed anything: gamma = 0)
     for i in range(gamma):
         weights.append(torch.clamp(weights[-1] * ratio[:, i], max=1.0))  # w_{i+1} = min(1, w_i p_i(x_i)/q_i(x_i))
@@ -94,9 +99,7 @@ def expected_accepted(
     later = torch.flip(torch.cumprod(torch.flip(1 - coins, [1]), 1), [1])
     later = torch.cat([later[:, 1:], torch.ones_like(later[:, :1])], 1)
     block = (coins * later * torch.arange(1, gamma + 1, device=p.device)).sum(1)
-    p_x = p[:, :gamma].gather(-1, drafts.unsqueeze(-1)).squeeze(-1)
-    q_x = torch.ones_like(p_x) if q is None else q.gather(-1, drafts.unsqueeze(-1)).squeeze(-1)
-    ratio = torch.clamp(p_x / q_x, max=1.0)
+    ratio = torch.clamp(_draft_ratio(p, q, drafts), max=1.0)
     if lengths is not None:
         # unproposed positions are never accepted (where, not a product: padding may hold 0/0)
         ratio = torch.where(torch.arange(gamma, device=p.device)[None, :] < lengths[:, None], ratio, torch.zeros_like(ratio))
@@ -135,9 +138,7 @@ def block_accept_reject(
     else:
         r_tau = torch.zeros_like(p_tau)
     law, zero_residual_rows = emission_law(p_tau, r_tau, rejected)  # norm(r_tau), or p_n after the whole block
-    p_x = p[:, :gamma].gather(-1, drafts.unsqueeze(-1)).squeeze(-1)
-    q_x = torch.ones_like(p_x) if q is None else q.gather(-1, drafts.unsqueeze(-1)).squeeze(-1)
-    return AcceptReject(tau, draws.categorical(law), torch.clamp(p_x / q_x, max=1.0), zero_residual_rows)
+    return AcceptReject(tau, draws.categorical(law), torch.clamp(_draft_ratio(p, q, drafts), max=1.0), zero_residual_rows)
 
 
 #: the lossless verifiers by name (``specmath bench --verify``, ``bench_pair(verify=...)``)

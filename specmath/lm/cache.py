@@ -166,17 +166,16 @@ class RowCache:
             raise ValueError(f"feed_block got ids of shape {tuple(ids.shape)} for a cache of batch {self.batch}")
         full = counts is None or min(counts) == n
         counts = [n] * B if counts is None else list(counts)
+        if full:
+            valid = torch.ones(B, n, dtype=torch.long, device=self.device)
+        else:
+            c = torch.tensor(counts, device=self.device)
+            valid = (torch.arange(n, device=self.device)[None, :] < c[:, None]).long()
         if full and not self._holes:
             # no hole anywhere: every row holds S real tokens, so the new ones sit at positions S..S+n-1
             S = self.slots.shape[1]
-            valid = torch.ones(B, n, dtype=torch.long, device=self.device)
             positions = torch.arange(S, S + n, device=self.device)[None, :].expand(B, n)
         else:
-            if full:
-                valid = torch.ones(B, n, dtype=torch.long, device=self.device)
-            else:
-                c = torch.tensor(counts, device=self.device)
-                valid = (torch.arange(n, device=self.device)[None, :] < c[:, None]).long()
             start = torch.tensor(self.lengths, device=self.device)[:, None]
             # position of a new real token = real tokens before it in its row
             positions = (start + torch.cumsum(valid, dim=1) - 1).clamp(min=0)
