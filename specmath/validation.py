@@ -1,0 +1,187 @@
+"""Argument checks, written once (in the manner of Hypothesis's ``internal/validation.py``).
+
+Every public function of specmath checks its arguments at its top with these helpers, so a rule
+("a count is an int >= 1; ``numpy.int64`` is an int; ``True`` is not") is stated in one place and
+every message has one shape: *what* was given, and *what is allowed*.
+
+One exception type per kind of mistake, all ``ValueError``s so ``except ValueError`` catches them:
+
+* ``InvalidArgument``  an argument of the wrong type or out of its range;
+* ``UnknownName``      a name that is not among the choices (with "did you mean" for a near miss);
+* ``InvalidFile``      a file that is missing, unreadable or malformed.
+
+(An invalid probability law is ``specmath.laws.LawError``, also a ``ValueError``.)
+
+>>> check_integer(3, "gamma", min_value=1)
+3
+>>> check_integer(True, "gamma", min_value=1)
+Traceback (most recent call last):
+...
+specmath.validation.InvalidArgument: gamma must be an int >= 1, got True (a bool)
+>>> check_choice("two_token", "proof", ["two-token", "rand7"])
+Traceback (most recent call last):
+...
+specmath.validation.UnknownName: unknown proof 'two_token' (did you mean 'two-token'?); choose from: two-token, rand7
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+import operator
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "InvalidArgument",
+    "UnknownName",
+    "InvalidFile",
+    "check_integer",
+    "check_real",
+    "check_probability",
+    "check_choice",
+    "check_choices",
+    "check_seed",
+    "check_file",
+    "did_you_mean",
+]
+
+
+class InvalidArgument(ValueError):
+    """An argument of the wrong type or out of its range; the message names it and what is allowed."""
+
+
+class UnknownName(InvalidArgument):
+    """A name that is not among the allowed choices; the message lists them (and the nearest one)."""
+
+
+class InvalidFile(InvalidArgument):
+    """A file that is missing, unreadable or malformed; the message names the file and the problem."""
+
+
+def _shown(value: Any) -> str:
+    """How a bad value is shown in a message: its repr, and its type where the repr hides it."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    if isinstance(value, bool):
+        return f"{text} (a bool)"
+    if isinstance(value, (str, bytes, int, float)) and not isinstance(value, bool):
+        return text
+    return f"{text} (a {type(value).__name__})"
+
+
+def _range_words(min_value: Any, max_value: Any, *, open_min: bool = False, open_max: bool = False) -> str:
+    if min_value is not None and max_value is not None:
+        left, right = "(" if open_min else "[", ")" if open_max else "]"
+        return f" in {left}{min_value}, {max_value}{right}"
+    if min_value is not None:
+        return f" {'>' if open_min else '>='} {min_value}"
+    if max_value is not None:
+        return f" {'<' if open_max else '<='} {max_value}"
+    return ""
+
+
+def check_integer(value: Any, name: str, *, min_value: int | None = None, max_value: int | None = None) -> int:
+    """``value`` as a Python int, when it is an integer (int, ``numpy.int64``, a 0-d integer tensor) in range.
+
+    Rejects bools (``True`` is not a count), floats (even 2.0: a float count is a caller's slip) and
+    strings. ``min_value`` <= value <= ``max_value`` where given.
+    """
+    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", None) == "b":
+        ok = False
+    else:
+        try:
+            value = operator.index(value)  # int, numpy integers, 0-d integer arrays and tensors
+            ok = True
+        except TypeError:
+            ok = False
+    if not ok or (min_value is not None and value < min_value) or (max_value is not None and value > max_value):
+        raise InvalidArgument(f"{name} must be an int{_range_words(min_value, max_value)}, got {_shown(value)}")
+    return int(value)
+
+
+def check_real(value: Any, name: str, *, min_value: float | None = None, max_value: float | None = None,
+               open_min: bool = False, open_max: bool = False) -> float:
+    """``value`` as a Python float, when it is a finite real number (not a bool) in the given range.
+
+    ``open_min`` / ``open_max`` exclude the bound itself (temperature > 0, top_p in (0, 1]).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) and not _is_real_scalar(value):
+        raise InvalidArgument(f"{name} must be a real number{_range_words(min_value, max_value, open_min=open_min, open_max=open_max)}, "
+                              f"got {_shown(value)}")
+    x = float(value)
+    bad = not math.isfinite(x)
+    if min_value is not None:
+        bad = bad or (x <= min_value if open_min else x < min_value)
+    if max_value is not None:
+        bad = bad or (x >= max_value if open_max else x > max_value)
+    if bad:
+        raise InvalidArgument(f"{name} must be a finite number{_range_words(min_value, max_value, open_min=open_min, open_max=open_max)}, "
+                              f"got {_shown(value)}")
+    return x
+
+
+def _is_real_scalar(value: Any) -> bool:
+    """A 0-d numpy / torch value of a real (integer or float) dtype."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or getattr(value, "ndim", 1) != 0:
+        return False
+    kind = getattr(dtype, "kind", None)
+    if kind is None:  # torch dtypes have no .kind
+        return bool(getattr(dtype, "is_floating_point", False)) or str(dtype).startswith(("torch.int", "torch.uint"))
+    return kind in "iuf"
+
+
+def check_probability(value: Any, name: str) -> float:
+    """A float in [0, 1]."""
+    return check_real(value, name, min_value=0, max_value=1)
+
+
+def check_seed(value: Any, name: str = "seed") -> int:
+    """A seed: an int >= 0 (what ``numpy.random.default_rng`` and ``torch.Generator.manual_seed`` both take)."""
+    return check_integer(value, name, min_value=0)
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
+    """The choice nearest to ``value`` when it is a likely slip (``two_token`` -> ``two-token``), else None."""
+    choices = [str(c) for c in choices]
+    normal = {c.lower().replace("_", "-"): c for c in choices}
+    key = str(value).lower().replace("_", "-")
+    if key in normal:
+        return normal[key]
+    close = difflib.get_close_matches(key, list(normal), n=1, cutoff=0.6)
+    return normal[close[0]] if close else None
+
+
+def check_choice(value: Any, what: str, choices: Iterable[str]) -> str:
+    """``value`` when it is one of ``choices``; else ``UnknownName`` listing them, with the nearest one."""
+    choices = list(choices)
+    if isinstance(value, str) and value in choices:
+        return value
+    near = did_you_mean(value, choices) if isinstance(value, str) else None
+    hint = f" (did you mean {near!r}?)" if near else ""
+    raise UnknownName(f"unknown {what} {value!r}{hint}; choose from: {', '.join(map(str, choices))}")
+
+
+def check_choices(values: Iterable[Any], what: str, choices: Iterable[str]) -> list[str]:
+    """Each of ``values`` checked by ``check_choice``; a bare string is one value, not its characters."""
+    if isinstance(values, str):
+        values = [values]
+    choices = list(choices)
+    return [check_choice(v, what, choices) for v in values]
+
+
+def check_file(path: Any, what: str = "file") -> Path:
+    """An existing regular file: ``InvalidFile`` naming it when it is missing or a directory."""
+    try:
+        p = Path(path)
+    except TypeError:
+        raise InvalidArgument(f"{what} must be a path, got {_shown(path)}") from None
+    if not p.exists():
+        raise InvalidFile(f"{what} {str(p)!r}: no such file")
+    if not p.is_file():
+        raise InvalidFile(f"{what} {str(p)!r} is not a file")
+    return p
