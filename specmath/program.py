@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from specmath.laws import Law, LawError, as_law, to_fraction, uniform
+from specmath.laws import Law, as_law, uniform
+from specmath.validation import check_fraction, check_integer
 
 __all__ = [
     "Draw",
@@ -120,9 +121,7 @@ RESTART = _Restart()
 
 def die(n: int, *, label: str = "die") -> Draw:
     """A fair n-sided die answering 1..n (the article's rand5 is ``die(5)``)."""
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise LawError(f"a die needs a positive integer number of sides, got {n!r}")
-    return Draw(_die_law(n), label=label)
+    return Draw(_die_law(check_integer(n, "a die's number of sides", min_value=1)), label=label)
 
 
 _DIE_CACHE: dict[int, Law] = {}
@@ -139,10 +138,7 @@ def coin(p: Any, *, label: str = "coin") -> Coin:
     """A p-coin (True with probability p). Numbers are converted exactly and checked to lie in [0, 1]."""
     if _is_symbolic(p):
         return Coin(p, label=label)
-    fp = to_fraction(p, what=f"coin probability ({label})")
-    if not 0 <= fp <= 1:
-        raise LawError(f"coin probability ({label}) must lie in [0, 1], got {fp}")
-    return Coin(fp, label=label)
+    return Coin(check_fraction(p, f"coin probability ({label})", min_value=0, max_value=1), label=label)
 
 
 def draw(law: Law, *, label: str = "draw") -> Draw:

@@ -21,6 +21,7 @@ import numpy as np
 from specmath.exact import NotExactError
 from specmath.laws import Law
 from specmath.program import RESTART, Coin, Draw, Recur, Tick
+from specmath.validation import check_generator
 
 __all__ = ["sample", "sample_with_costs", "sample_many", "empirical_counts"]
 
@@ -51,8 +52,7 @@ def sample_with_costs(
     program: Callable, *args: Any, rng: np.random.Generator, max_attempts: int = 1_000_000, **kwargs: Any
 ) -> tuple[Any, Counter]:
     """One outcome of ``program(*args, **kwargs)`` and the costs it spent (requests per label)."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed)")
+    check_generator(rng)
     costs: Counter = Counter()
     fn, call_args, call_kwargs = program, args, kwargs
     for _ in range(max_attempts):
