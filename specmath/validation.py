@@ -12,6 +12,9 @@ One exception type per kind of mistake, all ``ValueError``s so ``except ValueErr
 
 (An invalid probability law is ``specmath.laws.LawError``, also a ``ValueError``.)
 
+Numbers on the exact side (a coin's bias, top-p, a threshold) are checked with ``check_fraction``,
+which returns the exact Fraction; ``check_real`` returns a float, for the sampled and torch sides.
+
 >>> check_integer(3, "gamma", min_value=1)
 3
 >>> check_integer(True, "gamma", min_value=1)
@@ -49,6 +52,8 @@ __all__ = [
     "check_choices",
     "check_seed",
     "check_generator",
+    "check_generator_kind",
+    "GENERATOR_KINDS",
     "check_file",
     "did_you_mean",
 ]
@@ -181,6 +186,15 @@ def check_generator(rng: Any, name: str = "rng") -> Any:
     return rng
 
 
+#: the random generators a sampler under audit may draw from: numpy's PCG64 or torch's CPU generator
+GENERATOR_KINDS = ("numpy", "torch")
+
+
+def check_generator_kind(kind: Any, what: str = "generator kind") -> str:
+    """One of ``GENERATOR_KINDS`` ("numpy" or "torch"); ``UnknownName`` otherwise."""
+    return check_choice(kind, what, GENERATOR_KINDS)
+
+
 def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
     """The choice nearest to ``value`` when it is a likely slip (``two_token`` -> ``two-token``), else None."""
     choices = [str(c) for c in choices]
@@ -192,14 +206,18 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
     return normal[close[0]] if close else None
 
 
-def check_choice(value: Any, what: str, choices: Iterable[str]) -> str:
-    """``value`` when it is one of ``choices``; else ``UnknownName`` listing them, with the nearest one."""
+def check_choice(value: Any, what: str, choices: Iterable[str], *, also: str | None = None) -> str:
+    """``value`` when it is one of ``choices``; else ``UnknownName`` listing them, with the nearest one.
+
+    ``also`` names what else the caller accepts, for the message ("or module:function").
+    """
     choices = list(choices)
     if isinstance(value, str) and value in choices:
         return value
     near = did_you_mean(value, choices) if isinstance(value, str) else None
     hint = f" (did you mean {near!r}?)" if near else ""
-    raise UnknownName(f"unknown {what} {value!r}{hint}; choose from: {', '.join(map(str, choices))}")
+    listed = ", ".join(map(str, choices)) + (f", {also}" if also else "")
+    raise UnknownName(f"unknown {what} {value!r}{hint}; choose from: {listed}")
 
 
 def check_choices(values: Iterable[Any], what: str, choices: Iterable[str]) -> list[str]:

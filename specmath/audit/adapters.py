@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from specmath.speculative.toy_lm import Warp
+from specmath.validation import check_choice, check_generator_kind
 
 __all__ = ["Adapter", "DrawProtocol", "adapters", "adapter_named", "make_generator"]
 
@@ -81,13 +82,11 @@ class Adapter:
 
 def make_generator(kind: str, seed: int):
     """A fresh seeded generator of the given kind ("numpy": PCG64, "torch": CPU mt19937)."""
-    if kind == "numpy":
+    if check_generator_kind(kind) == "numpy":
         return np.random.Generator(np.random.PCG64(seed))
-    if kind == "torch":
-        import torch
+    import torch
 
-        return torch.Generator().manual_seed(seed)
-    raise ValueError(f"generator kind must be 'numpy' or 'torch', got {kind!r}")
+    return torch.Generator().manual_seed(seed)
 
 
 def specmath_torch_round(target_probs, draft_probs, draft_tokens, generator, dtype: str = "float64",
@@ -165,17 +164,14 @@ def adapter_named(name: str, generator_kind: str = "numpy") -> Adapter:
     known = adapters()
     if name not in known and ":" in name and not name.startswith("bug:"):
         return _user_adapter(name, generator_kind)
-    if name not in known:
-        raise ValueError(f"no adapter named {name!r}; known: {', '.join(known)}, or module:function")
-    return known[name]
+    return known[check_choice(name, "adapter", known, also="or module:function")]
 
 
 def _user_adapter(spec: str, generator_kind: str) -> Adapter:
     import importlib
 
     module_name, _, function_name = spec.partition(":")
-    if generator_kind not in ("numpy", "torch"):
-        raise ValueError(f"generator kind must be 'numpy' or 'torch', got {generator_kind!r}")
+    check_generator_kind(generator_kind)
     try:
         function = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as exc:

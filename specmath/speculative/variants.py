@@ -34,6 +34,7 @@ from fractions import Fraction
 from specmath.exact import exact
 from specmath.laws import Law, LawError
 from specmath.speculative.round import LM, check_round_arguments
+from specmath.validation import check_integer
 
 __all__ = [
     "RoundLaw",
@@ -54,10 +55,8 @@ RoundLaw = Callable[[tuple], Law]
 
 
 def check_length(length: object) -> int:
-    """Validate the number of tokens to generate (an int >= 1)."""
-    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-        raise LawError(f"length (tokens to generate) must be an integer >= 1, got {length!r}")
-    return length
+    """The number of tokens to generate, as an int >= 1 (InvalidArgument otherwise)."""
+    return check_integer(length, "length (tokens to generate)", min_value=1)
 
 
 def _autoregressive_weights(target: LM, context: tuple, n: int) -> dict[tuple, Fraction]:

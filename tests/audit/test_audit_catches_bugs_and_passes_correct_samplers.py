@@ -14,6 +14,7 @@ from specmath.audit import BATTERY, adapter_named, case_named, run_audit
 from specmath.audit.adapters import make_generator
 from specmath.bugzoo import BUGS
 from specmath.cli import main
+from specmath.validation import InvalidArgument, UnknownName
 
 
 @pytest.mark.parametrize("name", sorted(BUGS))
@@ -81,11 +82,11 @@ def test_hf_adapter_draws_only_from_the_given_generator_and_leaves_the_global_st
 
 
 def test_bad_audit_arguments_are_value_errors_naming_the_problem():
-    with pytest.raises(ValueError, match="no adapter named"):
+    with pytest.raises(UnknownName, match=r"^unknown adapter 'vllm'; choose from: .*reference.*, or module:function$"):
         adapter_named("vllm")
-    with pytest.raises(ValueError, match="family_level"):
+    with pytest.raises(InvalidArgument, match=r"^family_level must be a finite number in \(0, 1\), got 0.0$"):
         run_audit(adapter_named("reference"), family_level=0.0)
-    with pytest.raises(ValueError, match="generator kind"):
+    with pytest.raises(UnknownName, match="unknown generator kind 'cupy'"):
         make_generator("cupy", 0)
 
 
