@@ -27,8 +27,8 @@ Adapters here:
   below what the audit detects. Randomness: inside ``torch.random.fork_rng`` the global CPU
   generator is set to the given generator's state, and the state afterwards is written back, so HF
   draws exactly the stream a ``torch.Generator`` would, and the caller's global state is untouched.
-* ``reference``: the float reference round of the bug zoo (``specmath.bugzoo.numpy_reference``).
-* ``bug:NAME`` for every entry of ``specmath.bugzoo.BUGS``: its numpy reference sampler, with the
+* ``reference``: the correct float reference round (``specmath.audit.reference_round``).
+* ``bug:NAME`` for every entry of ``specmath.bugzoo.BUGS``: its lossy float (numpy) sampler, with the
   warp the correct algorithm would apply;
 * ``module:function``: any importable function with the interface (``adapter_named``).
 
@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from specmath.audit.reference_round import reference_sample_round
 from specmath.speculative.toy_lm import Warp
 from specmath.validation import check_choice, check_generator_kind
 
@@ -140,11 +141,10 @@ def adapters() -> dict[str, Adapter]:
     """Every adapter by name: the correct samplers, HF's, the negative control and the bug zoo."""
     from functools import partial
 
-    from specmath.bugzoo import reference_sample_round
     from specmath.bugzoo.torch_controls import target_resample_accept_reject
 
     listed = [
-        Adapter("reference", "the bug zoo's float64 numpy reference round (correct)", reference_sample_round, "numpy"),
+        Adapter("reference", "specmath's float64 numpy reference round (correct)", reference_sample_round, "numpy"),
         Adapter("specmath-torch", "specmath.lm.accept_reject.accept_reject, float64 tensors, torch.Generator",
                 specmath_torch_round, "torch", draws=DrawProtocol("float32", "float64")),
         Adapter("specmath-torch-float32", "specmath.lm.accept_reject.accept_reject, float32 tensors (as a float32 model gives them)",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import partial
 
-from specmath.bugzoo.numpy_reference import numpy_round
+from specmath.audit.reference_round import numpy_round
 from specmath.bugzoo.zoo import Bug, Instance, context_free
 from specmath.laws import Law
 from specmath.speculative.round import speculative_round

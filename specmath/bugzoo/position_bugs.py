@@ -18,7 +18,7 @@ from functools import partial
 
 import numpy as np
 
-from specmath.bugzoo.numpy_reference import numpy_round
+from specmath.audit.reference_round import numpy_round
 from specmath.bugzoo.zoo import Bug, Instance, context_free
 from specmath.laws import Law
 from specmath.program import coin, draw, tick

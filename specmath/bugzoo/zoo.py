@@ -1,4 +1,4 @@
-"""What a bug-zoo entry is: an instance, an exact lossy round, and a float reference sampler.
+"""What a bug-zoo entry is: an instance, an exact lossy round, and the same bug as a float sampler.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).

@@ -112,13 +112,13 @@ def _emits_token_outside_vocabulary(target_probs, draft_probs, draft_tokens, gen
 
 def test_a_user_sampler_named_module_function_is_audited_and_its_garbage_is_a_failure_not_a_crash():
     case = (case_named("vocab-2"),)
-    good = adapter_named("specmath.bugzoo.numpy_reference:reference_sample_round")
+    good = adapter_named("specmath.audit.reference_round:reference_sample_round")
     assert run_audit(good, case, n=300).passed
     nan = run_audit(adapter_named(f"{__name__}:_emits_nan"), case, n=300)
     assert not nan.passed and nan.cases[0].error.startswith("round 0")
     outside = run_audit(adapter_named(f"{__name__}:_emits_token_outside_vocabulary"), case, n=300)
     assert not outside.passed and outside.cases[0].tests[0].impossible == ((2,),)
     with pytest.raises(ValueError, match="cannot load"):
-        adapter_named("specmath.bugzoo.numpy_reference:no_such_function")
+        adapter_named("specmath.audit.reference_round:no_such_function")
     with pytest.raises(ValueError, match="generator kind"):
-        adapter_named("specmath.bugzoo.numpy_reference:reference_sample_round", "jax")
+        adapter_named("specmath.audit.reference_round:reference_sample_round", "jax")

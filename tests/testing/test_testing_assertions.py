@@ -6,7 +6,8 @@ import pytest
 
 from specmath.audit.adapters import specmath_torch_round
 from specmath.audit.cases import case_named
-from specmath.bugzoo import BUGS, reference_sample_round
+from specmath.audit.reference_round import reference_sample_round
+from specmath.bugzoo import BUGS
 from specmath.bugzoo.rule_bugs import always_accept_rule, softmax_residual_rule
 from specmath.classic.rand7 import rand7_basic
 from specmath.laws import Law, LawError, uniform
