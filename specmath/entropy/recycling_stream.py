@@ -25,19 +25,21 @@ applications" (arXiv:1304.1916, 2013).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from fractions import Fraction
 
 import numpy as np
 
 from specmath.classic.rand7 import check_die_sizes
+from specmath.driver import Call, run
 from specmath.entropy.rand_recycling import refill
 from specmath.exact import exact
 from specmath.laws import Law, LawError
 from specmath.program import Recur, die
-from specmath.validation import check_generator, check_integer
+from specmath.validation import InvalidArgument, check_generator, check_integer
 
-__all__ = ["stream_next", "stream_joint_law", "stream_step_from_uniform", "long_run_calls_per_output", "RecyclingStream", "numpy_rolls", "run_program_on_rolls", "check_bound"]
+__all__ = ["stream_next", "stream_joint_law", "stream_step_from_uniform", "long_run_calls_per_output", "RecyclingStream", "numpy_rolls", "run_program_on_rolls", "GivenRolls", "check_bound"]
 
 
 def check_bound(b: int, bound: int) -> int:
@@ -188,28 +190,28 @@ def numpy_rolls(a: int, rng: np.random.Generator, chunk: int = 1 << 16) -> Itera
         yield from rng.integers(1, a + 1, size=chunk).tolist()
 
 
+class GivenRolls:
+    """A handler (``specmath.driver``) that answers every die request with the next of the given faces."""
+
+    def __init__(self, rolls: Iterator[int]) -> None:
+        self.rolls = rolls
+
+    def answer(self, request) -> int:
+        face = next(self.rolls, None)
+        if face is None:
+            raise InvalidArgument("the given die faces ran out before the outputs asked for")
+        return face
+
+
 def run_program_on_rolls(a: int, b: int, bound: int, rolls: Iterator[int], n: int) -> tuple[list[int], int]:
     """Drive the *proved* program ``stream_next`` with given die faces: (n outputs, faces used).
 
-    A minimal interpreter: each die request is answered with the next face, Recur is followed,
-    and the returned state is fed to the next output. The tests compare it with ``RecyclingStream``.
+    The shared driver answers each die request with the next face (``GivenRolls``) and follows
+    Recur; the returned state is fed to the next output. The tests compare it with ``RecyclingStream``.
     """
-    value, size, used, outs = 0, 1, 0, []
+    value, size, outs, costs = 0, 1, [], Counter()
+    handler = GivenRolls(rolls)
     for _ in range(n):
-        fn, args = stream_next, (a, b, bound, value, size)
-        while True:
-            gen = fn(*args)
-            try:
-                gen.send(None)
-                while True:  # every request of stream_next is one die roll
-                    used += 1
-                    gen.send(next(rolls))
-            except StopIteration as stop:
-                end = stop.value
-            if isinstance(end, Recur):
-                fn, args = end.fn, end.args
-                continue
-            break
-        x, value, size = end
+        x, value, size = run(Call(stream_next, (a, b, bound, value, size)), handler, costs)
         outs.append(x)
-    return outs, used
+    return outs, sum(costs.values())  # every request of stream_next is one die roll

@@ -66,6 +66,11 @@ def test_integer_stream_agrees_with_the_proved_program_draw_for_draw(bound):
     assert fast_out == prog_out and fast.calls == used
 
 
+def test_driving_the_program_on_too_few_faces_is_an_error_not_a_silent_stop():
+    with pytest.raises(InvalidArgument, match="the given die faces ran out"):
+        run_program_on_rolls(5, 7, 10, iter([1, 2, 3]), 5)
+
+
 def test_sampled_stream_cost_is_within_0_1_percent_of_log5_7_at_a_large_state():
     stream = RecyclingStream(5, 7, 2**32, numpy_rolls(5, np.random.default_rng(3)))
     stream.take(50_000)
