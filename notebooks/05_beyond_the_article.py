@@ -36,7 +36,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from specmath.bugzoo import BUGS, reference_sample_round
+from specmath.audit.reference_round import reference_sample_round
+from specmath.bugzoo import BUGS
 from specmath.laws import Law, tv_distance
 from specmath.plots.beyond_plots import plot_block_vs_tokenwise, plot_bug_zoo_tv, plot_multidraft_k
 from specmath.speculative import acceptance_rate, autoregressive_law

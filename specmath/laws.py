@@ -121,7 +121,7 @@ class Law(Mapping):
     exactly (binary). A table that does not sum to 1 raises a LawError naming the sum and the fixes.
     """
 
-    __slots__ = ("_table", "_hash")
+    __slots__ = ("_table", "_hash", "_derived")
 
     def __init__(self, table: Mapping[Hashable, Any] | Iterable[tuple[Hashable, Any]], *, name: str = "law",
                  normalise: bool = False):
@@ -149,6 +149,7 @@ class Law(Mapping):
             )
         self._table = converted
         self._hash: int | None = None
+        self._derived: dict[str, Any] | None = None
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
@@ -186,6 +187,25 @@ class Law(Mapping):
     def vocabulary(self) -> frozenset:
         """Every listed outcome, zero-weight entries included."""
         return frozenset(self._table)
+
+    # -- what the interpreters derive from a law, kept with it --------------------------------
+    def derived(self, key: str, build: Callable[[Law], Any]) -> Any:
+        """``build(self)``, computed the first time ``key`` is asked for and kept with this law.
+
+        The interpreters answer many requests from one law (a die's law is shared by every roll):
+        the exact interpreter keeps its positive branches here, the sampled one its cumulative float
+        weights. A Law is immutable, so a derived value never goes stale, and it is freed with the law.
+        """
+        if self._derived is None:
+            self._derived = {}
+        if key not in self._derived:
+            self._derived[key] = build(self)
+        return self._derived[key]
+
+    def __reduce__(self):
+        # only the table travels: the hash (string hashes differ between processes) and derived
+        # values are recomputed where the law is unpickled or copied
+        return (_law_from_valid_table, (self._table,))
 
     # -- equality as measures -----------------------------------------------------------------
     def _positive_items(self) -> frozenset:
@@ -240,6 +260,13 @@ class Law(Mapping):
             return sorted(self._table)
         except TypeError:
             return list(self._table)
+
+
+def _law_from_valid_table(table: dict[Hashable, Fraction]) -> Law:
+    """A Law around a table that was validated when it was first built (unpickling, copying)."""
+    law = Law.__new__(Law)
+    law._table, law._hash, law._derived = dict(table), None, None
+    return law
 
 
 def as_law(value: Any, *, name: str = "law", normalise: bool = False) -> Law:

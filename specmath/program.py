@@ -11,7 +11,8 @@ yielding a request and receives the answer back from ``yield``; it ends by retur
             return (val - 1) % 7 + 1
         return RESTART                 # reject 22..25 and start over
 
-Two interpreters run the same source (``specmath.exact`` and ``specmath.sampled``):
+Two interpreters run the same source (``specmath.exact`` and ``specmath.sampled``), each a handler
+that answers requests for the one loop that drives a program (``specmath.driver``):
 
 * ``exact(program)`` explores every branch with Fraction weights and returns the outcome law;
 * ``sample(program, rng=...)`` answers each request from a seeded numpy Generator.
@@ -29,10 +30,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
-from specmath.laws import Law, LawError, as_law, to_fraction, uniform
+from specmath.laws import Law, as_law, uniform
+from specmath.validation import check_fraction, check_integer
 
 __all__ = [
     "Draw",
@@ -93,10 +94,6 @@ class Recur:
         object.__setattr__(self, "fn", fn)
         object.__setattr__(self, "args", tuple(args))
 
-    @property
-    def key(self) -> tuple:
-        return (self.fn, self.args)
-
 
 class _Restart:
     """Sentinel: end this attempt and run the *current* program call again from scratch."""
@@ -120,9 +117,7 @@ RESTART = _Restart()
 
 def die(n: int, *, label: str = "die") -> Draw:
     """A fair n-sided die answering 1..n (the article's rand5 is ``die(5)``)."""
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise LawError(f"a die needs a positive integer number of sides, got {n!r}")
-    return Draw(_die_law(n), label=label)
+    return Draw(_die_law(check_integer(n, "a die's number of sides", min_value=1)), label=label)
 
 
 _DIE_CACHE: dict[int, Law] = {}
@@ -139,10 +134,7 @@ def coin(p: Any, *, label: str = "coin") -> Coin:
     """A p-coin (True with probability p). Numbers are converted exactly and checked to lie in [0, 1]."""
     if _is_symbolic(p):
         return Coin(p, label=label)
-    fp = to_fraction(p, what=f"coin probability ({label})")
-    if not 0 <= fp <= 1:
-        raise LawError(f"coin probability ({label}) must lie in [0, 1], got {fp}")
-    return Coin(fp, label=label)
+    return Coin(check_fraction(p, f"coin probability ({label})", min_value=0, max_value=1), label=label)
 
 
 def draw(law: Law, *, label: str = "draw") -> Draw:
@@ -157,34 +149,3 @@ def tick(label: str, amount: int = 1) -> Tick:
 
 def _is_symbolic(x: Any) -> bool:
     return type(x).__module__.startswith("sympy")
-
-
-def branches(request: Draw | Coin) -> list[tuple[Any, Any]]:
-    """The (answer, probability) pairs of a request, zero-probability answers left out.
-
-    Leaving out probability-0 answers matters: a branch that cannot happen must not be explored
-    (it could divide by zero, e.g. a residual law when p == q).
-    """
-    if isinstance(request, Draw):
-        cached = _BRANCH_CACHE.get(id(request.law))
-        if cached is not None and cached[0] is request.law:
-            return cached[1]
-        out = [(x, w) for x, w in request.law.items() if w != 0]
-        if len(_BRANCH_CACHE) > 4096:
-            _BRANCH_CACHE.clear()
-        _BRANCH_CACHE[id(request.law)] = (request.law, out)
-        return out
-    if isinstance(request, Coin):
-        p = request.p
-        pairs = [(True, p), (False, 1 - p)]
-        return [(a, w) for a, w in pairs if not _is_zero(w)]
-    raise TypeError(f"a sampling program yielded {request!r}, which is not a Draw, Coin or Tick")
-
-
-_BRANCH_CACHE: dict[int, tuple[Law, list]] = {}
-
-
-def _is_zero(w: Any) -> bool:
-    if isinstance(w, (int, Fraction)):
-        return w == 0
-    return bool(w == 0)

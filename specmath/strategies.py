@@ -39,7 +39,7 @@ Importing this module needs hypothesis (``pip install specmath[testing]``), not 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from fractions import Fraction
 from itertools import product
 from typing import Any, NamedTuple
@@ -48,6 +48,7 @@ from hypothesis import strategies as st
 
 from specmath.laws import Law
 from specmath.speculative.toy_lm import ToyLM
+from specmath.validation import InvalidArgument, check_generator_kind, check_integer
 
 __all__ = ["laws", "law_pairs", "toy_lms", "toy_lm_pairs", "round_inputs", "RoundInputs", "LETTERS"]
 
@@ -58,26 +59,20 @@ LETTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 MAX_WEIGHT = 8
 
 
-def _check_sizes(min_size: int, max_size: int) -> None:
-    if isinstance(min_size, bool) or not isinstance(min_size, int) or min_size < 1:
-        raise ValueError(f"min_size must be an integer >= 1, got {min_size!r}")
-    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < min_size:
-        raise ValueError(f"max_size must be an integer >= min_size = {min_size}, got {max_size!r}")
+def _check_sizes(min_size: int, max_size: int) -> tuple[int, int]:
+    min_size = check_integer(min_size, "min_size", min_value=1)
+    return min_size, check_integer(max_size, "max_size (at least min_size)", min_value=min_size)
 
 
 def _tokens(vocab: int | Sequence[Hashable], what: str = "vocab") -> tuple:
     """An int n means the tokens 0..n-1 (real token ids); a sequence is the vocabulary itself."""
-    if isinstance(vocab, bool):
-        raise ValueError(f"{what} must be an int >= 1 or a sequence of tokens, got {vocab!r}")
-    if isinstance(vocab, int):
-        if vocab < 1:
-            raise ValueError(f"{what} must have at least one token, got {vocab}")
-        return tuple(range(vocab))
+    if not isinstance(vocab, Iterable):
+        return tuple(range(check_integer(vocab, f"{what} (a token count, or a sequence of tokens)", min_value=1)))
     tokens = tuple(vocab)
     if not tokens:
-        raise ValueError(f"{what} is empty: a law needs at least one token")
+        raise InvalidArgument(f"{what} is empty: a law needs at least one token")
     if len(set(tokens)) != len(tokens):
-        raise ValueError(f"{what} lists a token twice: {tokens!r}")
+        raise InvalidArgument(f"{what} lists a token twice: {tokens!r}")
     return tokens
 
 
@@ -107,13 +102,12 @@ def _laws_on(draw, tokens: tuple, zeros: bool, max_weight: int) -> Law:
 
 def _check_vocabulary(vocab, min_size: int, max_size: int, max_weight: int) -> tuple | None:
     """The fixed vocabulary as a tuple, or None (letters of a drawn size); ValueError on bad arguments."""
-    if isinstance(max_weight, bool) or not isinstance(max_weight, int) or max_weight < 1:
-        raise ValueError(f"max_weight must be an integer >= 1, got {max_weight!r}")
+    check_integer(max_weight, "max_weight", min_value=1)
     if vocab is not None:
         return _tokens(vocab)
-    _check_sizes(min_size, max_size)
+    min_size, max_size = _check_sizes(min_size, max_size)
     if max_size > len(LETTERS):
-        raise ValueError(f"max_size {max_size} > {len(LETTERS)} letters: pass vocab=N for tokens 0..N-1")
+        raise InvalidArgument(f"max_size {max_size} > {len(LETTERS)} letters: pass vocab=N for tokens 0..N-1")
     return None
 
 
@@ -196,17 +190,17 @@ def toy_lms(vocab: int | Sequence[Hashable] = 2, depth: int = 2, zeros: bool = T
     prints its whole table, so a failing example shows the LM itself.
     """
     tokens = _tokens(vocab)
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-        raise ValueError(f"depth must be an integer >= 0, got {depth!r}")
+    depth = check_integer(depth, "depth", min_value=0)
+    check_integer(max_weight, "max_weight", min_value=1)
     if len(tokens) ** depth > 4096:
-        raise ValueError(f"{len(tokens)} tokens at depth {depth} make {len(tokens) ** depth} contexts: lower depth")
+        raise InvalidArgument(f"{len(tokens)} tokens at depth {depth} make {len(tokens) ** depth} contexts: lower depth")
     return _toy_lms(tokens, depth, zeros, max_weight)
 
 
 def toy_lm_pairs(min_size: int = 1, max_size: int = 3, depth: int = 2, zeros: bool = True,
                  *, max_weight: int = MAX_WEIGHT) -> st.SearchStrategy[tuple[ToyLM, ToyLM]]:
     """(target, draft) toy LMs over one vocabulary 0..V-1 of a drawn size V in min_size..max_size."""
-    _check_sizes(min_size, max_size)
+    min_size, max_size = _check_sizes(min_size, max_size)
     return st.integers(min_size, max_size).flatmap(
         lambda v: st.tuples(toy_lms(v, depth, zeros, max_weight=max_weight), toy_lms(v, depth, zeros, max_weight=max_weight))
     )
@@ -223,9 +217,7 @@ class RoundInputs(NamedTuple):
 def _as_strategy(value, what: str) -> st.SearchStrategy[int]:
     if isinstance(value, st.SearchStrategy):
         return value
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{what} must be an int or a strategy of ints, got {value!r}")
-    return st.just(value)
+    return st.just(check_integer(value, f"{what} (an int, or a strategy of ints)", min_value=1))
 
 
 def _array(rows: list[list[Fraction]], backend: str, dtype):
@@ -253,7 +245,7 @@ def _tokens_array(tokens: list[int], backend: str):
 def _round_inputs(draw, gamma, vocab, backend: str, dtype, zeros: bool, max_weight: int) -> RoundInputs:
     g, v = draw(gamma), draw(vocab)
     if g < 1 or v < 1:
-        raise ValueError(f"round_inputs needs gamma >= 1 and vocab >= 1, got gamma = {g}, vocab = {v}")
+        raise InvalidArgument(f"round_inputs needs gamma >= 1 and vocab >= 1, got gamma = {g}, vocab = {v}")
     tokens = tuple(range(v))
     law = _laws_on(tokens, zeros, max_weight)
     target = [draw(law) for _ in range(g + 1)]
@@ -277,8 +269,6 @@ def round_inputs(gamma: int | st.SearchStrategy[int] = 2, vocab: int | st.Search
     draft token has q_i(x_i) > 0. ``backend`` "numpy" gives numpy arrays, "torch" CPU tensors
     (``dtype`` a numpy or torch dtype). ``gamma`` and ``vocab`` are ints or strategies of ints.
     """
-    if backend not in ("numpy", "torch"):
-        raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
-    if isinstance(max_weight, bool) or not isinstance(max_weight, int) or max_weight < 1:
-        raise ValueError(f"max_weight must be an integer >= 1, got {max_weight!r}")
+    check_generator_kind(backend, "backend")
+    check_integer(max_weight, "max_weight", min_value=1)
     return _round_inputs(_as_strategy(gamma, "gamma"), _as_strategy(vocab, "vocab"), backend, dtype, zeros, max_weight)

@@ -35,6 +35,7 @@ from typing import Any
 from specmath.exact import exact
 from specmath.laws import Law, as_law, difference_table, tv_distance
 from specmath.speculative.rule_check import RuleFailure, RuleInstance, check_instance, verify_rule
+from specmath.validation import InvalidArgument, check_generator_kind, check_integer
 
 __all__ = ["SamplerError", "assert_rule_lossless", "assert_lossless", "assert_sampler_lossless", "FAMILY_LEVEL"]
 
@@ -209,17 +210,15 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     from specmath.audit.runner import run_audit
 
     if not callable(sample_round):
-        raise ValueError(f"sample_round must be callable, got {type(sample_round).__name__} {sample_round!r}")
-    if generator not in ("numpy", "torch"):
-        raise ValueError(f"generator must be 'numpy' or 'torch', got {generator!r}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+        raise InvalidArgument(f"sample_round must be callable, got {type(sample_round).__name__} {sample_round!r}")
+    check_generator_kind(generator, "generator")
+    n = check_integer(n, "n (rounds per case)", min_value=1)
     cases = tuple(BATTERY if cases is None else cases)
     if not cases:
-        raise ValueError("cases is empty: nothing to audit")
+        raise InvalidArgument("cases is empty: nothing to audit")
     slack = _rounding_slack(cases, n)
     if slack >= FAMILY_LEVEL / 2:
-        raise ValueError(f"n = {n} rounds on these cases leave float rounding slack {slack:.2g}: use fewer rounds")
+        raise InvalidArgument(f"n = {n} rounds on these cases leave float rounding slack {slack:.2g}: use fewer rounds")
 
     raised: list[BaseException] = []
 

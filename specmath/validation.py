@@ -12,6 +12,9 @@ One exception type per kind of mistake, all ``ValueError``s so ``except ValueErr
 
 (An invalid probability law is ``specmath.laws.LawError``, also a ``ValueError``.)
 
+Numbers on the exact side (a coin's bias, top-p, a threshold) are checked with ``check_fraction``,
+which returns the exact Fraction; ``check_real`` returns a float, for the sampled and torch sides.
+
 >>> check_integer(3, "gamma", min_value=1)
 3
 >>> check_integer(True, "gamma", min_value=1)
@@ -31,8 +34,11 @@ import math
 import numbers
 import operator
 from collections.abc import Iterable
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
+
+from specmath.laws import LawError, to_fraction
 
 __all__ = [
     "InvalidArgument",
@@ -40,10 +46,14 @@ __all__ = [
     "InvalidFile",
     "check_integer",
     "check_real",
+    "check_fraction",
     "check_probability",
     "check_choice",
     "check_choices",
     "check_seed",
+    "check_generator",
+    "check_generator_kind",
+    "GENERATOR_KINDS",
     "check_file",
     "did_you_mean",
 ]
@@ -135,6 +145,27 @@ def _is_real_scalar(value: Any) -> bool:
     return kind in "iuf"
 
 
+def check_fraction(value: Any, name: str, *, min_value: Any = None, max_value: Any = None,
+                   open_min: bool = False, open_max: bool = False) -> Fraction:
+    """``value`` as an exact Fraction in the given range: the exact side's ``check_real``.
+
+    Read as ``specmath.laws.to_fraction`` reads a weight (a Python float as the decimal it prints
+    as, 0.7 -> 7/10; numpy and torch scalars exactly), so the bound is checked on the number the
+    caller meant, never on a rounded double.
+    """
+    words = _range_words(min_value, max_value, open_min=open_min, open_max=open_max)
+    try:
+        x = to_fraction(value, what=name)
+    except LawError:
+        raise InvalidArgument(f"{name} must be a finite number{words}, got {_shown(value)}") from None
+    bad = min_value is not None and (x <= min_value if open_min else x < min_value)
+    bad = bad or max_value is not None and (x >= max_value if open_max else x > max_value)
+    if bad:
+        shown = str(x) if isinstance(value, (int, Fraction)) else _shown(value)
+        raise InvalidArgument(f"{name} must be a number{words}, got {shown}")
+    return x
+
+
 def check_probability(value: Any, name: str) -> float:
     """A float in [0, 1]."""
     return check_real(value, name, min_value=0, max_value=1)
@@ -143,6 +174,25 @@ def check_probability(value: Any, name: str) -> float:
 def check_seed(value: Any, name: str = "seed") -> int:
     """A seed: an int >= 0 (what ``numpy.random.default_rng`` and ``torch.Generator.manual_seed`` both take)."""
     return check_integer(value, name, min_value=0)
+
+
+def check_generator(rng: Any, name: str = "rng") -> Any:
+    """A ``numpy.random.Generator``: the sampled side draws from an explicit, seeded one, never global state."""
+    import numpy as np
+
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidArgument(f"{name} must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed), "
+                              f"got {_shown(rng)}")
+    return rng
+
+
+#: the random generators a sampler under audit may draw from: numpy's PCG64 or torch's CPU generator
+GENERATOR_KINDS = ("numpy", "torch")
+
+
+def check_generator_kind(kind: Any, what: str = "generator kind") -> str:
+    """One of ``GENERATOR_KINDS`` ("numpy" or "torch"); ``UnknownName`` otherwise."""
+    return check_choice(kind, what, GENERATOR_KINDS)
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
@@ -156,14 +206,18 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
     return normal[close[0]] if close else None
 
 
-def check_choice(value: Any, what: str, choices: Iterable[str]) -> str:
-    """``value`` when it is one of ``choices``; else ``UnknownName`` listing them, with the nearest one."""
+def check_choice(value: Any, what: str, choices: Iterable[str], *, also: str | None = None) -> str:
+    """``value`` when it is one of ``choices``; else ``UnknownName`` listing them, with the nearest one.
+
+    ``also`` names what else the caller accepts, for the message ("or module:function").
+    """
     choices = list(choices)
     if isinstance(value, str) and value in choices:
         return value
     near = did_you_mean(value, choices) if isinstance(value, str) else None
     hint = f" (did you mean {near!r}?)" if near else ""
-    raise UnknownName(f"unknown {what} {value!r}{hint}; choose from: {', '.join(map(str, choices))}")
+    listed = ", ".join(map(str, choices)) + (f", {also}" if also else "")
+    raise UnknownName(f"unknown {what} {value!r}{hint}; choose from: {listed}")
 
 
 def check_choices(values: Iterable[Any], what: str, choices: Iterable[str]) -> list[str]:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from specmath.bugzoo.numpy_reference import numpy_warp
+from specmath.audit.reference_round import numpy_warp
 from specmath.laws import Law
 from specmath.lm.warps import Sampling
 from specmath.speculative.sampling_warp import Warp

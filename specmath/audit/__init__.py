@@ -12,6 +12,7 @@ Modules, one idea each:
 * ``power``       per-position and joint G-tests, Bonferroni levels, detectable TV, sequential looks
 * ``edge_draws``  generators whose k-th draw is exactly 0 or the largest uniform below 1
 * ``replay``      the sampler's own torch draws fed to the exact algorithm, token by token
+* ``reference_round`` the correct float (numpy) round; the bug zoo's samplers swap one of its blocks
 * ``runner``      the audit loop; ``report`` the table and JSON (``specmath audit ADAPTER``)
 
 End-to-end audits of whole generate calls (``specmath audit-generate ENGINE --pair PAIR``):

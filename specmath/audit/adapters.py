@@ -27,8 +27,8 @@ Adapters here:
   below what the audit detects. Randomness: inside ``torch.random.fork_rng`` the global CPU
   generator is set to the given generator's state, and the state afterwards is written back, so HF
   draws exactly the stream a ``torch.Generator`` would, and the caller's global state is untouched.
-* ``reference``: the float reference round of the bug zoo (``specmath.bugzoo.numpy_reference``).
-* ``bug:NAME`` for every entry of ``specmath.bugzoo.BUGS``: its numpy reference sampler, with the
+* ``reference``: the correct float reference round (``specmath.audit.reference_round``).
+* ``bug:NAME`` for every entry of ``specmath.bugzoo.BUGS``: its lossy float (numpy) sampler, with the
   warp the correct algorithm would apply;
 * ``module:function``: any importable function with the interface (``adapter_named``).
 
@@ -44,7 +44,9 @@ from typing import Any
 
 import numpy as np
 
+from specmath.audit.reference_round import reference_sample_round
 from specmath.speculative.toy_lm import Warp
+from specmath.validation import check_choice, check_generator_kind
 
 __all__ = ["Adapter", "DrawProtocol", "adapters", "adapter_named", "make_generator"]
 
@@ -81,13 +83,11 @@ class Adapter:
 
 def make_generator(kind: str, seed: int):
     """A fresh seeded generator of the given kind ("numpy": PCG64, "torch": CPU mt19937)."""
-    if kind == "numpy":
+    if check_generator_kind(kind) == "numpy":
         return np.random.Generator(np.random.PCG64(seed))
-    if kind == "torch":
-        import torch
+    import torch
 
-        return torch.Generator().manual_seed(seed)
-    raise ValueError(f"generator kind must be 'numpy' or 'torch', got {kind!r}")
+    return torch.Generator().manual_seed(seed)
 
 
 def specmath_torch_round(target_probs, draft_probs, draft_tokens, generator, dtype: str = "float64",
@@ -141,11 +141,10 @@ def adapters() -> dict[str, Adapter]:
     """Every adapter by name: the correct samplers, HF's, the negative control and the bug zoo."""
     from functools import partial
 
-    from specmath.bugzoo import reference_sample_round
     from specmath.bugzoo.torch_controls import target_resample_accept_reject
 
     listed = [
-        Adapter("reference", "the bug zoo's float64 numpy reference round (correct)", reference_sample_round, "numpy"),
+        Adapter("reference", "specmath's float64 numpy reference round (correct)", reference_sample_round, "numpy"),
         Adapter("specmath-torch", "specmath.lm.accept_reject.accept_reject, float64 tensors, torch.Generator",
                 specmath_torch_round, "torch", draws=DrawProtocol("float32", "float64")),
         Adapter("specmath-torch-float32", "specmath.lm.accept_reject.accept_reject, float32 tensors (as a float32 model gives them)",
@@ -165,17 +164,14 @@ def adapter_named(name: str, generator_kind: str = "numpy") -> Adapter:
     known = adapters()
     if name not in known and ":" in name and not name.startswith("bug:"):
         return _user_adapter(name, generator_kind)
-    if name not in known:
-        raise ValueError(f"no adapter named {name!r}; known: {', '.join(known)}, or module:function")
-    return known[name]
+    return known[check_choice(name, "adapter", known, also="or module:function")]
 
 
 def _user_adapter(spec: str, generator_kind: str) -> Adapter:
     import importlib
 
     module_name, _, function_name = spec.partition(":")
-    if generator_kind not in ("numpy", "torch"):
-        raise ValueError(f"generator kind must be 'numpy' or 'torch', got {generator_kind!r}")
+    check_generator_kind(generator_kind)
     try:
         function = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as exc:

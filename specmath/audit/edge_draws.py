@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from specmath.validation import check_choice, check_generator_kind, check_integer
+
 __all__ = ["EDGES", "numpy_edge_generator", "torch_edge_generator", "edge_generator", "TORCH_EDGE_OFFSETS"]
 
 #: the edge values a probe can place: "zero" (u = 0) and "max" (the largest uniform below 1)
@@ -47,17 +49,15 @@ _TORCH_SKIP_BASE = 64  # cached state sits this many draws before the edge
 _torch_state_cache: dict[str, object] = {}
 
 
-def _check(edge: str, k: int, most: int | None = None) -> None:
-    if edge not in EDGES:
-        raise ValueError(f"edge must be one of {EDGES}, got {edge!r}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0 or (most is not None and k > most):
-        raise ValueError(f"draw index k must be an integer in 0..{most if most is not None else 'inf'}, got {k!r}")
+def _check(edge: str, k: int, most: int | None = None) -> int:
+    check_choice(edge, "edge", EDGES)
+    return check_integer(k, "draw index k", min_value=0, max_value=most)
 
 
 def numpy_edge_generator(k: int, edge: str = "zero", word: int = 0x9E3779B97F4A7C15,
                          increment: int = 0xDA3E39CB94B95BDB) -> np.random.Generator:
     """A PCG64 Generator whose k-th 64-bit output (0-based) is 0 ("zero") or 2^64 - 1 ("max")."""
-    _check(edge, k)
+    k = _check(edge, k)
     inc = (increment << 1 | 1) & MASK_128  # PCG increments are odd
     target = 0 if edge == "zero" else MASK_64
     # hi ^ lo = target, and rotr(target, r) = target for target = 0 or all ones
@@ -77,7 +77,7 @@ def torch_edge_generator(k: int, edge: str = "zero"):
     """A torch CPU generator whose float32 ``torch.rand`` draw number k (0-based) is 0.0 or 1 - 2^-24."""
     import torch
 
-    _check(edge, k, _TORCH_SKIP_BASE)
+    k = _check(edge, k, _TORCH_SKIP_BASE)
     if edge not in _torch_state_cache:
         g = torch.Generator().manual_seed(TORCH_EDGE_SEED)
         remaining = TORCH_EDGE_OFFSETS[edge] - _TORCH_SKIP_BASE
@@ -95,8 +95,6 @@ def torch_edge_generator(k: int, edge: str = "zero"):
 
 def edge_generator(kind: str, k: int, edge: str = "zero"):
     """A generator of ``kind`` ("numpy" or "torch") whose draw number k is the ``edge`` value."""
-    if kind == "numpy":
+    if check_generator_kind(kind) == "numpy":
         return numpy_edge_generator(k, edge)
-    if kind == "torch":
-        return torch_edge_generator(k, edge)
-    raise ValueError(f"generator kind must be 'numpy' or 'torch', got {kind!r}")
+    return torch_edge_generator(k, edge)

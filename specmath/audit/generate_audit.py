@@ -44,6 +44,7 @@ from specmath.audit.generate_pairs import AuditPair, load_audit_pair
 from specmath.laws import Law
 from specmath.lm.warps import Sampling
 from specmath.stats import detectable_tv, g_test
+from specmath.validation import InvalidArgument, check_choice, check_integer
 
 __all__ = ["CONFIGS", "Check", "GenerateAudit", "warped_law", "first_token_law", "two_token_law",
            "run_generate_audit", "FAMILY_LEVEL", "POWER"]
@@ -226,13 +227,13 @@ def run_generate_audit(engine: Engine | str, pair: str, config: str | Sampling =
                        seed: int = 0, control: bool = True) -> GenerateAudit:
     """N generate calls of ``engine`` on ``pair``'s prompt (and of its control), tested as described above."""
     engine = engine_named(engine) if isinstance(engine, str) else engine
-    sampling = CONFIGS[config] if isinstance(config, str) and config in CONFIGS else config
-    if not isinstance(sampling, Sampling):
-        raise ValueError(f"unknown sampling configuration {config!r}: use one of {', '.join(CONFIGS)} or a Sampling")
+    if isinstance(config, Sampling):
+        sampling = config
+    else:
+        sampling = CONFIGS[check_choice(config, "sampling configuration", CONFIGS, also="or a Sampling")]
     if sampling.greedy:
-        raise ValueError("the engine audit compares sampled laws: temperature must be > 0")
-    if n < 1:
-        raise ValueError(f"n must be a positive number of generate calls, got {n}")
+        raise InvalidArgument("the engine audit compares sampled laws: temperature must be > 0")
+    n = check_integer(n, "n (generate calls)", min_value=1)
     label = config if isinstance(config, str) else _label(sampling)
     audit = GenerateAudit(engine.name, pair, label, n)
     reason = engine.unavailable(pair)

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 
 from specmath.audit.cases import END, ExpectedLaws
 from specmath.stats import detectable_tv, g_test
+from specmath.validation import check_integer
 
 __all__ = ["TestResult", "looks", "run_tests", "SEQUENTIAL_LOOKS"]
 
@@ -62,8 +63,7 @@ class TestResult:
 
 def looks(n: int, sequential: bool) -> list[int]:
     """Sample sizes at which the tests run: [n], or n/16, n/8, n/4, n/2, n in sequential mode."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"the number of rounds per case must be a positive integer, got {n!r}")
+    n = check_integer(n, "n (rounds per case)", min_value=1)
     if not sequential:
         return [n]
     sizes = [max(1, n >> (SEQUENTIAL_LOOKS - 1 - i)) for i in range(SEQUENTIAL_LOOKS)]

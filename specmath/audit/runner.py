@@ -40,6 +40,7 @@ from specmath.audit.cases import BATTERY, AuditCase
 from specmath.audit.edge_draws import EDGES, edge_generator
 from specmath.audit.power import TestResult, looks, run_tests, tests_per_case
 from specmath.audit.replay import ReplayOutcome, replay_round
+from specmath.validation import check_real
 
 __all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "DEFAULT_ROUNDS"]
 
@@ -261,8 +262,7 @@ def run_audit(adapter: Adapter, cases: tuple[AuditCase, ...] = BATTERY, n: int =
 
     Sequential mode stops a case at its first rejecting look and the audit at its first failed case.
     """
-    if not 0 < family_level < 1:
-        raise ValueError(f"family_level must lie in (0, 1), got {family_level}")
+    family_level = check_real(family_level, "family_level", min_value=0, max_value=1, open_min=True, open_max=True)
     total_tests = sum(tests_per_case(c.gamma) for c in cases) * len(looks(n, sequential))
     level = family_level / total_tests
     start = time.perf_counter()

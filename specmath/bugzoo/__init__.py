@@ -6,7 +6,8 @@ alpha = sum_x min(p(x), q(x)).
 ``BUGS`` maps a name to a ``Bug`` (``specmath.bugzoo.zoo``) with its smallest instance, the exact
 law of generation with the bug, the target law, the exact TV distance between them, a one-line
 explanation, the citation, and a float reference ``sample_round(target_probs, draft_probs,
-draft_tokens, rng)`` for auditing engines. The correct algorithm has TV exactly 0 on every instance.
+draft_tokens, rng)`` for auditing engines: the correct float round of ``specmath.audit.reference_round``
+with one block swapped. The correct algorithm has TV exactly 0 on every instance.
 
 Each module exports a tuple of its entries and ``BUGS`` joins them here (importing a module adds
 nothing anywhere): ``logit_bugs.LOGIT_BUGS`` (which law is handed to the accept/reject step),
@@ -15,7 +16,6 @@ nothing anywhere): ``logit_bugs.LOGIT_BUGS`` (which law is handed to the accept/
 """
 
 from specmath.bugzoo.logit_bugs import LOGIT_BUGS
-from specmath.bugzoo.numpy_reference import numpy_round, reference_sample_round
 from specmath.bugzoo.position_bugs import POSITION_BUGS
 from specmath.bugzoo.rule_bugs import RULE_BUGS
 from specmath.bugzoo.zoo import Bug, Instance, bugs_by_name
@@ -23,4 +23,4 @@ from specmath.bugzoo.zoo import Bug, Instance, bugs_by_name
 #: every entry of the zoo, by name
 BUGS: dict[str, Bug] = bugs_by_name(LOGIT_BUGS, POSITION_BUGS, RULE_BUGS)
 
-__all__ = ["BUGS", "Bug", "Instance", "numpy_round", "reference_sample_round"]
+__all__ = ["BUGS", "Bug", "Instance"]

@@ -15,8 +15,8 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import partial
 
-from specmath.bugzoo.numpy_reference import numpy_round
-from specmath.bugzoo.zoo import Bug, Instance, context_free
+from specmath.audit.reference_round import numpy_round
+from specmath.bugzoo.zoo import Bug, Instance, pair_instance
 from specmath.laws import Law
 from specmath.speculative.round import speculative_round
 from specmath.speculative.toy_lm import Warp
@@ -42,22 +42,14 @@ def target_unwarped_round(inst: Instance, context: tuple):
 
 def _top2_instance() -> Instance:
     # top-2 keeps p unchanged but removes C from q: raw q(B) = 1/4 vs processed q(B) = 1/3
-    p = Law({"A": Fraction(1, 2), "B": Fraction(1, 2), "C": 0}, name="p")
-    q = Law({"A": Fraction(1, 2), "B": Fraction(1, 4), "C": Fraction(1, 4)}, name="q")
-    return Instance(
-        context_free(p, "p"), context_free(q, "q"), warp=TOP_2,
-        description="p = {A: 1/2, B: 1/2, C: 0}, q = {A: 1/2, B: 1/4, C: 1/4}, top-k = 2, gamma = 1",
-    )
+    p = Law({"A": Fraction(1, 2), "B": Fraction(1, 2), "C": 0})
+    q = Law({"A": Fraction(1, 2), "B": Fraction(1, 4), "C": Fraction(1, 4)})
+    return pair_instance(p, q, warp=TOP_2)
 
 
 def _top_p_instance() -> Instance:
     # top-p = 1/2 makes the wanted target one-hot on A; the raw target still gives B 1/3
-    p = Law({"A": Fraction(2, 3), "B": Fraction(1, 3)}, name="p")
-    q = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}, name="q")
-    return Instance(
-        context_free(p, "p"), context_free(q, "q"), warp=TOP_P_HALF,
-        description="p = {A: 2/3, B: 1/3}, q = {A: 1/2, B: 1/2}, top-p = 1/2, gamma = 1",
-    )
+    return pair_instance(Law({"A": Fraction(2, 3), "B": Fraction(1, 3)}), Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}), warp=TOP_P_HALF)
 
 
 #: this module's entries of the bug zoo (joined into ``specmath.bugzoo.BUGS``)

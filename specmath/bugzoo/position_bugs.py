@@ -18,8 +18,8 @@ from functools import partial
 
 import numpy as np
 
-from specmath.bugzoo.numpy_reference import numpy_round
-from specmath.bugzoo.zoo import Bug, Instance, context_free
+from specmath.audit.reference_round import numpy_round
+from specmath.bugzoo.zoo import Bug, Instance, context_free, pair_instance
 from specmath.laws import Law
 from specmath.program import coin, draw, tick
 from specmath.speculative.round import accept_block, draft_block
@@ -103,8 +103,7 @@ def _uniform_draft() -> ToyLM:
 
 
 def _first_draft_instance() -> Instance:
-    p, q = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}), Law({"A": Fraction(3, 4), "B": Fraction(1, 4)})
-    return Instance(context_free(p, "p"), context_free(q, "q"), description="p = {A: 1/2, B: 1/2}, q = {A: 3/4, B: 1/4}, gamma = 1")
+    return pair_instance(Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}), Law({"A": Fraction(3, 4), "B": Fraction(1, 4)}))
 
 
 def _off_by_one_instance() -> Instance:
@@ -119,9 +118,7 @@ def _bonus_instance() -> Instance:
 
 
 def _shared_uniform_instance() -> Instance:
-    p, q = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}), Law({"A": 1, "B": 0})
-    return Instance(context_free(p, "p"), context_free(q, "q"), gamma=2, length=2,
-                    description="p = {A: 1/2, B: 1/2}, q = {A: 1, B: 0}, gamma = 2, 2 tokens")
+    return pair_instance(Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}), Law({"A": 1, "B": 0}), gamma=2, length=2)
 
 
 def _one_uniform(gamma: int, rng: np.random.Generator) -> np.ndarray:

@@ -19,8 +19,8 @@ from functools import partial
 
 import numpy as np
 
-from specmath.bugzoo.numpy_reference import numpy_round
-from specmath.bugzoo.zoo import Bug, Instance, context_free
+from specmath.audit.reference_round import numpy_round
+from specmath.bugzoo.zoo import Bug, Instance, pair_instance
 from specmath.laws import Law
 from specmath.speculative.round import speculative_round
 
@@ -77,22 +77,20 @@ def _rule_round(rule):
     return buggy_round
 
 
+HALF_HALF = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)})
+CERTAIN_A = Law({"A": 1, "B": 0})
+
+
 def _half_half_vs_certain_a() -> Instance:
-    p = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}, name="p")
-    q = Law({"A": 1, "B": 0}, name="q")
-    return Instance(context_free(p, "p"), context_free(q, "q"), description="p = {A: 1/2, B: 1/2}, q = {A: 1, B: 0}, gamma = 1")
+    return pair_instance(HALF_HALF, CERTAIN_A)
 
 
 def _certain_a_vs_half_half() -> Instance:
-    p = Law({"A": 1, "B": 0}, name="p")
-    q = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}, name="q")
-    return Instance(context_free(p, "p"), context_free(q, "q"), description="p = {A: 1, B: 0}, q = {A: 1/2, B: 1/2}, gamma = 1")
+    return pair_instance(CERTAIN_A, HALF_HALF)
 
 
 def _three_quarters() -> Instance:
-    p = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}, name="p")
-    q = Law({"A": Fraction(3, 4), "B": Fraction(1, 4)}, name="q")
-    return Instance(context_free(p, "p"), context_free(q, "q"), description="p = {A: 1/2, B: 1/2}, q = {A: 3/4, B: 1/4}, gamma = 1")
+    return pair_instance(HALF_HALF, Law({"A": Fraction(3, 4), "B": Fraction(1, 4)}))
 
 
 def _softmax_residual(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""What a bug-zoo entry is: an instance, an exact lossy round, and a float reference sampler.
+"""What a bug-zoo entry is: an instance, an exact lossy round, and the same bug as a float sampler.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
@@ -33,7 +33,7 @@ from specmath.speculative.generate import generate_law
 from specmath.speculative.toy_lm import ToyLM, Warp, warp
 from specmath.speculative.variants import autoregressive_law, generation_law_of, round_law_of
 
-__all__ = ["Instance", "Bug", "bugs_by_name", "context_free"]
+__all__ = ["Instance", "Bug", "bugs_by_name", "context_free", "pair_instance"]
 
 
 def context_free(law: Law, name: str) -> ToyLM:
@@ -79,6 +79,26 @@ class Instance:
         rows_p = [[float(self.target(context + tokens[:i]).prob(x)) for x in vocab] for i in range(len(tokens) + 1)]
         rows_q = [[float(self.draft(context + tokens[:i]).prob(x)) for x in vocab] for i in range(len(tokens))]
         return np.array(rows_p), np.array(rows_q).reshape(len(tokens), len(vocab))
+
+
+def pair_instance(p: Law, q: Law, *, gamma: int = 1, length: int = 1, warp: Warp | None = None) -> Instance:
+    """The instance of one context-free pair: target law p and draft law q at every context.
+
+    Its description is written from the laws and sizes themselves ("p = {A: 1/2, B: 1/2}, q = {A: 1,
+    B: 0}, gamma = 1"), so it cannot disagree with them.
+    """
+    words = [f"p = {_table(p)}", f"q = {_table(q)}"]
+    if warp is not None:
+        words += [f"temperature = {warp.temperature}"] if warp.temperature != 1 else []
+        words += [f"top-k = {warp.top_k}"] if warp.top_k is not None else []
+        words += [f"top-p = {warp.top_p}"] if warp.top_p is not None else []
+    words += [f"gamma = {gamma}"] + ([f"{length} tokens"] if length != 1 else [])
+    return Instance(context_free(p, "p"), context_free(q, "q"), gamma=gamma, length=length, warp=warp,
+                    description=", ".join(words))
+
+
+def _table(law: Law) -> str:
+    return "{" + ", ".join(f"{x}: {w}" for x, w in law.items()) + "}"
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from specmath.laws import LawError, to_fraction, uniform
+from specmath.laws import uniform
 from specmath.program import RESTART, coin
+from specmath.validation import check_fraction
 
 __all__ = ["von_neumann", "fair_coin_law", "expected_flips", "check_bias"]
 
@@ -21,10 +22,7 @@ def check_bias(p: Any) -> Any:
     """p as an exact Fraction strictly inside (0, 1) (a sympy expression is passed through)."""
     if type(p).__module__.startswith("sympy"):
         return p
-    fp = to_fraction(p, what="coin bias p")
-    if not 0 < fp < 1:
-        raise LawError(f"von Neumann's trick needs a coin bias p strictly inside (0, 1), got {fp}")
-    return fp
+    return check_fraction(p, "von Neumann's coin bias p", min_value=0, max_value=1, open_min=True, open_max=True)
 
 
 def von_neumann(p: Any):

@@ -16,17 +16,17 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from specmath.laws import LawError, uniform
+from specmath.laws import uniform
 from specmath.program import RESTART, Recur, die, tick
+from specmath.validation import InvalidArgument, check_integer
 
 __all__ = ["rand_basic", "rand_article", "rand7_basic", "rand7_article", "check_die_sizes", "uniform_target"]
 
 
-def check_die_sizes(a: int, b: int) -> None:
-    """Raise LawError unless a, b are integers >= 2 (the die and the target range)."""
-    for name, v in (("a", a), ("b", b)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 2:
-            raise LawError(f"rand_a -> rand_b needs integers a, b >= 2; got {name} = {v!r}")
+def check_die_sizes(a: int, b: int) -> tuple[int, int]:
+    """(a, b) as ints >= 2 (the die's sides and the target range of rand_a -> rand_b); InvalidArgument otherwise."""
+    return (check_integer(a, "a (rand_a -> rand_b: the die's sides)", min_value=2),
+            check_integer(b, "b (rand_a -> rand_b: the target range)", min_value=2))
 
 
 def uniform_target(b: int):
@@ -48,7 +48,7 @@ def rand_basic(a: int = 5, b: int = 7, label: str | None = None):
     E[calls] = k * a^k / m; for 5 -> 7 that is 2 * 25/21 = 50/21. Rolls are counted under
     ``label``, by default the die's own name "rand<a>".
     """
-    check_die_sizes(a, b)
+    a, b = check_die_sizes(a, b)
     label = f"rand{a}" if label is None else label  # the die's own name: rand2, rand5, ...
     k = _rolls_needed(a, b) if a < b else 1
     size = a**k
@@ -69,10 +69,10 @@ def rand_article(a: int = 5, b: int = 7, levels: int = 3, label: str | None = No
     and one more roll makes a * r-range values: 25 -> 20 -> 30 for 5 -> 7. Falls back to
     ``rand_basic`` (a fresh, memoryless loop) after the last level, as the article does.
     """
-    check_die_sizes(a, b)
+    a, b = check_die_sizes(a, b)
     label = f"rand{a}" if label is None else label  # the die's own name: rand2, rand5, ...
     if a >= b:
-        raise LawError(f"the article's recycling needs a < b (a die smaller than the target); got a={a}, b={b}")
+        raise InvalidArgument(f"the article's recycling needs a < b (a die smaller than the target); got a={a}, b={b}")
     r1 = yield die(a, label=label)
     r2 = yield die(a, label=label)
     value, size = a * (r1 - 1) + (r2 - 1), a * a  # uniform on 0..size-1
@@ -102,7 +102,7 @@ def rand7_article():
 
 def expected_calls_basic(a: int = 5, b: int = 7) -> Fraction:
     """Closed form k * a^k / (b * floor(a^k / b)) for ``rand_basic``."""
-    check_die_sizes(a, b)
+    a, b = check_die_sizes(a, b)
     k = _rolls_needed(a, b) if a < b else 1
     size = a**k
     return Fraction(k * size, b * (size // b))

@@ -11,8 +11,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from specmath.laws import Law, LawError, as_law, check_same_vocabulary, to_fraction
+from specmath.laws import Law, LawError, as_law, check_same_vocabulary
 from specmath.program import RESTART, coin, draw
+from specmath.validation import check_fraction
 
 __all__ = ["rejection_sampler", "check_envelope", "smallest_envelope"]
 
@@ -21,9 +22,7 @@ def check_envelope(p: Law, q: Law, M: Any) -> Fraction:
     """M as a Fraction, after checking M * q(x) >= p(x) for every x (else LawError naming x)."""
     p, q = as_law(p, name="p"), as_law(q, name="q")
     check_same_vocabulary(p, q)
-    fm = to_fraction(M, what="envelope M")
-    if fm <= 0:
-        raise LawError(f"envelope M must be positive, got {fm}")
+    fm = check_fraction(M, "envelope M", min_value=0, open_min=True)
     for x in p:
         if fm * q[x] < p[x]:
             raise LawError(f"envelope M = {fm} does not cover p at {x!r}: M * q = {fm * q[x]} < p = {p[x]}")

@@ -11,21 +11,22 @@ from fractions import Fraction
 from itertools import combinations
 from math import comb
 
-from specmath.laws import Law, LawError, as_law, uniform
+from specmath.laws import Law, as_law, uniform
 from specmath.program import die
+from specmath.validation import check_integer
 
 __all__ = ["algorithm_r", "subset_target", "inclusion_probabilities", "check_reservoir_sizes"]
 
 
-def check_reservoir_sizes(n: int, k: int) -> None:
-    """Raise LawError unless 1 <= k <= n are integers."""
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (n, k)) or not 1 <= k <= n:
-        raise LawError(f"reservoir sampling needs integers 1 <= k <= n, got n={n!r}, k={k!r}")
+def check_reservoir_sizes(n: int, k: int) -> tuple[int, int]:
+    """(n, k) as ints when 1 <= k <= n (the stream length and the reservoir size); InvalidArgument otherwise."""
+    n = check_integer(n, "n (the stream length)", min_value=1)
+    return n, check_integer(k, "k (the reservoir size, 1 <= k <= n)", min_value=1, max_value=n)
 
 
 def algorithm_r(n: int, k: int):
     """Sampling program: the reservoir after streaming items 1..n, as a sorted tuple."""
-    check_reservoir_sizes(n, k)
+    n, k = check_reservoir_sizes(n, k)
     reservoir = list(range(1, k + 1))
     for i in range(k + 1, n + 1):
         j = yield die(i, label="random index")
@@ -36,7 +37,7 @@ def algorithm_r(n: int, k: int):
 
 def subset_target(n: int, k: int) -> Law:
     """Every k-subset of 1..n with probability 1 / C(n, k)."""
-    check_reservoir_sizes(n, k)
+    n, k = check_reservoir_sizes(n, k)
     return uniform(combinations(range(1, n + 1), k))
 
 
@@ -48,5 +49,5 @@ def inclusion_probabilities(law: Law, n: int) -> dict[int, Fraction]:
 
 def expected_inclusion(n: int, k: int) -> Fraction:
     """k / n."""
-    check_reservoir_sizes(n, k)
+    n, k = check_reservoir_sizes(n, k)
     return Fraction(k, n) if comb(n, k) else Fraction(0)

@@ -21,6 +21,8 @@ import copy
 
 import nbformat
 
+from specmath.validation import check_integer
+
 __all__ = ["slide_types", "with_slide_metadata", "cell_lines", "FIGURE_LINES", "SLIDE_LINES"]
 
 #: lines a slide holds at the reveal template's 20 px fonts and 800 px height
@@ -52,8 +54,7 @@ def _explicit(cell: nbformat.NotebookNode) -> str | None:
 
 def slide_types(nb: nbformat.NotebookNode, budget: int = SLIDE_LINES) -> list[str]:
     """One slide type per cell: explicit metadata, else heading -> slide, overflow -> subslide, else '-'."""
-    if budget < 1:
-        raise ValueError(f"budget (lines per slide) must be >= 1, got {budget!r}")
+    budget = check_integer(budget, "budget (lines per slide)", min_value=1)
     types, used, only_intro = [], 0, False
     for i, cell in enumerate(nb.cells):
         height = cell_lines(cell)

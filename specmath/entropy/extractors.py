@@ -30,8 +30,9 @@ from math import comb
 from typing import Any
 
 from specmath.classic.fair_coin import check_bias
-from specmath.laws import Law, LawError, as_law
+from specmath.laws import Law, as_law
 from specmath.program import coin
+from specmath.validation import check_choice, check_fraction, check_integer
 
 __all__ = [
     "von_neumann_bits",
@@ -94,10 +95,8 @@ EXTRACTORS: dict[str, Callable[[Sequence[bool], int | None], tuple[int, ...]]] =
 def block_extractor(p: Any, n: int, method: str = "peres", depth: int | None = None):
     """Sampling program: flip n p-coins (label "flip") and return the extracted bits as a tuple."""
     p = check_bias(p)
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise LawError(f"the number of flips n must be a positive integer, got {n!r}")
-    if method not in EXTRACTORS:
-        raise LawError(f"unknown extractor {method!r}; known: {', '.join(EXTRACTORS)}")
+    n = check_integer(n, "n (the number of flips)", min_value=1)
+    check_choice(method, "extractor", EXTRACTORS)
     flips = []
     for _ in range(n):
         flips.append((yield coin(p, label="flip")))
@@ -116,8 +115,8 @@ def fair_given_length_target(law: Law) -> Law:
 
 
 def _check_rate_bias(p: Any) -> None:
-    if not 0 <= p <= 1:
-        raise LawError(f"a coin bias p must lie in [0, 1], got {p}")
+    # checked on the exact number p stands for; p itself is kept (a float rate for a float p)
+    check_fraction(p, "a coin bias p", min_value=0, max_value=1)
 
 
 def von_neumann_rate(p: Any) -> Any:
@@ -131,8 +130,7 @@ def peres_rate(p: Any, depth: int) -> Any:
 
     The n -> oo rate of Psi_d in bits per flip; exact for Fractions, a float for floats.
     """
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-        raise LawError(f"Peres' depth must be an integer >= 0, got {depth!r}")
+    depth = check_integer(depth, "Peres' depth", min_value=0)
     _check_rate_bias(p)
     if depth == 0 or p == 0 or p == 1:
         return 0 * p
@@ -143,8 +141,7 @@ def peres_rate(p: Any, depth: int) -> Any:
 
 def elias_rate(p: Any, n: int) -> Any:
     """E[bits] / n = (1/n) sum_h C(n,h) p^h q^(n-h) E_h, E_h = sum_(j: bit j of C(n,h)) j 2^j / C(n,h)."""
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise LawError(f"Elias' block length n must be a positive integer, got {n!r}")
+    n = check_integer(n, "Elias' block length n", min_value=1)
     _check_rate_bias(p)
     q = 1 - p
     total = 0 * p

@@ -29,16 +29,16 @@ import math
 from fractions import Fraction
 from math import floor
 
-from specmath.laws import Law, LawError, as_law
+from specmath.laws import Law, as_law
 from specmath.program import Recur, die
+from specmath.validation import check_integer, check_real
 
 __all__ = ["knuth_yao", "knuth_yao_step", "optimal_expected_draws", "entropy", "check_base", "die_label"]
 
 
-def check_base(a: int) -> None:
-    """Raise LawError unless the die size a is an integer >= 2."""
-    if not isinstance(a, int) or isinstance(a, bool) or a < 2:
-        raise LawError(f"Knuth-Yao needs a fair die with a >= 2 sides (a = 2 is a coin); got a = {a!r}")
+def check_base(a: int) -> int:
+    """The die size a as an int >= 2 (a = 2 is a coin); InvalidArgument otherwise."""
+    return check_integer(a, "Knuth-Yao's die size a (a = 2 is a coin)", min_value=2)
 
 
 def die_label(a: int) -> str:
@@ -53,7 +53,7 @@ def knuth_yao(law: Law, a: int = 2, label: str | None = None):
     probability 1 is returned with no draw at all (its tree is a single leaf).
     """
     law = as_law(law)
-    check_base(a)
+    a = check_base(a)
     label = label or die_label(a)
     support = [(x, w) for x, w in law.items() if w > 0]
     if len(support) == 1:
@@ -86,7 +86,7 @@ def optimal_expected_draws(law: Law, a: int = 2) -> Fraction:
     and period lam, so E = S_pre + S_cycle / (1 - a^(-lam)).
     """
     law = as_law(law)
-    check_base(a)
+    a = check_base(a)
     fracs = tuple(w - floor(w) for w in law.values() if w > 0)
     seen: dict[tuple, int] = {}
     terms: list[Fraction] = []  # terms[k] = I_k / a^k = P(T > k)
@@ -106,6 +106,5 @@ def optimal_expected_draws(law: Law, a: int = 2) -> Fraction:
 
 def entropy(law: Law, base: float = 2) -> float:
     """H(p) = -sum_x p(x) log_base p(x) (a float: the entropy of a rational law is irrational)."""
-    if base <= 1:
-        raise ValueError(f"entropy needs a logarithm base > 1, got {base}")
+    base = check_real(base, "the entropy's logarithm base", min_value=1, open_min=True)
     return 0.0 - math.fsum(float(w) * math.log(float(w), base) for w in as_law(law).values() if w > 0)

@@ -31,8 +31,8 @@ from fractions import Fraction
 
 from specmath.classic.rand7 import check_die_sizes, uniform_target
 from specmath.entropy.knuth_yao import optimal_expected_draws
-from specmath.laws import LawError
 from specmath.program import Recur, die
+from specmath.validation import check_integer
 
 __all__ = ["rand_recycling", "refill", "rand7_recycling", "knuth_yao_bound", "leftover_sizes"]
 
@@ -43,8 +43,8 @@ def refill(a: int, value: object, size: object, bound: int, label: str):
     ``value`` must be uniform on 0..size-1 (checked to be integers 0 <= value < size); each roll
     appends one base-a digit, v' = a v + (r - 1), n' = a n, so v' stays uniform on 0..n'-1.
     """
-    if not (isinstance(size, int) and isinstance(value, int) and 0 <= value < size):
-        raise LawError(f"the leftover state needs integers 0 <= value < size, got value={value!r}, size={size!r}")
+    size = check_integer(size, "the leftover state's size", min_value=1)
+    value = check_integer(value, "the leftover state's value (0 <= value < size)", min_value=0, max_value=size - 1)
     while size < bound:
         r = yield die(a, label=label)
         value, size = a * value + (r - 1), a * size
@@ -57,7 +57,7 @@ def rand_recycling(a: int = 5, b: int = 7, value: int = 0, size: int = 1, label:
     ``value`` is uniform on 0..size-1 given everything the caller knows; the defaults start fresh.
     E[calls] = sum_(k>=0) (a^k mod b) / a^k (the Knuth-Yao optimum); 1115/504 for 5 -> 7.
     """
-    check_die_sizes(a, b)
+    a, b = check_die_sizes(a, b)
     value, size = yield from refill(a, value, size, b, label)
     m = b * (size // b)  # the largest multiple of b not above n
     if value < m:
@@ -73,7 +73,7 @@ def rand7_recycling():
 
 def knuth_yao_bound(a: int, b: int) -> Fraction:
     """The least E[calls] of any one-output-at-a-time sampler: sum_(k>=0) (a^k mod b) / a^k."""
-    check_die_sizes(a, b)
+    a, b = check_die_sizes(a, b)
     return optimal_expected_draws(uniform_target(b), a)
 
 
@@ -82,9 +82,8 @@ def leftover_sizes(a: int, b: int, rolls: int) -> list[int]:
 
     P(no output after k rolls) = leftover / a^k, the Knuth-Yao bound term by term.
     """
-    check_die_sizes(a, b)
-    if not isinstance(rolls, int) or isinstance(rolls, bool) or rolls < 0:
-        raise LawError(f"the number of rolls must be an integer >= 0, got {rolls!r}")
+    a, b = check_die_sizes(a, b)
+    rolls = check_integer(rolls, "rolls (the number of rolls)", min_value=0)
     sizes, size = [], 1
     for _ in range(rolls + 1):
         sizes.append(size)

@@ -25,24 +25,26 @@ applications" (arXiv:1304.1916, 2013).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from fractions import Fraction
 
 import numpy as np
 
 from specmath.classic.rand7 import check_die_sizes
+from specmath.driver import Call, run
 from specmath.entropy.rand_recycling import refill
 from specmath.exact import exact
 from specmath.laws import Law, LawError
 from specmath.program import Recur, die
+from specmath.validation import InvalidArgument, check_generator, check_integer
 
-__all__ = ["stream_next", "stream_joint_law", "stream_step_from_uniform", "long_run_calls_per_output", "RecyclingStream", "numpy_rolls", "run_program_on_rolls", "check_bound"]
+__all__ = ["stream_next", "stream_joint_law", "stream_step_from_uniform", "long_run_calls_per_output", "RecyclingStream", "numpy_rolls", "run_program_on_rolls", "GivenRolls", "check_bound"]
 
 
-def check_bound(b: int, bound: int) -> None:
-    """Raise LawError unless the state size ``bound`` is an integer >= b (an output must fit)."""
-    if not isinstance(bound, int) or isinstance(bound, bool) or bound < b:
-        raise LawError(f"the stream's state size bound must be an integer >= b = {b}, got {bound!r}")
+def check_bound(b: int, bound: int) -> int:
+    """The state size ``bound`` as an int >= b (an output must fit in the state); InvalidArgument otherwise."""
+    return check_integer(bound, "the stream's state size bound (at least b)", min_value=b)
 
 
 def stream_next(a: int, b: int, bound: int, value: int, size: int, label: str = "rand5"):
@@ -50,8 +52,8 @@ def stream_next(a: int, b: int, bound: int, value: int, size: int, label: str = 
 
     Returns (x, value', size'): x uniform on 1..b, value' uniform on 0..size'-1, independent of x.
     """
-    check_die_sizes(a, b)
-    check_bound(b, bound)
+    a, b = check_die_sizes(a, b)
+    bound = check_bound(b, bound)
     value, size = yield from refill(a, value, size, bound, label)
     m = size - size % b  # b floor(n / b)
     if value < m:
@@ -67,10 +69,9 @@ def stream_joint_law(a: int, b: int, bound: int, k: int, label: str = "rand5") -
     The state is threaded through: P(x_1..x_k, s_k) = sum_(s_(k-1)) P(x_1..x_(k-1), s_(k-1))
     P_step(x_k, s_k | s_(k-1)), each step law from ``exact(stream_next, ..., state)``.
     """
-    check_die_sizes(a, b)
-    check_bound(b, bound)
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise LawError(f"the number of outputs k must be a positive integer, got {k!r}")
+    a, b = check_die_sizes(a, b)
+    bound = check_bound(b, bound)
+    k = check_integer(k, "k (the number of outputs)", min_value=1)
     steps: dict[tuple[int, int], tuple[Law, Fraction]] = {}
     dist: dict[tuple, Fraction] = {((), 0, 1): Fraction(1)}
     calls = Fraction(0)
@@ -109,8 +110,8 @@ def long_run_calls_per_output(a: int, b: int, bound: int, label: str = "rand5") 
     By the invariant the size n alone is a Markov chain (v is uniform given n); c(n) is the exact
     expected calls of one output from size n and pi its stationary law, pi = pi P, sum pi = 1.
     """
-    check_die_sizes(a, b)
-    check_bound(b, bound)
+    a, b = check_die_sizes(a, b)
+    bound = check_bound(b, bound)
     order, index, rows, costs = [1], {1: 0}, [], []
     while len(rows) < len(order):
         res = exact(stream_step_from_uniform, a, b, bound, order[len(rows)], label)
@@ -157,8 +158,8 @@ class RecyclingStream:
     """
 
     def __init__(self, a: int, b: int, bound: int, rolls: Iterator[int]):
-        check_die_sizes(a, b)
-        check_bound(b, bound)
+        a, b = check_die_sizes(a, b)
+        bound = check_bound(b, bound)
         self.a, self.b, self.bound, self.rolls = a, b, bound, rolls
         self.value, self.size, self.calls = 0, 1, 0
 
@@ -184,34 +185,33 @@ class RecyclingStream:
 
 def numpy_rolls(a: int, rng: np.random.Generator, chunk: int = 1 << 16) -> Iterator[int]:
     """An endless iterator of fair die faces 1..a from a seeded numpy Generator."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed)")
+    check_generator(rng)
     while True:
         yield from rng.integers(1, a + 1, size=chunk).tolist()
+
+
+class GivenRolls:
+    """A handler (``specmath.driver``) that answers every die request with the next of the given faces."""
+
+    def __init__(self, rolls: Iterator[int]) -> None:
+        self.rolls = rolls
+
+    def answer(self, request) -> int:
+        face = next(self.rolls, None)
+        if face is None:
+            raise InvalidArgument("the given die faces ran out before the outputs asked for")
+        return face
 
 
 def run_program_on_rolls(a: int, b: int, bound: int, rolls: Iterator[int], n: int) -> tuple[list[int], int]:
     """Drive the *proved* program ``stream_next`` with given die faces: (n outputs, faces used).
 
-    A minimal interpreter: each die request is answered with the next face, Recur is followed,
-    and the returned state is fed to the next output. The tests compare it with ``RecyclingStream``.
+    The shared driver answers each die request with the next face (``GivenRolls``) and follows
+    Recur; the returned state is fed to the next output. The tests compare it with ``RecyclingStream``.
     """
-    value, size, used, outs = 0, 1, 0, []
+    value, size, outs, costs = 0, 1, [], Counter()
+    handler = GivenRolls(rolls)
     for _ in range(n):
-        fn, args = stream_next, (a, b, bound, value, size)
-        while True:
-            gen = fn(*args)
-            try:
-                gen.send(None)
-                while True:  # every request of stream_next is one die roll
-                    used += 1
-                    gen.send(next(rolls))
-            except StopIteration as stop:
-                end = stop.value
-            if isinstance(end, Recur):
-                fn, args = end.fn, end.args
-                continue
-            break
-        x, value, size = end
+        x, value, size = run(Call(stream_next, (a, b, bound, value, size)), handler, costs)
         outs.append(x)
-    return outs, used
+    return outs, sum(costs.values())  # every request of stream_next is one die roll

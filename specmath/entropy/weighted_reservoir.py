@@ -36,6 +36,7 @@ import numpy as np
 from specmath.classic.reservoir import check_reservoir_sizes
 from specmath.laws import Law, LawError, as_law, to_fraction
 from specmath.program import die, draw
+from specmath.validation import check_integer
 
 __all__ = [
     "AFTER_N",
@@ -151,14 +152,18 @@ def a_res_sampled(weights: Mapping[Hashable, object], k: int, rng: np.random.Gen
     return tuple(sorted(x for _, x in heap))
 
 
+def check_position(i: int, k: int, n: int) -> tuple[int, int, int]:
+    """(i, k, n) as ints with 1 <= k <= i <= n: the stream position i after the reservoir has filled."""
+    n, k = check_reservoir_sizes(n, k)
+    return check_integer(i, "the current position i (k <= i <= n)", min_value=k, max_value=n), k, n
+
+
 def algorithm_r_next(i: int, k: int, n: int):
     """Sampling program: the next item after i that Algorithm R puts in the reservoir (AFTER_N if none <= n).
 
     Item t is kept with probability k / t: P(next = i + s + 1) = prod_(t=i+1)^(i+s) (1 - k/t) k/(i+s+1).
     """
-    check_reservoir_sizes(n, k)
-    if not (isinstance(i, int) and k <= i <= n):
-        raise LawError(f"the current position i must satisfy k <= i <= n, got i={i!r}")
+    i, k, n = check_position(i, k, n)
     for t in range(i + 1, n + 1):
         j = yield die(t, label="random index")
         if j <= k:
@@ -173,9 +178,7 @@ def algorithm_l_next_law(i: int, k: int, n: int) -> Law:
     """
     import sympy
 
-    check_reservoir_sizes(n, k)
-    if not (isinstance(i, int) and k <= i <= n):
-        raise LawError(f"the current position i must satisfy k <= i <= n, got i={i!r}")
+    i, k, n = check_position(i, k, n)
     w = sympy.Symbol("w", positive=True)
     density = algorithm_l_threshold_density(i, k, w)
     out: dict = {}
@@ -212,7 +215,7 @@ def algorithm_l_threshold_update(density, k: int, s: int, w):
 
 def algorithm_r_replacements(k: int, n: int):
     """Sampling program: the items k+1..n that Algorithm R puts into the reservoir (kept w.p. k/t)."""
-    check_reservoir_sizes(n, k)
+    n, k = check_reservoir_sizes(n, k)
     out = []
     for t in range(k + 1, n + 1):
         j = yield die(t, label="random index")
@@ -226,7 +229,7 @@ def algorithm_l_replacements(k: int, n: int, rng: np.random.Generator) -> tuple[
 
     W = u^(1/k); repeat: skip floor(log u / log(1 - W)) items, replace with the next one, W *= u^(1/k).
     """
-    check_reservoir_sizes(n, k)
+    n, k = check_reservoir_sizes(n, k)
     out = []
     w_threshold = math.exp(math.log(rng.random()) / k)
     i = k

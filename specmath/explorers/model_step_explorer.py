@@ -23,6 +23,7 @@ import torch
 from specmath.lm.accept_reject import accept_reject
 from specmath.lm.generation import model_vocab_size
 from specmath.lm.warps import Sampling
+from specmath.validation import check_integer
 
 __all__ = ["DraftTokenRow", "ModelStepView", "model_step", "load_explorer_pair", "format_model_step"]
 
@@ -79,10 +80,8 @@ def model_step(
     """
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError(f"the prompt must be a non-empty string, got {prompt!r}")
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or not 1 <= gamma <= 32:
-        raise ValueError(f"gamma (draft tokens per round) must be an integer in 1..32, got {gamma!r}")
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise ValueError(f"top (tokens shown in the bars) must be an integer >= 1, got {top!r}")
+    gamma = check_integer(gamma, "gamma (draft tokens per round)", min_value=1, max_value=32)
+    top = check_integer(top, "top (tokens shown in the bars)", min_value=1)
     widths = model_vocab_size(target), model_vocab_size(draft)
     if widths[0] != widths[1]:
         raise ValueError(f"target and draft output widths differ ({widths[0]} vs {widths[1]}): one vocabulary is needed")

@@ -23,7 +23,8 @@ from fractions import Fraction
 from specmath.classic.rand7 import check_die_sizes, rand_article, rand_basic, uniform_target
 from specmath.entropy.rand_recycling import knuth_yao_bound, rand_recycling
 from specmath.exact import exact
-from specmath.laws import Law, LawError
+from specmath.laws import Law
+from specmath.validation import check_choice
 
 __all__ = ["METHODS", "RandView", "rand_view", "format_rand"]
 
@@ -49,15 +50,14 @@ def rand_view(method: str = "basic", a: int = 5, b: int = 7) -> RandView:
 
     ValueError for an unknown method, a < 2 or b < 2, and for ``article`` with a >= b.
     """
-    check_die_sizes(a, b)
+    a, b = check_die_sizes(a, b)
+    check_choice(method, "rand_a -> rand_b method", METHODS)
     if method == "basic":
         result = exact(rand_basic, a, b, "die")
     elif method == "article":
         result = exact(rand_article, a, b, 3, "die")
-    elif method == "recycling":
+    else:  # recycling
         result = exact(rand_recycling, a, b, 0, 1, "die")
-    else:
-        raise LawError(f"unknown rand_a -> rand_b method {method!r}; choose one of {METHODS}")
     return RandView(
         method=method,
         a=a,

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specmath.laws import LawError
 from specmath.theory import expected_tokens_per_round, optimal_gamma, speedup
+from specmath.validation import check_integer
 
 __all__ = ["RoundView", "round_view", "format_round"]
 
@@ -42,14 +42,13 @@ def round_view(alpha: object = 0.8, gamma: int = 4, c: object = 0.1, max_gamma: 
 
     speedup(alpha, gamma, c) = (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)).
     """
-    if isinstance(max_gamma, bool) or not isinstance(max_gamma, int) or max_gamma < 0:
-        raise LawError(f"max_gamma must be an integer >= 0, got {max_gamma!r}")
+    max_gamma = check_integer(max_gamma, "max_gamma", min_value=0)
     tokens = expected_tokens_per_round(alpha, gamma)  # validates alpha and gamma
     value = speedup(alpha, gamma, c)  # validates c
     try:
         best = optimal_gamma(alpha, c)
         best_value, reason = speedup(alpha, best, c), None
-    except LawError as error:  # no finite optimum: the model's speedup grows with gamma
+    except ValueError as error:  # no finite optimum: the model's speedup grows with gamma
         best, best_value, reason = None, None, str(error)
     curve = tuple((g, speedup(alpha, g, c)) for g in range(max_gamma + 1))
     return RoundView(alpha, gamma, c, tokens, value, best, best_value, reason, curve)

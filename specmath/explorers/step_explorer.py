@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from specmath.exact import exact
-from specmath.laws import Law, LawError, to_fraction, tv_distance
+from specmath.laws import Law, tv_distance
 from specmath.speculative.step import acceptance_rate, residual_law
 from specmath.speculative.two_token import acceptance_by_token, path_table, two_token_world
+from specmath.validation import check_fraction
 
 __all__ = ["TwoTokenView", "two_token_view", "two_token_laws", "format_two_token"]
 
@@ -43,10 +44,7 @@ class TwoTokenView:
 
 def _probability(value: object, name: str) -> Fraction:
     # a Python float is read as the decimal it prints as (0.7 -> 7/10), see specmath.laws.to_fraction
-    x = to_fraction(value, what=name)
-    if not 0 <= x <= 1:
-        raise LawError(f"{name} must lie in [0, 1], got {value!r}")
-    return x
+    return check_fraction(value, name, min_value=0, max_value=1)
 
 
 def two_token_laws(p_a: object, q_a: object) -> tuple[Law, Law]:

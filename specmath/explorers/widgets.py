@@ -32,35 +32,33 @@ def _labelled(widget_class, *args, layout=None, **kwargs):
     return widget_class(*args, style=LABEL_STYLE, layout=w.Layout(**(layout or SLIDER_LAYOUT)), **kwargs)
 
 
-def show_two_token(p_percent: int = 70, q_percent: int = 40):
-    """Print and plot the two-token step at p(A) = p_percent/100, q(A) = q_percent/100 (exact)."""
-    view = two_token_view(Fraction(p_percent, 100), Fraction(q_percent, 100))
-    print(format_two_token(view))
-    plot_two_token_view(view)
+def _show(compute, report, plot):
+    """Compute a view, print its ``report`` and draw its ``plot``; a ValueError (a combination of
+    slider values the view does not cover) prints its one-line reason instead."""
+    try:
+        view = compute()
+    except ValueError as error:
+        print(f"not available: {error}")
+        return None
+    print(report(view))
+    plot(view)
     plt.show()
     return view
+
+
+def show_two_token(p_percent: int = 70, q_percent: int = 40):
+    """Print and plot the two-token step at p(A) = p_percent/100, q(A) = q_percent/100 (exact)."""
+    return _show(lambda: two_token_view(Fraction(p_percent, 100), Fraction(q_percent, 100)), format_two_token, plot_two_token_view)
 
 
 def show_rand(method: str = "basic", a: int = 5, b: int = 7):
     """Print and plot rand_a -> rand_b by ``method``; a bad combination prints the ValueError's reason."""
-    try:
-        view = rand_view(method, a, b)
-    except ValueError as error:
-        print(f"not available: {error}")
-        return None
-    print(format_rand(view))
-    plot_rand_view(view)
-    plt.show()
-    return view
+    return _show(lambda: rand_view(method, a, b), format_rand, plot_rand_view)
 
 
 def show_round(alpha_percent: int = 80, gamma: int = 4, c_percent: int = 10):
     """Print and plot the speedup model at alpha = alpha_percent/100, c = c_percent/100 (exact)."""
-    view = round_view(Fraction(alpha_percent, 100), gamma, Fraction(c_percent, 100))
-    print(format_round(view))
-    plot_round_view(view)
-    plt.show()
-    return view
+    return _show(lambda: round_view(Fraction(alpha_percent, 100), gamma, Fraction(c_percent, 100)), format_round, plot_round_view)
 
 
 def two_token_explorer() -> w.interactive:
@@ -98,15 +96,10 @@ def model_step_explorer(target, draft, tokenizer) -> w.interactive:
     from specmath.lm.warps import Sampling
 
     def show_model_step(prompt: str = "It was the best of times, it was the ", gamma: int = 4, seed: int = 0, temperature: float = 1.0):
-        try:
-            view = model_step(target, draft, tokenizer, prompt, gamma, seed=seed, sampling=Sampling(temperature=temperature))
-        except ValueError as error:
-            print(f"not available: {error}")
-            return None
-        print(format_model_step(view))
-        plot_model_step(view)
-        plt.show()
-        return view
+        def compute():
+            return model_step(target, draft, tokenizer, prompt, gamma, seed=seed, sampling=Sampling(temperature=temperature))
+
+        return _show(compute, format_model_step, plot_model_step)
 
     return w.interactive(
         show_model_step,

@@ -31,8 +31,8 @@ from fractions import Fraction
 from specmath.laws import Law, LawError, check_same_vocabulary
 from specmath.program import coin, draw, tick
 from specmath.speculative.examples import PAPER_EXAMPLE
-from specmath.speculative.round import LM, drafted_round, round_law
-from specmath.speculative.variants import RoundVariant, expected_accepted
+from specmath.speculative.round import LM, drafted_round
+from specmath.speculative.variants import RoundVariant
 
 __all__ = [
     "BLOCK",
@@ -103,15 +103,9 @@ def block_round(target: LM, draft: LM, prefix: tuple, gamma: int):
 
 
 #: the variant: its round program and the shared laws of ``specmath.speculative.variants``
-BLOCK = RoundVariant(block_round)
+BLOCK = RoundVariant(block_round, "block")
 #: exact law of the tuple one round emits; law of the first ``length`` tokens of repeated rounds
 block_round_law = BLOCK.round_law
 block_generation_law = BLOCK.generation_law
-
-
-def block_vs_tokenwise(target: LM, draft: LM, prefix: tuple, gamma: int) -> dict[str, Fraction]:
-    """E[accepted draft tokens per round] for token-wise and block verification on the same pair."""
-    return {
-        "token-wise": expected_accepted(round_law(target, draft, prefix, gamma)),
-        "block": expected_accepted(block_round_law(target, draft, prefix, gamma)),
-    }
+#: E[accepted draft tokens per round] for token-wise and block verification on the same pair
+block_vs_tokenwise = BLOCK.vs_tokenwise

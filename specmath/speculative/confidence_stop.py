@@ -32,10 +32,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 from specmath.exact import exact
-from specmath.laws import Law, LawError, to_fraction
+from specmath.laws import Law
 from specmath.program import draw, tick
 from specmath.speculative.round import LM, accept_block, check_round_arguments, law_at
 from specmath.speculative.variants import generation_law_of, round_law_of
+from specmath.validation import check_fraction
 
 __all__ = [
     "confidence",
@@ -55,10 +56,7 @@ def confidence(q: Law) -> Fraction:
 
 def check_threshold(threshold: object) -> Fraction:
     """The threshold as an exact Fraction in [0, 1] (LawError otherwise)."""
-    t = to_fraction(threshold, what="confidence threshold")
-    if not 0 <= t <= 1:
-        raise LawError(f"the confidence threshold must lie in [0, 1], got {t}")
-    return t
+    return check_fraction(threshold, "the confidence threshold", min_value=0, max_value=1)
 
 
 def confident_draft_block(draft: LM, prefix: tuple, gamma: int, threshold: Fraction):

@@ -24,9 +24,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from specmath.exact import exact
-from specmath.laws import LawError
 from specmath.speculative.round import LM, check_round_arguments, round_law, speculative_round
 from specmath.speculative.step import Rule, acceptance_rate, standard_rule
+from specmath.speculative.variants import check_length
 
 __all__ = [
     "expected_round_tokens",
@@ -46,8 +46,7 @@ def expected_target_passes(target: LM, draft: LM, prefix: tuple, gamma: int, len
     """E[rounds, i.e. target forward passes, until ``length`` tokens exist]:
     N(prefix, n) = 1 + sum_{|e| < n} R_prefix(e) N(prefix e, n - |e|)."""
     prefix = check_round_arguments(prefix, gamma)
-    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-        raise LawError(f"length (tokens to generate) must be an integer >= 1, got {length!r}")
+    length = check_length(length)
     memo: dict[tuple, Fraction] = {}
     rounds: dict[tuple, dict] = {}  # one round law per context, shared by every remaining length
 

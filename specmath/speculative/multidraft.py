@@ -36,6 +36,7 @@ from specmath.speculative.round import LM, check_round_arguments, draft_block
 from specmath.speculative.step import standard_rule
 from specmath.speculative.toy_lm import ToyLM
 from specmath.speculative.variants import expected_accepted, round_law_of, variant_generation_law, variant_round_law
+from specmath.validation import InvalidArgument
 
 __all__ = [
     "one_hot",
@@ -65,7 +66,7 @@ def one_hot_drafter(propose: Callable[[tuple], Hashable], vocabulary: Sequence[H
 def _check_drafts(drafts: Sequence) -> tuple:
     drafts = tuple(drafts)
     if not drafts:
-        raise LawError("multi-draft needs k >= 1 drafts, got none")
+        raise InvalidArgument("multi-draft needs k >= 1 drafts, got none")
     return drafts
 
 

@@ -34,6 +34,7 @@ from fractions import Fraction
 from specmath.laws import Law, LawError, check_same_vocabulary, to_fraction
 from specmath.program import coin, draw, tick
 from specmath.speculative.step import Rule, standard_rule
+from specmath.validation import InvalidArgument, check_integer
 
 __all__ = [
     "LM",
@@ -61,9 +62,8 @@ def law_at(lm: LM, context: tuple, role: str) -> Law:
 def check_round_arguments(prefix: object, gamma: object) -> tuple:
     """Validate a round's prefix (a tuple/list of tokens) and gamma (an int >= 0); return the prefix tuple."""
     if isinstance(prefix, (str, bytes)) or not isinstance(prefix, (tuple, list)):
-        raise LawError(f"prefix must be a tuple of tokens, got {type(prefix).__name__} {prefix!r}")
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 0:
-        raise LawError(f"gamma (draft tokens per round) must be an integer >= 0, got {gamma!r}")
+        raise InvalidArgument(f"prefix must be a tuple of tokens, got {type(prefix).__name__} {prefix!r}")
+    check_integer(gamma, "gamma (draft tokens per round)", min_value=0)
     return tuple(prefix)
 
 

@@ -38,6 +38,7 @@ from specmath.laws import Law, tv_distance
 from specmath.speculative.generate import autoregressive_law, completed_round_law
 from specmath.speculative.step import Rule, step_law
 from specmath.speculative.toy_lm import random_toy_lm
+from specmath.validation import InvalidArgument, check_integer
 
 __all__ = ["RuleInstance", "RuleFailure", "RuleError", "RuleReport", "rule_battery", "verify_rule", "check_instance"]
 
@@ -203,8 +204,7 @@ def _rounds(seed: int) -> list[RuleInstance]:
 
 def rule_battery(random_instances: int = 40, seed: int = 0) -> list[RuleInstance]:
     """The hand-written cases, ``random_instances`` seeded random (p, q) pairs, and two round instances."""
-    if isinstance(random_instances, bool) or not isinstance(random_instances, int) or random_instances < 0:
-        raise ValueError(f"random_instances must be an integer >= 0, got {random_instances!r}")
+    random_instances = check_integer(random_instances, "random_instances", min_value=0)
     return _hand_written() + _random(random_instances, seed) + _rounds(seed)
 
 
@@ -250,7 +250,7 @@ def verify_rule(rule: Callable, *, random_instances: int = 40, seed: int = 0) ->
     the rule raised go to ``report.errors``, the others that fail to ``report.failures``.
     """
     if not callable(rule):
-        raise ValueError(f"a rule must be callable as rule(p, q, x), got {type(rule).__name__} {rule!r}")
+        raise InvalidArgument(f"a rule must be callable as rule(p, q, x), got {type(rule).__name__} {rule!r}")
     battery = rule_battery(random_instances, seed)
     outcomes = [f for f in (check_instance(rule, inst) for inst in battery) if f is not None]
     return RuleReport(len(battery), [f for f in outcomes if not f.raised], [f for f in outcomes if f.raised])

@@ -26,9 +26,9 @@ from fractions import Fraction
 
 from specmath.laws import Law, LawError, as_law, check_same_vocabulary
 from specmath.program import draw, tick
-from specmath.speculative.round import LM, drafted_round, round_law
+from specmath.speculative.round import LM, drafted_round
 from specmath.speculative.step import acceptance_rate
-from specmath.speculative.variants import RoundVariant, expected_accepted
+from specmath.speculative.variants import RoundVariant
 
 __all__ = [
     "SAMPLE_MATCH",
@@ -85,15 +85,9 @@ def sample_match_round(target: LM, draft: LM, prefix: tuple, gamma: int):
 
 
 #: the variant: its round program and the shared laws of ``specmath.speculative.variants``
-SAMPLE_MATCH = RoundVariant(sample_match_round)
+SAMPLE_MATCH = RoundVariant(sample_match_round, "sample-match")
 #: exact law of the tuple one round emits; law of the first ``length`` tokens of repeated rounds
 sample_match_round_law = SAMPLE_MATCH.round_law
 sample_match_generation_law = SAMPLE_MATCH.generation_law
-
-
-def sampled_vs_tokenwise(target: LM, draft: LM, prefix: tuple, gamma: int) -> dict[str, Fraction]:
-    """E[accepted draft tokens per round]: sample-match vs the min(1, p/q) rule, same pair."""
-    return {
-        "token-wise": expected_accepted(round_law(target, draft, prefix, gamma)),
-        "sample-match": expected_accepted(sample_match_round_law(target, draft, prefix, gamma)),
-    }
+#: E[accepted draft tokens per round]: sample-match vs the min(1, p/q) rule, same pair
+sampled_vs_tokenwise = SAMPLE_MATCH.vs_tokenwise

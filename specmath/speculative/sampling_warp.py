@@ -19,7 +19,7 @@ Warped rows keep every vocabulary entry (removed tokens weigh 0), so p and q sta
 
 The row functions below are generic over the number type: ``Fraction`` weights give the exact
 warp (``Warp`` on a ``Law``, used by toy LMs), float weights the float one
-(``specmath.bugzoo.numpy_reference.numpy_warp``). Two places need the number type's help:
+(``specmath.audit.reference_round.numpy_warp``). Two places need the number type's help:
 
 * the power p^(1/T): exact (p^k) when 1/T is an integer k; otherwise float(p) ** float(1/T) on
   both paths (the exact path converts that float with Fraction(float), so it is float-accurate);
@@ -36,7 +36,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from specmath.laws import Law, LawError, as_law, to_fraction
+from specmath.laws import Law, LawError, as_law
+from specmath.validation import check_fraction, check_integer
 
 __all__ = [
     "Warp",
@@ -135,23 +136,15 @@ def temperature(law: Law, T: Any) -> Law:
     Exact for 1/T a positive integer. Otherwise law(x)^(1/T) is computed in float and converted
     exactly with Fraction(float) (the result is still a valid law, but only float-accurate).
     """
-    t = to_fraction(T, what="temperature")
-    if t < 0:
-        raise LawError(f"temperature must be >= 0, got {t}")
-    return _on_law(law, temperature_row, t)
+    return _on_law(law, temperature_row, check_fraction(T, "temperature", min_value=0))
 
 
 def _check_top_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise LawError(f"top-k needs an integer k >= 1, got {k!r}")
-    return k
+    return check_integer(k, "top-k's k", min_value=1)
 
 
 def _check_top_p(p: Any) -> Fraction:
-    fp = to_fraction(p, what="top-p")
-    if not 0 < fp <= 1:
-        raise LawError(f"top-p must lie in (0, 1], got {fp}")
-    return fp
+    return check_fraction(p, "top-p", min_value=0, max_value=1, open_min=True)
 
 
 def top_k(law: Law, k: int) -> Law:
@@ -172,9 +165,7 @@ class Warp:
     """
 
     def __init__(self, temperature: Any = 1, top_k: int | None = None, top_p: Any = None) -> None:
-        self.temperature = to_fraction(temperature, what="temperature")
-        if self.temperature < 0:
-            raise LawError(f"temperature must be >= 0, got {self.temperature}")
+        self.temperature = check_fraction(temperature, "temperature", min_value=0)
         self.top_k = None if top_k is None else _check_top_k(top_k)
         self.top_p = None if top_p is None else _check_top_p(top_p)
 

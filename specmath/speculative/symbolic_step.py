@@ -36,13 +36,14 @@ its min and max. ``as_step_rule`` turns it into a rule of ``specmath.speculative
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations
 
 from specmath.laws import Law, LawError, tv_distance
 from specmath.speculative.step import step_law
+from specmath.validation import InvalidArgument, check_integer
 
 __all__ = [
     "SymbolicRule",
@@ -213,13 +214,12 @@ def prove_step_symbolically(tokens: int | Sequence = 3, rule: SymbolicRule = sta
     """
     import sympy
 
-    if isinstance(tokens, int) and not isinstance(tokens, bool):
-        if not 2 <= tokens <= 26:
-            raise ValueError(f"the vocabulary size must be between 2 and 26, got {tokens}")
-        tokens = tuple(chr(ord("A") + i) for i in range(tokens))
+    if not isinstance(tokens, Iterable):
+        size = check_integer(tokens, "the vocabulary size (or a sequence of tokens)", min_value=2, max_value=26)
+        tokens = tuple(chr(ord("A") + i) for i in range(size))
     tokens = tuple(tokens)
     if len(tokens) < 2 or len(set(tokens)) != len(tokens):
-        raise ValueError(f"need at least 2 distinct tokens, got {tokens!r}")
+        raise InvalidArgument(f"need at least 2 distinct tokens, got {tokens!r}")
     proof = SymbolicProof(tokens, rule_name or getattr(rule, "__name__", "rule"))
     start = time.perf_counter()
     for size in range(1, len(tokens) + 1):

@@ -16,6 +16,7 @@ import numpy as np
 
 from specmath.laws import Law, LawError
 from specmath.speculative.sampling_warp import Warp, temperature, top_k, top_p
+from specmath.validation import check_integer
 
 __all__ = ["ToyLM", "random_toy_lm", "temperature", "top_k", "top_p", "warp", "Warp"]
 
@@ -83,8 +84,7 @@ def random_toy_lm(
     Weights are integers in 0..max_weight (each 0 with probability ``zero_probability``, at least
     one positive), normalised exactly, so every law is a valid rational law by construction.
     """
-    if vocab_size < 1:
-        raise LawError(f"vocab_size must be >= 1, got {vocab_size}")
+    vocab_size = check_integer(vocab_size, "vocab_size", min_value=1)
     vocab = tuple(range(vocab_size))
 
     def fn(context: tuple) -> Law:

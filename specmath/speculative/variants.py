@@ -33,7 +33,8 @@ from fractions import Fraction
 
 from specmath.exact import exact
 from specmath.laws import Law, LawError
-from specmath.speculative.round import LM, check_round_arguments
+from specmath.speculative.round import LM, check_round_arguments, round_law
+from specmath.validation import check_integer
 
 __all__ = [
     "RoundLaw",
@@ -54,10 +55,8 @@ RoundLaw = Callable[[tuple], Law]
 
 
 def check_length(length: object) -> int:
-    """Validate the number of tokens to generate (an int >= 1)."""
-    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-        raise LawError(f"length (tokens to generate) must be an integer >= 1, got {length!r}")
-    return length
+    """The number of tokens to generate, as an int >= 1 (InvalidArgument otherwise)."""
+    return check_integer(length, "length (tokens to generate)", min_value=1)
 
 
 def _autoregressive_weights(target: LM, context: tuple, n: int) -> dict[tuple, Fraction]:
@@ -96,10 +95,11 @@ def variant_generation_law(round_program: Callable, target: LM, draft, prefix: t
 
 @dataclass(frozen=True)
 class RoundVariant:
-    """A variant given by nothing but its round program ``round_program(target, draft, prefix, gamma)``;
-    its laws are the shared ones of this module."""
+    """A variant given by nothing but its round program ``round_program(target, draft, prefix, gamma)``
+    (and the ``name`` it is shown under); its laws are the shared ones of this module."""
 
     round_program: Callable
+    name: str = "variant"
 
     def round_law(self, target: LM, draft, prefix: tuple, gamma: int) -> Law:
         """Exact law of the tuple one round emits (lengths 1..gamma+1)."""
@@ -108,6 +108,14 @@ class RoundVariant:
     def generation_law(self, target: LM, draft, prefix: tuple, gamma: int, length: int) -> Law:
         """G: the law of the first ``length`` tokens of repeated rounds (lossless iff it equals autoregressive_law)."""
         return variant_generation_law(self.round_program, target, draft, prefix, gamma, length)
+
+    def vs_tokenwise(self, target: LM, draft, prefix: tuple, gamma: int) -> dict[str, Fraction]:
+        """E[accepted draft tokens per round] = E[|e|] - 1 for token-wise verification and for this
+        variant, on the same pair: {"token-wise": ..., name: ...}."""
+        return {
+            "token-wise": expected_accepted(round_law(target, draft, prefix, gamma)),
+            self.name: expected_accepted(self.round_law(target, draft, prefix, gamma)),
+        }
 
 
 def generation_law_of(round_law_at: RoundLaw, prefix: tuple, length: int) -> Law:

@@ -13,6 +13,7 @@ from specmath.audit.cases import BATTERY, END, AuditCase, case_named, position_l
 from specmath.audit.edge_draws import edge_generator, numpy_edge_generator, torch_edge_generator
 from specmath.laws import Law
 from specmath.speculative.toy_lm import ToyLM
+from specmath.validation import InvalidArgument, UnknownName
 
 
 def test_battery_covers_gamma_1_3_5_vocabularies_2_to_1000_and_the_named_edge_cases():
@@ -86,11 +87,11 @@ def test_torch_edge_generator_makes_the_k_th_float32_uniform_exactly_zero_or_one
 
 
 def test_edge_generators_reject_bad_arguments():
-    with pytest.raises(ValueError, match="draw index"):
+    with pytest.raises(InvalidArgument, match=r"^draw index k must be an int >= 0, got -1$"):
         numpy_edge_generator(-1)
-    with pytest.raises(ValueError, match="draw index"):
+    with pytest.raises(InvalidArgument, match=r"^draw index k must be an int in \[0, 64\], got 10000$"):
         torch_edge_generator(10_000)
-    with pytest.raises(ValueError, match="edge must be"):
+    with pytest.raises(UnknownName, match=r"^unknown edge 'middle'; choose from: zero, max$"):
         numpy_edge_generator(0, "middle")
-    with pytest.raises(ValueError, match="generator kind"):
+    with pytest.raises(UnknownName, match=r"^unknown generator kind 'jax'; choose from: numpy, torch$"):
         edge_generator("jax", 0)

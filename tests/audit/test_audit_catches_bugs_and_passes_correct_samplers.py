@@ -14,6 +14,7 @@ from specmath.audit import BATTERY, adapter_named, case_named, run_audit
 from specmath.audit.adapters import make_generator
 from specmath.bugzoo import BUGS
 from specmath.cli import main
+from specmath.validation import InvalidArgument, UnknownName
 
 
 @pytest.mark.parametrize("name", sorted(BUGS))
@@ -81,11 +82,11 @@ def test_hf_adapter_draws_only_from_the_given_generator_and_leaves_the_global_st
 
 
 def test_bad_audit_arguments_are_value_errors_naming_the_problem():
-    with pytest.raises(ValueError, match="no adapter named"):
+    with pytest.raises(UnknownName, match=r"^unknown adapter 'vllm'; choose from: .*reference.*, or module:function$"):
         adapter_named("vllm")
-    with pytest.raises(ValueError, match="family_level"):
+    with pytest.raises(InvalidArgument, match=r"^family_level must be a finite number in \(0, 1\), got 0.0$"):
         run_audit(adapter_named("reference"), family_level=0.0)
-    with pytest.raises(ValueError, match="generator kind"):
+    with pytest.raises(UnknownName, match="unknown generator kind 'cupy'"):
         make_generator("cupy", 0)
 
 
@@ -111,13 +112,13 @@ def _emits_token_outside_vocabulary(target_probs, draft_probs, draft_tokens, gen
 
 def test_a_user_sampler_named_module_function_is_audited_and_its_garbage_is_a_failure_not_a_crash():
     case = (case_named("vocab-2"),)
-    good = adapter_named("specmath.bugzoo.numpy_reference:reference_sample_round")
+    good = adapter_named("specmath.audit.reference_round:reference_sample_round")
     assert run_audit(good, case, n=300).passed
     nan = run_audit(adapter_named(f"{__name__}:_emits_nan"), case, n=300)
     assert not nan.passed and nan.cases[0].error.startswith("round 0")
     outside = run_audit(adapter_named(f"{__name__}:_emits_token_outside_vocabulary"), case, n=300)
     assert not outside.passed and outside.cases[0].tests[0].impossible == ((2,),)
     with pytest.raises(ValueError, match="cannot load"):
-        adapter_named("specmath.bugzoo.numpy_reference:no_such_function")
+        adapter_named("specmath.audit.reference_round:no_such_function")
     with pytest.raises(ValueError, match="generator kind"):
-        adapter_named("specmath.bugzoo.numpy_reference:reference_sample_round", "jax")
+        adapter_named("specmath.audit.reference_round:reference_sample_round", "jax")

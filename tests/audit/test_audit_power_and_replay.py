@@ -12,13 +12,14 @@ from specmath.audit.adapters import DrawProtocol
 from specmath.audit.power import looks, run_tests
 from specmath.audit.replay import replay_round
 from specmath.laws import Law
+from specmath.validation import InvalidArgument
 
 
 def test_looks_are_n_alone_or_sixteenths_to_n_in_sequential_mode():
     assert looks(1000, False) == [1000]
     assert looks(1600, True) == [100, 200, 400, 800, 1600]
     for bad in (0, -5, 2.5, True):
-        with pytest.raises(ValueError, match="positive integer"):
+        with pytest.raises(InvalidArgument, match=r"^n \(rounds per case\) must be an int >= 1, got "):
             looks(bad, False)
 
 

@@ -5,8 +5,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from specmath.bugzoo import BUGS, reference_sample_round
-from specmath.bugzoo.numpy_reference import draw_index
+from specmath.audit.reference_round import draw_index, reference_sample_round
+from specmath.bugzoo import BUGS
 from specmath.laws import tv_distance
 from specmath.speculative import round_law
 from specmath.stats import detectable_tv, g_test

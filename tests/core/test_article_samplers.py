@@ -27,6 +27,7 @@ from specmath.sampled import sample
 from specmath.speculative import residual_law
 from specmath.speculative.two_token import DRAFT, TARGET, acceptance_by_token, path_table, two_token_world
 from specmath.stats import detectable_tv, g_test
+from specmath.validation import InvalidArgument
 
 
 def test_two_token_world_outputs_target_law():
@@ -68,10 +69,13 @@ def test_rand_article_recycling_is_uniform_for_other_sizes(a, b, levels):
 
 
 def test_bad_die_sizes_are_rejected():
-    with pytest.raises(LawError, match="a, b >= 2"):
+    with pytest.raises(InvalidArgument, match=r"^a \(rand_a -> rand_b: the die's sides\) must be an int >= 2, got 1$"):
         exact(rand_basic, 1, 7)
-    with pytest.raises(LawError, match="a < b"):
+    with pytest.raises(InvalidArgument, match=r"^b \(rand_a -> rand_b: the target range\) must be an int >= 2, got 7.0$"):
+        exact(rand_basic, 5, 7.0)
+    with pytest.raises(InvalidArgument, match="a < b"):
         exact(rand_article, 7, 5)
+    assert exact(rand_basic, np.int64(5), np.int64(7)).law == uniform_target(7)
 
 
 @given(st.integers(1, 99).map(lambda k: Fraction(k, 100)) | st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(999, 1000)))
@@ -91,7 +95,7 @@ def test_von_neumann_is_fair_for_a_symbolic_bias():
 
 @pytest.mark.parametrize("bad", [0, 1, Fraction(3, 2), -1, float("nan")])
 def test_von_neumann_rejects_degenerate_biases(bad):
-    with pytest.raises(LawError):
+    with pytest.raises(InvalidArgument, match=r"von Neumann's coin bias p must be a (finite )?number in \(0, 1\)"):
         exact(von_neumann, bad)
 
 
@@ -103,7 +107,7 @@ def test_reservoir_keeps_every_k_subset_equally_likely(n, k):
 
 
 def test_reservoir_rejects_bad_sizes():
-    with pytest.raises(LawError, match="1 <= k <= n"):
+    with pytest.raises(InvalidArgument, match=r"^k \(the reservoir size, 1 <= k <= n\) must be an int in \[1, 3\], got 4$"):
         exact(algorithm_r, 3, 4)
 
 

@@ -1,5 +1,6 @@
 """The two interpreters: exact enumeration (Fractions) and seeded sampling, on small programs."""
 
+import pickle
 from collections import Counter
 from fractions import Fraction
 
@@ -21,8 +22,10 @@ from specmath import (
     exact_symbolic,
     tick,
 )
+from specmath.driver import Call, run
 from specmath.sampled import sample, sample_with_costs
 from specmath.stats import detectable_tv, g_test
+from specmath.validation import InvalidArgument
 
 
 def two_dice_sum():
@@ -100,6 +103,54 @@ def test_programs_that_do_not_halt_raise_instead_of_hanging():
         sample(never_returns, rng=np.random.default_rng(0), max_attempts=100)
 
 
+class Scripted:
+    """A handler of our own: the answers, in order, whatever is asked."""
+
+    def __init__(self, *answers):
+        self.answers = iter(answers)
+
+    def answer(self, request):
+        return next(self.answers)
+
+
+def test_one_driver_runs_a_program_for_any_handler_and_counts_its_costs():
+    costs = {}
+    assert run(Call(two_dice_sum), Scripted(6, 5), costs) == 11 and costs == {"die": 2}
+    # RESTART runs the same call again: two rejected rolls, then a six
+    costs = {}
+    assert run(Call(geometric_until_six), Scripted(1, 2, 6), costs) == "six" and costs == {"roll": 3}
+    # Recur runs the call it names, with the state it carries: heads, heads, tail
+    costs = {}
+    assert run(Call(count_heads_until_tail, (0,)), Scripted(True, True, False), costs) == 2 and costs == {"flip": 3}
+    # ticks are costs without answers; a program that never returns is an error, not a hang
+    costs = {}
+    with pytest.raises(NotExactError, match="no outcome after 10 attempts"):
+        run(Call(ping), Scripted(), costs, max_attempts=10)
+    assert costs == {"ping": 5, "pong": 5}
+
+
+def yields_a_number():
+    yield 3
+    return "never"
+
+
+def test_both_interpreters_name_a_yield_that_is_not_a_request():
+    for interpret in (exact, lambda program: sample(program, rng=np.random.default_rng(0))):
+        with pytest.raises(TypeError, match="'yields_a_number' yielded 3; yield die/coin/draw/tick requests only"):
+            interpret(yields_a_number)
+
+
+def test_a_law_keeps_what_is_derived_from_it_and_pickles_without_it():
+    law = Law({"A": "1/3", "B": "2/3", "C": 0})
+    calls = []
+    first = law.derived("support size", lambda lw: calls.append(1) or len(lw.support))
+    assert first == law.derived("support size", lambda lw: calls.append(1) or -1) == 2 and calls == [1]
+    hash(law)
+    copy = pickle.loads(pickle.dumps(law))
+    assert copy == law and list(copy.items()) == list(law.items()) and hash(copy) == hash(law)
+    assert copy.derived("support size", lambda lw: -1) == -1  # derived values are not carried along
+
+
 def test_exact_paths_list_each_leaf_with_its_answers():
     paths = exact_paths(two_dice_sum)
     assert len(paths) == 36 and all(p.probability == Fraction(1, 36) for p in paths)
@@ -119,7 +170,7 @@ def test_symbolic_interpreter_keeps_the_bias_as_a_symbol():
 
 
 def test_sampler_refuses_global_randomness():
-    with pytest.raises(TypeError, match="numpy.random.Generator"):
+    with pytest.raises(InvalidArgument, match="rng must be a numpy.random.Generator"):
         sample(two_dice_sum, rng=None)
 
 
@@ -155,9 +206,12 @@ def test_draw_takes_any_mapping_as_its_law_and_coin_a_probability():
     assert draw({"A": 0.25, "B": 0.75}).law == Law({"A": Fraction(1, 4), "B": Fraction(3, 4)})
     with pytest.raises(ValueError, match="Mapping"):
         draw(["A", "B"])
-    with pytest.raises(ValueError, match="must lie in"):
+    with pytest.raises(InvalidArgument, match=r"coin probability \(coin\) must be a number in \[0, 1\], got 3/2"):
         coin(Fraction(3, 2))
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(InvalidArgument, match=r"must be a finite number in \[0, 1\], got nan"):
         coin(float("nan"))
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(InvalidArgument, match=r"a die's number of sides must be an int >= 1, got 0"):
         die(0)
+    with pytest.raises(InvalidArgument, match=r"got True \(a bool\)"):
+        die(True)
+    assert die(np.int64(3)).law == die(3).law

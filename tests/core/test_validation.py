@@ -14,6 +14,9 @@ from specmath.validation import (
     check_choice,
     check_choices,
     check_file,
+    check_fraction,
+    check_generator,
+    check_generator_kind,
     check_integer,
     check_probability,
     check_real,
@@ -62,11 +65,38 @@ def test_probability_and_seed():
         check_seed(-1)
 
 
+def test_exact_ranges_are_checked_on_the_number_meant_and_return_a_fraction():
+    # a float is read as the decimal it prints as: 0.7 is 7/10, and 1.0000000000000002 is above 1
+    assert check_fraction(0.7, "p", min_value=0, max_value=1) == Fraction(7, 10)
+    assert check_fraction("1/3", "p", min_value=0, max_value=1) == Fraction(1, 3)
+    assert check_fraction(np.float64(0.5), "p", min_value=0, max_value=1) == Fraction(1, 2)
+    with pytest.raises(InvalidArgument, match=r"^p must be a number in \[0, 1\], got 1.0000000000000002$"):
+        check_fraction(1.0000000000000002, "p", min_value=0, max_value=1)
+    with pytest.raises(InvalidArgument, match=r"^top-p must be a number in \(0, 1\], got 0$"):
+        check_fraction(0, "top-p", min_value=0, max_value=1, open_min=True)
+    for bad in (float("nan"), float("inf"), True, "x", None):
+        with pytest.raises(InvalidArgument, match=r"^p must be a finite number in \[0, 1\], got "):
+            check_fraction(bad, "p", min_value=0, max_value=1)
+
+
+def test_generators_and_generator_kinds():
+    rng = np.random.default_rng(0)
+    assert check_generator(rng) is rng
+    for bad in (None, 42, np.random.RandomState(0)):
+        with pytest.raises(InvalidArgument, match=r"^rng must be a numpy.random.Generator, e.g. numpy.random.default_rng\(seed\), got "):
+            check_generator(bad)
+    assert check_generator_kind("torch") == "torch"
+    with pytest.raises(UnknownName, match=r"^unknown backend 'jax'; choose from: numpy, torch$"):
+        check_generator_kind("jax", "backend")
+
+
 def test_unknown_names_list_the_choices_and_suggest_the_nearest():
     with pytest.raises(UnknownName, match=r"^unknown pair 'bundeld' \(did you mean 'bundled'\?\); choose from: bundled, smollm2$"):
         check_choice("bundeld", "pair", ["bundled", "smollm2"])
     with pytest.raises(UnknownName, match=r"^unknown pair 'zzz'; choose from: bundled, smollm2$"):
         check_choice("zzz", "pair", ["bundled", "smollm2"])
+    with pytest.raises(UnknownName, match=r"^unknown adapter 'x'; choose from: numpy, torch, or module:function$"):
+        check_choice("x", "adapter", ["numpy", "torch"], also="or module:function")
     assert check_choices("bundled", "pair", ["bundled", "smollm2"]) == ["bundled"]
     assert issubclass(UnknownName, ValueError)
 

@@ -6,7 +6,7 @@ from itertools import product
 import numpy as np
 import pytest
 
-from specmath import LawError, exact
+from specmath import exact
 from specmath.entropy.recycling_stream import (
     RecyclingStream,
     long_run_calls_per_output,
@@ -17,6 +17,7 @@ from specmath.entropy.recycling_stream import (
     stream_step_from_uniform,
 )
 from specmath.laws import uniform
+from specmath.validation import InvalidArgument
 
 
 @pytest.mark.parametrize("bound", [7, 10, 25])
@@ -65,6 +66,11 @@ def test_integer_stream_agrees_with_the_proved_program_draw_for_draw(bound):
     assert fast_out == prog_out and fast.calls == used
 
 
+def test_driving_the_program_on_too_few_faces_is_an_error_not_a_silent_stop():
+    with pytest.raises(InvalidArgument, match="the given die faces ran out"):
+        run_program_on_rolls(5, 7, 10, iter([1, 2, 3]), 5)
+
+
 def test_sampled_stream_cost_is_within_0_1_percent_of_log5_7_at_a_large_state():
     stream = RecyclingStream(5, 7, 2**32, numpy_rolls(5, np.random.default_rng(3)))
     stream.take(50_000)
@@ -74,15 +80,15 @@ def test_sampled_stream_cost_is_within_0_1_percent_of_log5_7_at_a_large_state():
 
 @pytest.mark.parametrize("args", [(5, 7, 6, 0, 1), (5, 7, 7.0, 0, 1), (5, 7, 10, 2, 2), (1, 7, 10, 0, 1)])
 def test_stream_rejects_bad_bounds_and_states(args):
-    with pytest.raises(LawError):
+    with pytest.raises(InvalidArgument, match=r"bound \(at least b\)|leftover state|die's sides"):
         exact(stream_next, *args)
 
 
 def test_stream_joint_law_rejects_a_bad_k():
-    with pytest.raises(LawError, match="k must be"):
+    with pytest.raises(InvalidArgument, match=r"^k \(the number of outputs\) must be an int >= 1, got 0$"):
         stream_joint_law(5, 7, 10, 0)
 
 
 def test_numpy_rolls_needs_a_generator():
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidArgument, match="rng must be a numpy.random.Generator"):
         next(numpy_rolls(5, 42))

@@ -26,6 +26,7 @@ from specmath.entropy.weighted_reservoir import (
     successive_sampling,
 )
 from specmath.stats import detectable_tv, g_test
+from specmath.validation import InvalidArgument
 
 
 def successive_law(weights, k):
@@ -102,14 +103,17 @@ def test_sampled_algorithm_l_replacements_match_algorithm_r_exactly_proved_law()
     assert not g_test(counts, law).rejects(1e-6)
 
 
-@pytest.mark.parametrize(
-    "weights,k", [({}, 1), ({"a": 0, "b": 1}, 1), ({"a": -1}, 1), ({"a": 1, "b": 2}, 3), ({"a": float("nan")}, 1)]
-)
-def test_weighted_reservoir_rejects_bad_weights(weights, k):
+@pytest.mark.parametrize("weights", [{}, {"a": 0, "b": 1}, {"a": -1}, {"a": float("nan")}])
+def test_weighted_reservoir_rejects_bad_weights(weights):
     with pytest.raises(LawError):
-        a_res_law(weights, k)
+        a_res_law(weights, 1)
+
+
+def test_weighted_reservoir_rejects_a_sample_larger_than_the_items():
+    with pytest.raises(InvalidArgument, match=r"^k \(the reservoir size, 1 <= k <= n\) must be an int in \[1, 2\], got 3$"):
+        a_res_law({"a": 1, "b": 2}, 3)
 
 
 def test_algorithm_r_next_rejects_a_position_outside_k_to_n():
-    with pytest.raises(LawError, match="k <= i <= n"):
+    with pytest.raises(InvalidArgument, match=r"^the current position i \(k <= i <= n\) must be an int in \[2, 5\], got 1$"):
         exact(algorithm_r_next, 1, 2, 5)

@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specmath.exact import exact
-from specmath.laws import Law, LawError
+from specmath.laws import Law
 from specmath.program import draw
 from specmath.proofs import verify
 from specmath.speculative import autoregressive_law
@@ -26,6 +26,7 @@ from specmath.speculative.lookup_round import lookup_generation_law, lookup_prop
 from specmath.speculative.round import accept_block
 from specmath.speculative.toy_lm import ToyLM
 from specmath.speculative.variants import generation_law_of, round_law_of
+from specmath.validation import InvalidArgument
 
 VOCABS = {2: ("a", "b"), 3: ("a", "b", "c")}
 
@@ -90,7 +91,7 @@ def test_threshold_zero_is_the_standard_round_and_one_is_plain_decoding():
 def test_bad_thresholds_are_an_error():
     p = ToyLM(lambda c: Law({"a": 1, "b": 0}), ("a", "b"))
     for bad in (Fraction(3, 2), -1):
-        with pytest.raises(LawError, match="threshold"):
+        with pytest.raises(InvalidArgument, match=r"^the confidence threshold must be a number in \[0, 1\], got "):
             confidence_stop_round_law(p, p, (), 2, bad)
 
 

@@ -21,6 +21,7 @@ from specmath.speculative.block import (
 from specmath.speculative.examples import PAPER_EXAMPLE
 from specmath.speculative.toy_lm import ToyLM, random_toy_lm
 from specmath.speculative.variants import completion_law_of
+from specmath.validation import InvalidArgument
 
 
 def test_block_verification_reproduces_the_papers_example_10_9_vs_11_9():
@@ -90,7 +91,7 @@ def test_block_accept_rejects_mismatched_tokens_and_laws():
 
 def test_block_round_rejects_a_negative_gamma():
     target, draft = PAPER_EXAMPLE
-    with pytest.raises(LawError, match="gamma"):
+    with pytest.raises(InvalidArgument, match=r"^gamma \(draft tokens per round\) must be an int >= 0, got -1$"):
         exact(block_round, target, draft, (), -1)
 
 
@@ -115,7 +116,7 @@ def test_generation_and_completion_laws_reject_bad_lengths():
     from specmath.speculative.variants import generation_law_of
 
     target, draft = PAPER_EXAMPLE
-    with pytest.raises(LawError, match="length"):
+    with pytest.raises(InvalidArgument, match=r"^length \(tokens to generate\) must be an int >= 1, got 0$"):
         generation_law_of(lambda c: block_round_law(target, draft, c, 1), (), 0)
     with pytest.raises(LawError, match="more than total"):
         completion_law_of(block_round_law(target, draft, (), 2), target, (), 2)

@@ -23,6 +23,7 @@ from specmath.speculative.multidraft import (
 )
 from specmath.speculative.toy_lm import random_toy_lm
 from specmath.speculative.variants import completion_law_of
+from specmath.validation import InvalidArgument
 
 VOCAB = (0, 1, 2)
 laws = sms.laws(vocab=VOCAB)
@@ -100,7 +101,7 @@ def test_expected_accepted_length_grows_with_k_on_the_paper_example():
 
 
 def test_multidraft_rejects_an_empty_list_of_drafts_and_a_token_outside_the_vocabulary():
-    with pytest.raises(LawError, match="k >= 1"):
+    with pytest.raises(InvalidArgument, match="k >= 1"):
         multidraft_step_law(law([1, 1, 1]), ())
     with pytest.raises(LawError, match="not in the vocabulary"):
         one_hot(7, VOCAB)

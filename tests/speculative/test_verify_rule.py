@@ -82,7 +82,7 @@ def test_a_rule_that_raises_is_an_error_never_a_loss():
 def test_invalid_outputs_are_losses_with_the_reason():
     report = verify_rule(lambda p, q, x: (Fraction(3, 2), None))
     assert report.verdict == "lossy" and not report.errors
-    assert "must lie in [0, 1]" in report.smallest_counterexample.invalid
+    assert "coin probability (accept) must be a number in [0, 1], got 3/2" in report.smallest_counterexample.invalid
 
 
 def test_a_resample_law_may_be_a_plain_dict():

@@ -6,13 +6,15 @@ import pytest
 
 from specmath.audit.adapters import specmath_torch_round
 from specmath.audit.cases import case_named
-from specmath.bugzoo import BUGS, reference_sample_round
+from specmath.audit.reference_round import reference_sample_round
+from specmath.bugzoo import BUGS
 from specmath.bugzoo.rule_bugs import always_accept_rule, softmax_residual_rule
 from specmath.classic.rand7 import rand7_basic
 from specmath.laws import Law, LawError, uniform
 from specmath.program import die
 from specmath.speculative.step import standard_rule
 from specmath.testing import FAMILY_LEVEL, SamplerError, assert_lossless, assert_rule_lossless, assert_sampler_lossless
+from specmath.validation import InvalidArgument
 
 # two small cases keep these tests to seconds; the full battery runs in tests/audit
 CASES = (case_named("context-g3"), case_named("disjoint-supports"))
@@ -124,10 +126,11 @@ def test_a_sampler_that_raises_is_a_sampler_error_not_a_loss():
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"generator": "jax"}, "generator"), ({"n": 0}, "positive"), ({"cases": ()}, "empty")],
+    [({"generator": "jax"}, r"^unknown generator 'jax'; choose from: numpy, torch$"),
+     ({"n": 0}, r"^n \(rounds per case\) must be an int >= 1, got 0$"), ({"cases": ()}, "empty")],
 )
 def test_bad_arguments_are_value_errors(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(InvalidArgument, match=match):
         assert_sampler_lossless(reference_sample_round, **kwargs)
 
 

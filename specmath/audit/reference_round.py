@@ -1,4 +1,4 @@
-"""A float (numpy) speculative round with swappable pieces: the correct reference and every bug.
+"""The correct speculative round in float (numpy) arithmetic: the reference an engine's sampler is audited against.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
@@ -12,8 +12,10 @@ q(. | prefix x_<i), all *raw* model probabilities. When a warp w is in force the
 ``draft_tokens`` were drawn from w(draft_probs[i]); the correct round then accepts/rejects against w(p) with
 w(q). Tokens are vocabulary indices 0..V-1. Bad arrays raise ValueError naming the problem.
 
-Each keyword of ``numpy_round`` is one block of the algorithm; a bug swaps exactly one of them,
-mirroring the exact round programs of this package.
+``reference_sample_round`` is the correct round. ``numpy_round`` is the same round written as named
+blocks (draw the uniforms, the accept test, the residual, which target row each position and the bonus
+read), each keyword defaulting to the correct block: the lossy variants of ``specmath.bugzoo`` swap
+exactly one of them, mirroring the exact round programs of this package.
 
 References: Leviathan et al., ICML 2023, Algorithm 1; Chen et al., 2023, Algorithm 2.
 """
@@ -25,6 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from specmath.speculative.sampling_warp import Warp, warp_row
+from specmath.validation import check_generator
 
 __all__ = [
     "check_round_arrays",
@@ -113,8 +116,7 @@ def numpy_round(
     check_first: bool = True,
 ) -> list[int]:
     """One speculative round in float arithmetic; each keyword is a block a bug may swap."""
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    check_generator(rng)
     p_all, q_all, tokens = check_round_arrays(target_probs, draft_probs, draft_tokens)
     p_all, q_all = numpy_warp(p_all, warp_target), numpy_warp(q_all, warp_draft)
     gamma = len(tokens)

@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from specmath.bugzoo import reference_sample_round
-from specmath.bugzoo.numpy_reference import numpy_warp
+from specmath.audit.reference_round import numpy_warp, reference_sample_round
 from specmath.laws import Law
 from specmath.speculative.toy_lm import Warp
 
