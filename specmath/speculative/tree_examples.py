@@ -5,8 +5,8 @@ alpha = sum_x min(p(x), q(x)).
 
 ``TREE_TARGET`` and ``TREE_DRAFT`` are toy LMs over {a, b, c} whose law depends on the last token.
 At the start p = {a: 3/10, b: 1/5, c: 1/2} and q = {a: 1/2, b: 1/10, c: 2/5}: the draft's favourite
-is the target's least likely token, so a single draft token is often wrong and a second child is
-worth scoring; after c the draft's top two (a, c) miss the target's favourite b, which is what makes
+(a) is not the target's (c), so a single draft token is often wrong and a second child is worth
+scoring; after c the draft's top two (a, c) miss the target's favourite b, which is what makes
 top-k trees and Medusa's greedy-then-typical rounds go wrong. Two tokens have p > q at the start, so
 SpecInfer's rule on children drawn without replacement shows its loss here.
 ``EQUAL_NODE_SHAPES`` are the fair comparisons: every shape drafts six tokens
