@@ -19,7 +19,10 @@ token as argmax p (greedy, at any temperature) and ``evaluate_posterior`` applie
 the Medusa heads' top-k tree hanging below it; the round emits that token and the accepted tokens.
 No token is ever sampled: generation is deterministic, and its TV from p is 1 - P_p(the one
 sequence it emits). With fast=False the code raises TypeError (``get_typical_posterior_mask`` is
-called with 6 arguments and takes 5), so the sampled variant does not run. vLLM's V0 engine shipped
+called with 6 arguments and takes 5), so the sampled variant does not run. (The README calls the mode
+"non-greedy generation".) Medusa's heads propose the top-k of head i for every node at depth i, read
+from the hidden state before the round; the toy drafts here condition on the path (as EAGLE's
+drafter does): the rule sees the candidates only through the tokens offered. vLLM's V0 engine shipped
 the rule as ``TypicalAcceptanceSampler`` for chains: there the first rejected position (or the bonus
 position) takes the target's own sampled token y ~ p(. | accepted prefix). ``TypicalAcceptance``
 models both (``greedy_first``).

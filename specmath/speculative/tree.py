@@ -190,6 +190,7 @@ def tree_round_law(target: LM, draft: LM, prefix: tuple, shape: TreeShape, verif
     prefix = check_round_arguments(prefix, shape.depth)
     verifier = _verifier(verifier)
     out: dict[tuple, Fraction] = {}
+    steps: dict[tuple, Law] = {}  # a node's step depends only on (p, q, k): contexts often share them
 
     def visit(accepted: tuple, weight: Fraction) -> None:
         context = prefix + accepted
@@ -200,8 +201,10 @@ def tree_round_law(target: LM, draft: LM, prefix: tuple, shape: TreeShape, verif
                     out[accepted + (y,)] = out.get(accepted + (y,), Fraction(0)) + weight * py
             return
         q = law_at(draft, context, "draft")
-        step = exact(node_step, p, q, shape.branching[len(accepted)], shape.children, verifier).law
-        for (kind, token), w in step.items():
+        k = shape.branching[len(accepted)]
+        if (p, q, k) not in steps:
+            steps[p, q, k] = exact(node_step, p, q, k, shape.children, verifier).law
+        for (kind, token), w in steps[p, q, k].items():
             if kind == "accept":
                 visit(accepted + (token,), weight * w)
             elif w:

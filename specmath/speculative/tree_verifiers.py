@@ -8,7 +8,7 @@ A *verifier* is a sampling program ``verifier(p, q, children)`` returning the in
 it accepts (the walk goes on below x_j) or ``Final(y)`` (the round ends with token y). The walk over
 the tree, the bonus token at a leaf and the laws of repeated rounds are ``specmath.speculative.tree``.
 Each rule below emits a token of law p at the node exactly when the children are drawn the way it
-assumes; ``LOSSLESS_CHILDREN`` says which way (proved by ``specmath verify tree-*``):
+assumes; ``LOSSLESS_CHILDREN`` says which way (proved by ``specmath verify tree-*`` and the tests):
 
 * ``specinfer_verifier``: multi-step speculative sampling (SpecInfer, Miao et al. 2024). With
   p^(1) = p: accept x_j with min(1, p^(j)(x_j) / q(x_j)), else p^(j+1) = norm(max(0, p^(j) - q));
@@ -26,7 +26,11 @@ assumes; ``LOSSLESS_CHILDREN`` says which way (proved by ``specmath verify tree-
   children and 0 elsewhere). For *distinct* children this is "draw y ~ p; keep the child equal to y":
   lossless whatever the children are, top-k included; the draft law q is never read. With a repeated
   child the running sum counts p(x) twice, so P(x) = min(1, 2 p(x)) at the first level: i.i.d.
-  children (which repeat) are lossy under this kernel.
+  children (which repeat) are lossy under this kernel. The kernel's final token uses a second uniform
+  per request: after a rejection it comes from p without the rejected children; at a leaf (or at the
+  depth limit) draft_probs is zero at that node, so relu(p - 0) = p gives the bonus token. Its
+  server options speculative_accept_threshold_single / _acc (default 1) accept more when below 1,
+  which is lossy; the rule here is the default.
 
 References: X. Miao et al., "SpecInfer", ASPLOS 2024 (arXiv 2305.09781), Algorithm 2 and Theorem 4.2;
 W. Jeon et al., "Recursive Speculative Decoding: Accelerating LLM Inference via Sampling Without
