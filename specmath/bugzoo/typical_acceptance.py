@@ -58,7 +58,7 @@ from specmath.exact import NotExactError, exact
 from specmath.laws import Law, to_fraction
 from specmath.program import draw, tick
 from specmath.speculative.round import LM, check_round_arguments, law_at
-from specmath.speculative.tree import TreeShape, draft_tree
+from specmath.speculative.tree import TreeShape, check_shape, draft_tree
 from specmath.speculative.variants import generation_law_of
 from specmath.validation import InvalidArgument
 
@@ -162,7 +162,9 @@ def typical_path(target: LM, context: tuple, tree: tuple, rule: TypicalAcceptanc
 
 def typical_round(target: LM, draft: LM, prefix: tuple, shape: TreeShape, rule: TypicalAcceptance):
     """Sampling program: one round of typical acceptance over a drafted tree; returns the emitted tuple."""
-    prefix = check_round_arguments(prefix, shape.depth)
+    prefix = check_round_arguments(prefix, check_shape(shape).depth)
+    if not isinstance(rule, TypicalAcceptance):
+        raise InvalidArgument(f"rule must be a TypicalAcceptance(epsilon, delta, ...), got {rule!r}")
     context = prefix
     if rule.greedy_first:
         # Medusa, fast=True: the round's first token is argmax p, the candidates hang below it

@@ -39,16 +39,23 @@ from fractions import Fraction
 from math import prod
 
 from specmath.exact import exact
-from specmath.laws import Law, LawError, tv_distance
+from specmath.laws import Law, tv_distance
 from specmath.program import draw, tick
 from specmath.speculative.round import LM, check_round_arguments, law_at
-from specmath.speculative.tree_verifiers import TREE_VERIFIERS, Final, TreeVerifier, law_without
+from specmath.speculative.tree_verifiers import (
+    TREE_VERIFIERS,
+    Final,
+    TreeVerifier,
+    law_without,
+    without_replacement_verifier,
+)
 from specmath.speculative.variants import autoregressive_law, expected_accepted, generation_law_of
 from specmath.validation import InvalidArgument, check_choice, check_integer
 
 __all__ = [
     "CHILDREN",
     "TreeShape",
+    "check_shape",
     "Node",
     "top_k_tokens",
     "draft_children",
@@ -94,6 +101,13 @@ class TreeShape:
 
     def __str__(self) -> str:
         return f"{'x'.join(map(str, self.branching))} {self.children}"
+
+
+def check_shape(shape: object) -> TreeShape:
+    """``shape`` when it is a TreeShape; else one InvalidArgument saying how to make one."""
+    if not isinstance(shape, TreeShape):
+        raise InvalidArgument(f"shape must be a TreeShape(branching, children), e.g. TreeShape((2, 2), 'top-k'), got {shape!r}")
+    return shape
 
 
 @dataclass(frozen=True)
@@ -162,7 +176,7 @@ def verify_tree(target: LM, draft: LM, prefix: tuple, tree: tuple, verifier: Tre
 
 def tree_round(target: LM, draft: LM, prefix: tuple, shape: TreeShape, verifier: TreeVerifier):
     """Sampling program for one tree round: ``draft_tree`` then ``verify_tree``; returns the emitted tuple."""
-    prefix = check_round_arguments(prefix, shape.depth)
+    prefix = check_round_arguments(prefix, check_shape(shape).depth)
     tree = yield from draft_tree(draft, prefix, shape)
     emitted = yield from verify_tree(target, draft, prefix, tree, verifier)
     return emitted
@@ -187,7 +201,7 @@ def tree_round_law(target: LM, draft: LM, prefix: tuple, shape: TreeShape, verif
         and at depth d: R(a y) = w(a) p(y | prefix a) (the bonus token).
     Equal to ``exact(tree_round, target, draft, prefix, shape, verifier).law`` (proved in the tests).
     """
-    prefix = check_round_arguments(prefix, shape.depth)
+    prefix = check_round_arguments(prefix, check_shape(shape).depth)
     verifier = _verifier(verifier)
     out: dict[tuple, Fraction] = {}
     steps: dict[tuple, Law] = {}  # a node's step depends only on (p, q, k): contexts often share them
@@ -217,7 +231,7 @@ def tree_round_law(target: LM, draft: LM, prefix: tuple, shape: TreeShape, verif
 def tree_generation_law(target: LM, draft: LM, prefix: tuple, shape: TreeShape, length: int,
                         verifier: TreeVerifier | str) -> Law:
     """Law of the first ``length`` tokens of repeated tree rounds (lossless iff it equals autoregressive_law)."""
-    prefix = check_round_arguments(prefix, shape.depth)
+    prefix = check_round_arguments(prefix, check_shape(shape).depth)
     verifier = _verifier(verifier)
     return generation_law_of(lambda c: tree_round_law(target, draft, c, shape, verifier), prefix, length)
 
@@ -232,16 +246,15 @@ def tv_by_verifier_and_children(target: LM, draft: LM, prefix: tuple, branching:
                                 verifiers: dict[str, TreeVerifier]) -> dict[tuple[str, str], Fraction | None]:
     """(verifier name, children) -> TV(tree generation law, autoregressive law) over ``length`` tokens, exactly.
 
-    None where the verifier refuses the children (without replacement given repeated i.i.d. children).
+    None where the verifier refuses the children: without replacement, given i.i.d. children (they repeat).
     """
     wanted = autoregressive_law(target, prefix, length)
     out: dict[tuple[str, str], Fraction | None] = {}
     for name, verifier in verifiers.items():
         for children in CHILDREN:
-            try:
-                law = tree_generation_law(target, draft, prefix, TreeShape(branching, children), length, verifier)
-            except LawError:
+            if verifier is without_replacement_verifier and children == "iid":
                 out[name, children] = None
                 continue
+            law = tree_generation_law(target, draft, prefix, TreeShape(branching, children), length, verifier)
             out[name, children] = tv_distance(law, wanted)
     return out

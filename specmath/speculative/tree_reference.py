@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmath.speculative.round import LM, law_at
-from specmath.speculative.tree import TreeShape, top_k_tokens
+from specmath.speculative.tree import TreeShape, check_shape, top_k_tokens
 from specmath.validation import InvalidArgument, check_choice, check_integer
 
 __all__ = ["TreeArrays", "tree_parents", "check_tree_arrays", "draw_rows", "LEVEL_RULES", "sample_tree_rounds", "draft_tree_arrays"]
@@ -225,6 +225,7 @@ def draft_tree_arrays(target: LM, draft: LM, prefix: tuple, shape: TreeShape, n:
     ``branching[i]`` tokens of positive mass at every node (else InvalidArgument names the node).
     """
     n = check_integer(n, "n (trees in the batch)", min_value=1)
+    shape = check_shape(shape)
     prefix = tuple(prefix)
     vocab = tuple(getattr(target, "vocabulary", None) or law_at(target, prefix, "target").sorted_outcomes())
     index = {x: i for i, x in enumerate(vocab)}

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from specmath import strategies as sms
 from specmath.exact import exact
 from specmath.laws import Law, LawError, tv_distance
-from specmath.sampled import sample_many
+from specmath.sampled import empirical_counts, sample_many
 from specmath.speculative import autoregressive_law, round_law
 from specmath.speculative.examples import WORD_DRAFT, WORD_TARGET
 from specmath.speculative.toy_lm import random_toy_lm
@@ -136,9 +136,7 @@ def test_the_sampled_interpreter_runs_the_same_round_program():
     shape = TreeShape((2, 1), "iid")
     law = tree_round_law(TREE_TARGET, TREE_DRAFT, (), shape, "specinfer")
     runs = sample_many(tree_round, 3000, TREE_TARGET, TREE_DRAFT, (), shape, TREE_VERIFIERS["specinfer"], rng=np.random.default_rng(11))
-    counts = {}
-    for emitted in runs:
-        counts[emitted] = counts.get(emitted, 0) + 1
+    counts = empirical_counts(runs)
     assert detectable_tv(law, 3000) < 0.12
     assert g_test(counts, law).p_value > 1e-6
 
@@ -151,6 +149,8 @@ def test_tree_shapes_count_their_nodes_and_reject_bad_arguments_in_one_line():
         TreeShape(())
     with pytest.raises(UnknownName, match="did you mean 'top-k'"):
         TreeShape((2,), "top_k")
+    with pytest.raises(InvalidArgument, match=r"shape must be a TreeShape\(branching, children\)"):
+        tree_round_law(TREE_TARGET, TREE_DRAFT, (), (2, 2), "specinfer")
     with pytest.raises(UnknownName, match="unknown tree verifier 'spec-infer'"):
         tree_round_law(TREE_TARGET, TREE_DRAFT, (), TreeShape((1,)), "spec-infer")
 
