@@ -25,6 +25,7 @@ PLOT_MODULES: tuple[str, ...] = (
     "specmath.plots.speculative_plots",
     "specmath.plots.beyond_plots",
     "specmath.plots.entropy_plots",
+    "specmath.plots.tree_plots",
 )
 
 

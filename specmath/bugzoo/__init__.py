@@ -12,15 +12,17 @@ with one block swapped. The correct algorithm has TV exactly 0 on every instance
 Each module exports a tuple of its entries and ``BUGS`` joins them here (importing a module adds
 nothing anywhere): ``logit_bugs.LOGIT_BUGS`` (which law is handed to the accept/reject step),
 ``position_bugs.POSITION_BUGS`` (which position's law is used, and the uniforms),
-``rule_bugs.RULE_BUGS`` (the accept/resample rule).
+``rule_bugs.RULE_BUGS`` (the accept/resample rule). ``TREE_BUGS`` (``tree_bugs``) holds the lossy
+token-tree verifiers; their float samplers take batched trees, not chains, so they stay out of ``BUGS``.
 """
 
 from specmath.bugzoo.logit_bugs import LOGIT_BUGS
 from specmath.bugzoo.position_bugs import POSITION_BUGS
 from specmath.bugzoo.rule_bugs import RULE_BUGS
+from specmath.bugzoo.tree_bugs import TREE_BUGS
 from specmath.bugzoo.zoo import Bug, Instance, bugs_by_name
 
 #: every entry of the zoo, by name
 BUGS: dict[str, Bug] = bugs_by_name(LOGIT_BUGS, POSITION_BUGS, RULE_BUGS)
 
-__all__ = ["BUGS", "Bug", "Instance"]
+__all__ = ["BUGS", "Bug", "Instance", "TREE_BUGS"]

@@ -36,11 +36,12 @@ COURSE = (
     Lesson("07_real_models", "speculative decoding of real language models in torch: histograms and timing", ("04_speculative_rounds",), 45),
     Lesson("08_explorers", "sliders for the two-token world, rand_a -> rand_b, a round, a real-model step", ("01_two_token_world", "02_rand5_to_rand7", "04_speculative_rounds"), 20),
     Lesson("09_test_your_sampler", "property-test your own rule or sampler: strategies, smallest counterexamples, an end-to-end audit", ("01_two_token_world", "04_speculative_rounds"), 40),
+    Lesson("10_trees", "token trees: SpecInfer, top-k trees (EAGLE-2, SGLang, TensorRT-LLM), typical acceptance (Medusa), exactly", ("04_speculative_rounds", "05_beyond_the_article"), 45),
 )
 
 #: the two paths through the course, each in its own order (00 opens both; a notebook on no path serves both)
 TRACKS = {
-    "speculative decoding": ("01_two_token_world", "04_speculative_rounds", "05_beyond_the_article", "07_real_models"),
+    "speculative decoding": ("01_two_token_world", "04_speculative_rounds", "05_beyond_the_article", "07_real_models", "10_trees"),
     "exact sampling": ("02_rand5_to_rand7", "03_coin_reservoir_rejection", "06_entropy_limit"),
 }
 

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from specmath.proofs import adaptive_proofs, beyond_proofs, classic_proofs, entropy_proofs, speculative_proofs
+from specmath.proofs import (
+    adaptive_proofs,
+    beyond_proofs,
+    classic_proofs,
+    entropy_proofs,
+    speculative_proofs,
+    tree_proofs,
+)
 from specmath.proofs.verification import Verification, fraction_text, verification_from
 
 __all__ = ["VERIFIERS", "Verification", "fraction_text", "verification_from", "verify"]
@@ -21,6 +28,7 @@ VERIFIERS: dict[str, Callable[[], Verification]] = {
     **beyond_proofs.PROOFS,
     **adaptive_proofs.PROOFS,
     **entropy_proofs.PROOFS,
+    **tree_proofs.PROOFS,
 }
 
 
