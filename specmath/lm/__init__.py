@@ -24,6 +24,7 @@ Modules, one idea each:
 * ``acceptance``         alpha along the target's own samples, position by position
 * ``stopwatch``          the one stopwatch: seconds by part, the device synchronised
 * ``cost_measure``       the speedup model's costs, measured: t_1, k(gamma), c, o_round, o_plain, prefill
+                         (``measured_costs.Costs``: what it found, and the model's ``RoundCosts`` from it)
 * ``hf_baseline``        HF assisted generation and prompt lookup, the same warp as specmath's decoders
 * ``bench``              tokens/s of plain, speculative and HF assisted generation beside the speedup model
                          (``bench_result``: its options and its result, with the JSON fields documented)

@@ -14,7 +14,8 @@ from typing import Generic, TypeVar
 
 from specmath.choices import VERIFY
 from specmath.lm.block_verify import verifier
-from specmath.lm.cost_measure import GAMMAS, Costs
+from specmath.lm.cost_measure import GAMMAS
+from specmath.lm.measured_costs import Costs
 from specmath.lm.warps import Sampling
 from specmath.theory import RoundCosts, cost_model_speedup, expected_tokens_by_position
 from specmath.validation import check_choice, check_probability

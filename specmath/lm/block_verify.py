@@ -109,13 +109,8 @@ def expected_accepted(
     return token_wise, block
 
 
-def block_accept_reject(
-    p: torch.Tensor,
-    q: torch.Tensor | None,
-    drafts: torch.Tensor,
-    generator: torch.Generator | Draws,
-    lengths: torch.Tensor | None = None,
-) -> AcceptReject:
+def block_accept_reject(p: torch.Tensor, q: torch.Tensor | None, drafts: torch.Tensor, generator: torch.Generator | Draws,
+                        lengths: torch.Tensor | None = None) -> AcceptReject:
     """Drop-in for ``accept_reject`` (same arguments and result) that verifies each row's block jointly.
 
     ``n_accepted`` is tau, ``next_token`` the residual or bonus token, ``accept_probability`` the

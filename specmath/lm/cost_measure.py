@@ -1,30 +1,26 @@
 """The costs of the speedup model, measured on this machine: t_1, k(gamma), c, o_round, o_plain, prefill.
 
-Notation: p = target law, q = draft law, gamma = draft tokens per round. Every cost is measured in
-isolation from the timed runs, with the KV cache at the workload's length (``workload_context``: mean
-prompt + half the new tokens), and reported in units of t_1 = one cached target pass over 1 token:
+Notation: p = target law, q = draft law, gamma = draft tokens per round. Every cost is measured apart
+from the timed runs, with the KV cache at the workload's length (``workload_context``), one ``Stopwatch``
+reading every time, in units of t_1 = one cached target pass over 1 token:
 
     c          = (one draft ``propose`` of gamma tokens + its rollback) / (gamma t_1): forwards, warps, sampling
-    k(gamma)   = (target pass over gamma + 1 tokens) / t_1          (1 if decoding were memory-bound), the
-                 verify pass timed right after a draft proposal, as in a round: for small models the
-                 draft's work evicts the target's weights from the CPU caches, and that costs time too
-    o_round    = (warp of the gamma + 1 target laws, the accept/reject step, the round's bookkeeping
-                 ``round_bookkeeping.read_round`` with its host transfer, cache rollback) / t_1
-    o_plain    = (warp of one law, sampling, host transfer) / t_1    (the part of a plain step outside the pass)
+    k(gamma)   = (target pass over gamma + 1 tokens) / t_1, timed right after a draft proposal as in a round
+                 (for small models the draft's work evicts the target's weights from the CPU caches)
+    o_round    = (warp of the gamma + 1 target laws, accept/reject, ``round_bookkeeping.read_round`` with its
+                 host transfer, cache rollback) / t_1
+    o_plain    = (warp of one law, sampling, host transfer) / t_1    (a plain step outside its pass)
     P, P_d     = prefilling one prompt into the target, into the draft's cache, / t_1
 
-t_1 is timed as plain decoding runs it (a 1-token pass right after another), in the same repeats as
-the draft's proposal and the verify pass, and k(gamma) and c are medians of per-repeat ratios to that
-repeat's t_1: a change of machine speed between repeats (a shared CPU's neighbours, frequency steps)
-cancels in the ratios instead of moving every cost at once. The pure pass ratio (the target alone) is
-kept as ``k_alone`` for comparison. ``Costs.model`` turns the measurements into the
-``theory.RoundCosts`` of the speedup model. Every time is read from one ``Stopwatch``.
+t_1 is timed as plain decoding runs it (a 1-token pass right after another) in the same repeats as the
+draft's proposal and the verify pass; k(gamma) and c are medians of per-repeat ratios to that repeat's
+t_1, so a change of machine speed between repeats cancels instead of moving every cost at once. The
+target alone gives ``k_alone``, for comparison. The result is a ``measured_costs.Costs``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from statistics import median
 
 import torch
@@ -33,13 +29,13 @@ from specmath.lm.accept_reject import accept_reject as standard_accept_reject
 from specmath.lm.cache import RowCache
 from specmath.lm.drafts import PromptLookupDraft, Proposal
 from specmath.lm.generation import Draws, Generation
+from specmath.lm.measured_costs import Costs
 from specmath.lm.round_bookkeeping import count_round, read_round
 from specmath.lm.stopwatch import Stopwatch, device_of
 from specmath.lm.warps import DEFAULT_SAMPLING, Sampling
-from specmath.theory import RoundCosts
 from specmath.validation import check_integer
 
-__all__ = ["GAMMAS", "Costs", "measure_costs", "forward_cost", "prefill_seconds", "workload_context"]
+__all__ = ["GAMMAS", "measure_costs", "forward_cost", "prefill_seconds", "workload_context"]
 
 #: the gammas ``--k-table`` and ``--gamma auto`` consider
 GAMMAS = tuple(range(1, 9))
@@ -53,11 +49,9 @@ def workload_context(prompts: Sequence[Sequence[int]], max_new_tokens: int) -> i
 
 
 def _tiled(prompt: Sequence[int], length: int | None) -> list[int]:
-    """``prompt`` repeated (or cut) to ``length`` tokens: a KV cache as long as the workload's."""
+    """``prompt`` repeated (or cut) to ``length`` tokens (None: as it is): a KV cache as long as the workload's."""
     prompt = list(prompt)
-    if not length or length <= len(prompt):
-        return prompt[: length or len(prompt)]
-    return (prompt * (length // len(prompt) + 1))[:length]
+    return (prompt * (length // len(prompt) + 1))[:length] if length else prompt
 
 
 def _repeats(repeats: int, watch: Stopwatch) -> Iterator[int]:
@@ -68,72 +62,6 @@ def _repeats(repeats: int, watch: Stopwatch) -> Iterator[int]:
     while r <= repeats or (watch.total < MIN_SECONDS and r <= 8 * repeats):
         yield r
         r += 1
-
-
-@dataclass(frozen=True)
-class Costs:
-    """Measured costs of one target/draft pair on this machine (seconds), and the ratios of the model."""
-
-    t1: float  # one cached target pass over 1 token
-    passes: Mapping[int, float]  # n -> target pass over n tokens, in a round (after the draft)
-    rollback: Mapping[int, float]  # n -> rolling the target cache back after a pass over n tokens
-    draft_round: Mapping[int, float]  # gamma -> one propose of gamma tokens + rollback
-    round_extra: Mapping[int, float]  # gamma -> warps, accept/reject, the round's bookkeeping and host read
-    plain_extra: float  # a plain step besides its pass
-    context: int  # KV cache length the costs were measured at
-    alone: Mapping[int, float]  # n -> target pass over n tokens, the target alone (no draft work in between)
-
-    def k(self, gamma: int) -> float:
-        """k(gamma) = verify pass over gamma + 1 tokens (in a round, after the draft) / plain pass over 1 token."""
-        return self.passes[gamma + 1] / self.t1
-
-    def k_alone(self, gamma: int) -> float:
-        """The same ratio with the target alone: what the hardware's GEMMs cost, without cache interference."""
-        return self.alone[gamma + 1] / self.alone[1]
-
-    def c(self, gamma: int) -> float:
-        """c = draft time per drafted token / t_1 (the draft's forwards, warps, sampling and rollback)."""
-        return self.draft_round[gamma] / (gamma * self.t1)
-
-    def o_round(self, gamma: int) -> float:
-        """o_round(gamma) = (the round's work besides the passes + the target's rollback) / t_1."""
-        return (self.round_extra[gamma] + self.rollback[gamma + 1]) / self.t1
-
-    @property
-    def o_plain(self) -> float:
-        """o_plain = a plain step's work besides its pass / t_1."""
-        return self.plain_extra / self.t1
-
-    def model(self, gamma: int, *, prefill: float = 0.0, draft_prefill: float = 0.0) -> RoundCosts:
-        """The model's costs for a draft that proposes gamma tokens every round."""
-        return RoundCosts(self.c(gamma), self.k(gamma), self.o_round(gamma), self.o_plain, prefill, draft_prefill)
-
-    def model_of_rounds(self, width_hist: Sequence[int], draft_steps_per_round: float, gamma: int, *,
-                        prefill: float = 0.0, draft_prefill: float = 0.0) -> RoundCosts:
-        """The model's costs for the rounds as they ran (an adaptive draft verifies g <= gamma drafts).
-
-        A round verifying g drafts pays k(g) and o_round(g) (g = 0: a plain step, 1 + o_plain), averaged
-        over ``width_hist`` (rounds by g); the draft pays c(gamma) per draft step it made (c(gamma) is one
-        proposal of gamma tokens, gamma steps, divided by gamma), spread over the gamma positions.
-        """
-        rounds = sum(width_hist)
-        used = [(g, n) for g, n in enumerate(width_hist) if n]
-        k = sum(n * (self.k(g) if g else 1.0) for g, n in used) / rounds
-        o_round = sum(n * (self.o_round(g) if g else self.o_plain) for g, n in used) / rounds
-        c = self.c(gamma) * draft_steps_per_round / gamma
-        return RoundCosts(c, k, o_round, self.o_plain, prefill, draft_prefill)
-
-    def to_json(self, gammas: Sequence[int]) -> dict:
-        """The ratios for ``gammas`` (JSON keys: context_tokens, target_1_token_s, k, k_alone, c, o_round, o_plain)."""
-        return {
-            "context_tokens": self.context,
-            "target_1_token_s": self.t1,
-            "k": {g: self.k(g) for g in gammas},
-            "k_alone": {g: self.k_alone(g) for g in gammas},
-            "c": {g: self.c(g) for g in gammas},
-            "o_round": {g: self.o_round(g) for g in gammas},
-            "o_plain": self.o_plain,
-        }
 
 
 @torch.inference_mode()
@@ -161,6 +89,17 @@ def _pass_times(model: torch.nn.Module, context: list[int], sizes: Sequence[int]
             if n == max(sizes):
                 logits = out
     return {n: median(t) for n, t in passes.items()}, logits
+
+
+def _median_seconds(work: Callable[[], object], repeats: int, device: torch.device) -> float:
+    """Median seconds of ``work()`` over ``repeats`` runs, after one run that warms kernels and the allocator."""
+    watch = Stopwatch(device)
+    times = []
+    for _ in range(repeats + 1):
+        watch.restart()
+        work()
+        times.append(watch.lap("work"))
+    return median(times[1:])
 
 
 @torch.inference_mode()
@@ -226,30 +165,25 @@ def _round_overhead_seconds(logits: torch.Tensor, gamma: int, one_hot: bool, sam
     q = None if one_hot else sampling.probs(z[:, :gamma])
     proposal = Proposal(drafts, [gamma], torch.tensor([gamma], device=z.device), q)
     counters = Generation([[]])
-    watch = Stopwatch(z.device)
-    times = []
-    for _ in range(repeats + 1):
-        watch.restart()
+
+    def round_work() -> None:
         p = sampling.probs(z)  # (1, gamma + 1, V)
-        record = read_round(p, proposal, accept_reject(p, q, drafts, draws), z)
-        count_round(counters, record, proposal.lengths, 0)
-        times.append(watch.lap("round"))
-    return median(times[1:])
+        count_round(counters, read_round(p, proposal, accept_reject(p, q, drafts, draws), z), proposal.lengths, 0)
+
+    return _median_seconds(round_work, repeats, z.device)
 
 
 @torch.inference_mode()
 def _plain_overhead_seconds(logits: torch.Tensor, sampling: Sampling, repeats: int) -> float:
     """Median seconds of a plain step besides the pass: pick the last logits, warp, sample, read the token."""
     generator = torch.Generator(device=logits.device).manual_seed(0)
-    watch = Stopwatch(logits.device)
-    times = []
-    for _ in range(repeats + 1):
-        watch.restart()
+
+    def step_work() -> None:
         last = torch.tensor([logits.shape[1] - 1], device=logits.device)
         p = sampling.probs(logits[torch.arange(1, device=logits.device), last])  # (1, V)
         torch.multinomial(p, 1, generator=generator).squeeze(-1).tolist()
-        times.append(watch.lap("step"))
-    return median(times[1:])
+
+    return _median_seconds(step_work, repeats, logits.device)
 
 
 def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas: Sequence[int], *,

@@ -2,10 +2,11 @@
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round.
 
-``hf_sampling_kwargs`` translates a ``Sampling`` into ``generate`` / ``GenerationConfig`` arguments,
-written once for the bench (``hf_assisted_generate``) and the engine audit (``specmath.audit.engines``):
-T = 0 is ``do_sample=False``; otherwise temperature, top-k and top-p, with HF's own defaults switched
-off where specmath applies no truncation (``top_k=0``, ``top_p=1.0``; HF would otherwise apply top-k 50).
+``_sampling_arguments`` translates a ``Sampling`` into HF's generate arguments, written once for the
+bench (``hf_assisted_generate``) and the engine audit (``hf_generation_config``, used by
+``specmath.audit.engines``): T = 0 is ``do_sample=False``; otherwise temperature, top-k and top-p, with
+HF's own defaults switched off where specmath applies no truncation (``top_k=0``, ``top_p=1.0``; HF
+would otherwise apply top-k 50).
 
 HF runs a model draft as ``assistant_model`` (constant ``num_assistant_tokens = gamma``, no confidence
 stop) or prompt lookup as ``prompt_lookup_num_tokens = gamma``; an n-gram table draft has no HF
@@ -22,15 +23,22 @@ from specmath.lm.lean_llama import hf_model
 from specmath.lm.stopwatch import device_of
 from specmath.lm.warps import Sampling
 
-__all__ = ["hf_sampling_kwargs", "hf_lookup_part", "has_hf_counterpart", "hf_assisted_generate"]
+__all__ = ["hf_generation_config", "hf_lookup_part", "has_hf_counterpart", "hf_assisted_generate"]
 
 
-def hf_sampling_kwargs(sampling: Sampling) -> dict[str, object]:
+def _sampling_arguments(sampling: Sampling) -> dict[str, object]:
     """The warp as Hugging Face ``generate`` arguments: greedy, or temperature / top-k / top-p with no default truncation."""
     if sampling.greedy:
         return {"do_sample": False}
     return {"do_sample": True, "temperature": sampling.temperature, "top_k": sampling.top_k or 0,
             "top_p": 1.0 if sampling.top_p is None else sampling.top_p}
+
+
+def hf_generation_config(sampling: Sampling, **options):
+    """A ``transformers.GenerationConfig`` sampling from the warp ``sampling``, plus HF's own ``options``."""
+    from transformers import GenerationConfig
+
+    return GenerationConfig(**_sampling_arguments(sampling), **options)
 
 
 def hf_lookup_part(draft) -> PromptLookupDraft | None:
@@ -60,7 +68,7 @@ def hf_assisted_generate(target: torch.nn.Module, draft, ids: list[int], max_new
         kwargs = dict(max_new_tokens=max_new_tokens, min_new_tokens=max_new_tokens, pad_token_id=0)
     else:
         kwargs = dict(max_new_tokens=max_new_tokens, eos_token_id=eos_token_id, pad_token_id=eos_token_id)
-    kwargs.update(hf_sampling_kwargs(sampling))
+    kwargs.update(_sampling_arguments(sampling))
     lookup = hf_lookup_part(draft)
     if lookup is not None:
         kwargs.update(prompt_lookup_num_tokens=gamma, max_matching_ngram_size=lookup.max_ngram)

@@ -83,7 +83,7 @@ def two_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SA
 
 
 def sample_prefixes(
-    target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, gamma: int = 4, sampling: Sampling = DEFAULT_SAMPLING,
+    target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, *, gamma: int = 4, sampling: Sampling = DEFAULT_SAMPLING,
     seed: int = 0, accept_reject: Callable = standard_accept_reject, batch_size: int = 1024, vocab_size: int | None = None,
     progress: bool = False, draft_threshold: float = 0.0,
 ) -> list[tuple[int, ...]]:
@@ -135,7 +135,7 @@ def histogram_check(what: str, samples: Sequence, law: Law) -> HistogramCheck:
 
 
 def lossless_report(
-    target, draft, prompt: Sequence[int], n: int = 20000, gamma: int = 4, sampling: Sampling = TOP_K_20,
+    target, draft, prompt: Sequence[int], n: int = 20000, *, gamma: int = 4, sampling: Sampling = TOP_K_20,
     seed: int = 0, batch_size: int = 1024, vocab_size: int | None = None, progress: bool = False,
     control: str | Callable = "residual-softmax",
 ) -> dict[str, HistogramCheck]:

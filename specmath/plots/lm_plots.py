@@ -65,7 +65,7 @@ def plot_lm_first_token_histogram(n: int = 6000, gamma: int = 4):
     pair = load_named_pair("bundled")
     prompt = pair.tokenizer(PROMPT, add_special_tokens=False)["input_ids"]
     sampling = Sampling(top_k=20)
-    samples = sample_prefixes(pair.target, pair.draft, prompt, n, 2, gamma, sampling, SEED, batch_size=n)
+    samples = sample_prefixes(pair.target, pair.draft, prompt, n, 2, gamma=gamma, sampling=sampling, seed=SEED, batch_size=n)
     first = histogram_check("first token", [s[0] for s in samples], first_token_law(pair.target, prompt, sampling))
     two = histogram_check("first two tokens", samples, two_token_law(pair.target, prompt, sampling))
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))

@@ -10,9 +10,10 @@ from lm_tiny import noisy_copy, tiny_llama, tiny_pair  # noqa: E402
 
 from specmath.lm import cost_measure  # noqa: E402
 from specmath.lm.bench import DecodeOptions, bench_pair, choose_gamma, continuation_rates  # noqa: E402
-from specmath.lm.cost_measure import GAMMAS, Costs, measure_costs, workload_context  # noqa: E402
+from specmath.lm.cost_measure import GAMMAS, measure_costs, workload_context  # noqa: E402
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
 from specmath.lm.histogram import lossless_report  # noqa: E402
+from specmath.lm.measured_costs import Costs  # noqa: E402
 from specmath.lm.warps import Sampling  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
