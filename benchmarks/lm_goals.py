@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/lm_goals.py --json lm_goals.json [--threads 2] [--runs 5] [--quick]
         [--dtype bfloat16 --pack-weights] [--lean all] [--bundled-lean draft] [--verify block]
 
-Rows (each one ``specmath.lm.timing.bench_pair`` run: plain, speculative and HF assisted decoding
+Rows (each one ``specmath.lm.bench.bench_pair`` run: plain, speculative and HF assisted decoding
 interleaved per prompt, the measured-cost speedup model beside the measured speedup):
 
 1. SmolLM2-135M-Instruct + prompt lookup on the copy-heavy edit set (``data/prompts/edit.jsonl``),
@@ -38,9 +38,9 @@ import time
 
 import torch
 
-from specmath.lm.block_verify import VERIFIERS
-from specmath.lm.pairs import LEAN_CHOICES, load_named_pair
-from specmath.lm.timing import bench_pair
+from specmath.choices import GAMMA_AUTO, LEAN, MEASURED_DTYPES, VERIFY
+from specmath.lm.bench import DecodeOptions, bench_pair
+from specmath.lm.pairs import load_named_pair
 from specmath.lm.warps import Sampling
 from specmath.lm.workloads import read_prompts_file, shipped_prompts_file
 
@@ -49,18 +49,15 @@ def _row(pair_name: str, prompt_set: str | None, temperature: float, gamma, max_
          dtype: torch.dtype, pack: bool, lean: str = "none", verify: str = "token", hf: bool = True) -> dict:
     texts = read_prompts_file(shipped_prompts_file(prompt_set)) if prompt_set else None
     pair = load_named_pair(pair_name, dtype=dtype, texts=texts, pack_weights=pack, lean=lean)
-    chosen = pair.prompts[:prompts] if prompts else pair.prompts
     start = time.perf_counter()
-    r = bench_pair(pair.name, pair.target, pair.draft, chosen, max_new_tokens, gamma, Sampling(temperature), 0,
-                   pair.vocab_size, hf=hf, progress=False, eos_token_id=pair.eos_token_id, verify=verify)
-    r["prompt_set"] = prompt_set or "pair's own"
-    r["lean"] = lean
-    r["wall_s"] = time.perf_counter() - start
-    print(f"{r['pair']:>16} {r['prompt_set']:>10} T={temperature} gamma={r['gamma']} {verify}: measured {r['measured_speedup_vs_plain']:.2f}x, "
-          f"predicted {r['predicted_speedup']:.2f}x (k=1: {r['predicted_speedup_k1']:.2f}x), vs HF "
-          f"{r['speedup_vs_hf_assisted'] or float('nan'):.2f}x, alpha {r['alpha']:.2f}, k {r['k']:.2f}, c {r['cost_ratio_c']:.3f}",
+    r = bench_pair(pair, prompts=pair.prompts[:prompts] if prompts else None, max_new_tokens=max_new_tokens, gamma=gamma,
+                   sampling=Sampling(temperature), options=DecodeOptions(verify=verify), hf=hf, progress=False)
+    row = {**r.to_json(), "prompt_set": prompt_set or "pair's own", "lean": lean, "wall_s": time.perf_counter() - start}
+    print(f"{r.pair:>16} {row['prompt_set']:>10} T={temperature} gamma={r.gamma} {verify}: measured {r.measured_speedup_vs_plain:.2f}x, "
+          f"predicted {r.predicted_speedup:.2f}x (k=1: {r.predicted_speedup_k1:.2f}x), vs HF "
+          f"{r.speedup_vs_hf_assisted or float('nan'):.2f}x, alpha {r.alpha:.2f}, k {r.model.k:.2f}, c {r.model.c:.3f}",
           flush=True)
-    return r
+    return row
 
 
 def _goal(name: str, value: float, threshold: float) -> dict:
@@ -71,17 +68,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default="lm_goals.json", help="output file")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
-    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"], help="of the SmolLM2 rows (default float32; the bundled pair always runs float32)")
+    parser.add_argument("--dtype", default="float32", choices=MEASURED_DTYPES, help="of the SmolLM2 rows (default float32; the bundled pair always runs float32)")
     parser.add_argument("--pack-weights", action="store_true",
                         help="pack SmolLM2's Linear weights for oneDNN (bfloat16 only; specmath.lm.packed_linear); skips the int8 row")
-    parser.add_argument("--lean", default="none", choices=LEAN_CHOICES,
+    parser.add_argument("--lean", default="none", choices=LEAN,
                         help="SmolLM2 rows: run the model draft ('draft') or target and draft ('all') through specmath.lm.lean_llama")
-    parser.add_argument("--bundled-lean", default="none", choices=LEAN_CHOICES, help="the same for the bundled runs")
-    parser.add_argument("--verify", default="token", choices=sorted(VERIFIERS),
+    parser.add_argument("--bundled-lean", default="none", choices=LEAN, help="the same for the bundled runs")
+    parser.add_argument("--verify", default="token", choices=VERIFY,
                         help="speculative decoding's verifier in every row: token by token (default) or block (Sun et al. 2024)")
     parser.add_argument("--runs", type=int, default=5, help="consecutive runs of the bundled pair")
     parser.add_argument("--max-new-tokens", type=int, default=128, help="per SmolLM2 answer (answers stop at eos)")
-    parser.add_argument("--bundled-gamma", default="auto", type=lambda v: v if v == "auto" else int(v),
+    parser.add_argument("--bundled-gamma", default=GAMMA_AUTO, type=lambda v: v if v == GAMMA_AUTO else int(v),
                         help="gamma of the bundled runs: an int, or auto (each run calibrates; default)")
     parser.add_argument("--rows", nargs="*", default=None, help="only these rows (default: all; 'bundled' for the bundled runs)")
     parser.add_argument("--prompts", type=int, default=None, help="only the first N prompts of each set (default: all)")

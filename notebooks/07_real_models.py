@@ -53,10 +53,10 @@ from specmath.lm.histogram import first_token_law, histogram_check, sample_prefi
 from specmath.lm.pairs import load_named_pair
 from specmath.lm.plain_decode import plain_generate
 from specmath.lm.speculative_decode import speculative_generate
-from specmath.lm.timing import bench_pair, predicted_speedup
 from specmath.lm.warps import Sampling
 from specmath.plots.lm_plots import draw_histogram
 from specmath.speculative import acceptance_rate
+from specmath.theory import speedup
 
 torch.set_num_threads(2)
 SEED = 0
@@ -95,7 +95,7 @@ assert alpha == 1 - tv_distance(p1v, q1v)  # exact identity: sum min(p, q) = 1 -
 # %%
 greedy = Sampling(temperature=0)
 prompts = pair.prompts
-plain = plain_generate(target, prompts, 40, greedy)
+plain = plain_generate(target, prompts, 40, sampling=greedy)
 spec = speculative_generate(target, draft, prompts, 40, gamma=4, sampling=greedy)
 assert spec.tokens == plain.tokens
 for p_ids, row in zip(prompts, spec.tokens, strict=True):
@@ -166,7 +166,7 @@ run = speculative_generate(target, draft, prompts * 4, 32, gamma=6, seed=SEED)
 rates = run.acceptance_by_position
 print("acceptance by position:", [f"{r:.3f}" for r in rates], f" mean alpha {run.alpha_mean:.3f}")
 print(f"tokens per round {run.tokens_per_round:.2f}; i.i.d. model (1 - alpha^7)/(1 - alpha) = "
-      f"{predicted_speedup(run.alpha_mean, 6, 0.0):.2f}")
+      f"{speedup(run.alpha_mean, 6, 0.0):.2f}")
 plt.figure(figsize=(5, 3))
 plt.bar(range(1, 7), rates)
 plt.axhline(run.alpha_mean, color="k", ls="--", label="mean alpha")
@@ -255,8 +255,8 @@ plt.show()
 # accept/reject uses the q it sampled from. Time one cached 1-token pass of each:
 
 # %% tags=["machine-dependent"]
+from specmath.lm.cost_measure import forward_cost  # noqa: E402
 from specmath.lm.lean_llama import LeanLlama  # noqa: E402
-from specmath.lm.timing import forward_cost  # noqa: E402
 
 lean_draft = LeanLlama(draft.model)
 t_target = forward_cost(target, prompt, 1, repeats=50, context=64)
@@ -336,17 +336,19 @@ for gamma in (2, 5, 8):
 # %% [markdown]
 # ## Timing and the speedup model
 #
-# `bench_pair` (also `specmath bench --pair bundled`) times plain and speculative decoding on the same
-# prompts and seed, measures alpha_i, c = (one draft step) / (one target pass over 1 token), k(gamma)
-# and the overheads, and prints the model's prediction with k = 1 and with the measured costs next to
-# the measured ratio.
+# `bench_pair` (also `specmath bench --pair bundled`, and the figure above) times plain and speculative
+# decoding on the same prompts and seed, measures alpha_i, c = (one draft step) / (one target pass over
+# 1 token), k(gamma) and the overheads, and prints the model's prediction with k = 1 and with the
+# measured costs next to the measured ratio.
 
 # %% tags=["machine-dependent"]
-r = bench_pair("bundled", target, draft, prompts[:2], max_new_tokens=32, gamma=4, hf=False, progress=False)
-print(f"tokens/s plain {r['tokens_per_s']['plain']:.1f}, speculative {r['tokens_per_s']['speculative']:.1f}")
-print(f"alpha {r['alpha']:.3f}, c {r['cost_ratio_c']:.3f}, k(4) {r['k']:.2f}, o_round {r['o_round']:.3f}")
-print(f"speedup measured {r['measured_speedup_vs_plain']:.2f}x, predicted with k = 1 {r['predicted_speedup_k1']:.2f}x, "
-      f"with measured costs {r['predicted_speedup']:.2f}x")
+from specmath.lm.bench import bench_pair  # noqa: E402
+
+r = bench_pair(pair, prompts=prompts[:2], max_new_tokens=32, gamma=4, hf=False, progress=False)
+print(f"tokens/s plain {r.tokens_per_s.plain:.1f}, speculative {r.tokens_per_s.speculative:.1f}")
+print(f"alpha {r.alpha:.3f}, c {r.model.c:.3f}, k(4) {r.model.k:.2f}, o_round {r.model.o_round:.3f}")
+print(f"speedup measured {r.measured_speedup_vs_plain:.2f}x, predicted with k = 1 {r.predicted_speedup_k1:.2f}x, "
+      f"with measured costs {r.predicted_speedup:.2f}x")
 
 # %% [markdown]
 # **Explorer:** [08 · 4. One round of a real model pair](08_explorers.ipynb#4.-One-round-of-a-real-model-pair): type a prompt and see $p$ and $q$ bars and the acceptance of each draft token of one round.

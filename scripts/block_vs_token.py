@@ -50,8 +50,9 @@ def main() -> int:
 
         for seed in range(args.seeds):
             for i, prompt in enumerate(pair.prompts):
-                speculative_generate(pair.target, pair.draft, [list(prompt)], args.new_tokens, gamma, sampling,
-                                     seed * len(pair.prompts) + i, pair.eos_token_id, pair.vocab_size, accept_reject=scoring)
+                speculative_generate(pair.target, pair.draft, [list(prompt)], args.new_tokens, gamma=gamma, sampling=sampling,
+                                     seed=seed * len(pair.prompts) + i, eos_token_id=pair.eos_token_id,
+                                     vocab_size=pair.vocab_size, accept_reject=scoring)
         token, block = torch.cat(token_rows).double(), torch.cat(block_rows).double()
         gain = block - token
         se = float(gain.std()) / len(gain) ** 0.5

@@ -19,9 +19,10 @@ import time
 
 import torch
 
+from specmath.choices import GAMMA_AUTO, MEASURED_DTYPES
+from specmath.lm.bench import bench_pair
 from specmath.lm.histogram import lossless_report
 from specmath.lm.pairs import TEXT_PROMPTS, load_named_pair
-from specmath.lm.timing import bench_pair
 from specmath.lm.warps import Sampling
 
 
@@ -32,8 +33,8 @@ def main() -> int:
     parser.add_argument("--pairs", nargs="*", default=None,
                         help="default: bundled and smollm2 on CUDA, bundled on CPU (a 135M model's histogram is slow there)")
     parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
-    parser.add_argument("--gamma", type=lambda v: v if v == "auto" else int(v), default=4, help="draft tokens per round or 'auto'")
+    parser.add_argument("--dtype", default="float32", choices=MEASURED_DTYPES)
+    parser.add_argument("--gamma", type=lambda v: v if v == GAMMA_AUTO else int(v), default=4, help="draft tokens per round or 'auto'")
     args = parser.parse_args()
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
@@ -53,9 +54,7 @@ def main() -> int:
                                  batch_size=min(n, 5000), vocab_size=pair.vocab_size)
         report["histograms"][name] = {k: v.to_json() for k, v in checks.items()}
         print(name, json.dumps(report["histograms"][name], indent=1), flush=True)
-        report["bench"].append(bench_pair(pair.name, pair.target, pair.draft, pair.prompts, args.max_new_tokens, args.gamma,
-                                          Sampling(), 0, pair.vocab_size, hf=True, progress=True,
-                                          eos_token_id=pair.eos_token_id))
+        report["bench"].append(bench_pair(pair, max_new_tokens=args.max_new_tokens, gamma=args.gamma).to_json())
         print(json.dumps(report["bench"][-1], indent=1), flush=True)
     report["seconds"] = time.perf_counter() - start
     with open(args.out, "w") as f:

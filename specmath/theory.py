@@ -26,8 +26,9 @@ accepted | positions 1..i-1 were)) replaces the geometric sum:
     speedup = E[tokens per round] (1 + o_plain) / (gamma*c + k(gamma) + o_round)        (cost_model_speedup)
 
 where o_plain and o_round are the time a plain step and a round spend outside the model passes
-(warping logits, sampling, accept/reject, cache rollback, host transfers), in target-pass units.
-With k = 1 and no overheads this is Theorem 3.8 again; ``best_gamma`` maximises it over measured k.
+(warping logits, sampling, accept/reject, cache rollback, host transfers), in target-pass units; the
+costs travel together as one ``RoundCosts``. With k = 1 and no overheads this is Theorem 3.8 again;
+``best_gamma`` maximises it over the costs measured for each gamma (``specmath.lm.cost_measure``).
 
 Exact arithmetic: ints, Fractions and strings give Fractions; floats give floats.
 
@@ -39,9 +40,12 @@ round at 10 ms a token, against a 3 ms draft and a 12 ms verification).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 
 from specmath.laws import LawError, to_fraction
+from specmath.validation import check_integer
 
 __all__ = [
     "expected_tokens_per_round",
@@ -51,6 +55,7 @@ __all__ = [
     "article_speedup_example",
     "alpha_for_expected_tokens",
     "expected_tokens_by_position",
+    "RoundCosts",
     "cost_model_speedup",
     "expected_rounds",
     "best_gamma",
@@ -73,15 +78,13 @@ def _alpha(alpha: object) -> Number:
 
 
 def _gamma(gamma: object) -> int:
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 0:
-        raise LawError(f"gamma (draft tokens per round) must be an integer >= 0, got {gamma!r}")
-    return gamma
+    return check_integer(gamma, "gamma (draft tokens per round)", min_value=0)
 
 
-def _cost_ratio(c: object) -> Number:
-    value = _number(c, "c (draft/target cost ratio)")
+def _cost_ratio(c: object, what: str = "c (draft/target cost ratio)") -> Number:
+    value = _number(c, what)
     if value < 0:
-        raise LawError(f"c (draft/target cost ratio) must be >= 0, got {c!r}")
+        raise LawError(f"{what} must be >= 0, got {c!r}")
     return value
 
 
@@ -189,54 +192,66 @@ def expected_rounds(acceptance: object, gamma: int, new_tokens: object) -> Numbe
     return rounds[limit] + (whole - limit) / expected_tokens_by_position(alphas, g)
 
 
-def cost_model_speedup(
-    acceptance: object, gamma: int, c: object, k: object = 1, round_overhead: object = 0, plain_overhead: object = 0,
-    new_tokens: object = None, prefill: object = 0, draft_prefill: object = 0,
-) -> Number:
+@dataclass(frozen=True)
+class RoundCosts:
+    """The costs of the speedup model, in units of t_1 = one cached target pass over 1 token.
+
+    ``c``: the draft's cost per drafted position; ``k``: the verify pass over gamma + 1 tokens / t_1
+    (1 = "verification is free"); ``o_round`` and ``o_plain``: time outside the model passes per round
+    and per plain step; ``prefill`` P and ``draft_prefill`` P_d: prefilling one prompt into the target
+    and into the draft's own cache (they matter only for a run of finitely many tokens). Leviathan et
+    al.'s premise is ``RoundCosts(c)``: k = 1 and nothing else. Floats stay floats, anything else is
+    converted to a Fraction exactly.
+    """
+
+    c: Number
+    k: Number = 1
+    o_round: Number = 0
+    o_plain: Number = 0
+    prefill: Number = 0
+    draft_prefill: Number = 0
+
+    def __post_init__(self) -> None:
+        k = _number(self.k, "k (verify/1-token forward cost ratio)")
+        if k <= 0:
+            raise LawError(f"k (verify/1-token forward cost ratio) must be > 0, got {self.k!r}")
+        object.__setattr__(self, "k", k)
+        for name in ("c", "o_round", "o_plain", "prefill", "draft_prefill"):
+            what = "c (draft/target cost ratio)" if name == "c" else name
+            object.__setattr__(self, name, _cost_ratio(getattr(self, name), what))
+
+
+def cost_model_speedup(acceptance: object, gamma: int, costs: RoundCosts, *, new_tokens: object = None) -> Number:
     """E[tokens per round] (1 + o_plain) / (gamma c + k(gamma) + o_round), every cost in target-pass units.
 
-    ``acceptance``: one alpha, or alpha_1..alpha_gamma per position; ``c``: one draft step / one target
-    pass of 1 token; ``k``: target pass over gamma + 1 tokens / over 1 token (1 = "verification is free");
-    ``round_overhead`` o_round and ``plain_overhead`` o_plain: time outside the model passes per round and
-    per plain step. A plain token costs 1 + o_plain, a round gamma c + k + o_round and emits E[tokens].
+    ``acceptance``: one alpha, or alpha_1..alpha_gamma per position; ``costs``: c, k, the overheads and
+    the prefills (``RoundCosts``). A plain token costs 1 + o_plain, a round gamma c + k + o_round and
+    emits E[tokens].
 
-    ``new_tokens`` n (per prompt) gives the speedup of a finite run that also prefills the prompt,
-    ``prefill`` P target-pass units, plus ``draft_prefill`` P_d for the draft's own cache:
+    ``new_tokens`` n (per prompt) gives the speedup of a finite run that also prefills the prompt:
     (P + n (1 + o_plain)) / (P + P_d + R(n) (gamma c + k + o_round)), R(n) = ``expected_rounds`` (about
     n / E[tokens] plus the last round's overshoot); n -> infinity is the above.
     """
     g = _gamma(gamma)
     tokens = expected_tokens_by_position(acceptance, g)
-    k_value = _number(k, "k (verify/1-token forward cost ratio)")
-    if k_value <= 0:
-        raise LawError(f"k (verify/1-token forward cost ratio) must be > 0, got {k!r}")
-    o_round, o_plain = (_cost_ratio(round_overhead), _cost_ratio(plain_overhead))
-    round_cost = g * _cost_ratio(c) + k_value + o_round
+    round_cost = g * costs.c + costs.k + costs.o_round
     if new_tokens is None:
-        return tokens * (1 + o_plain) / round_cost
+        return tokens * (1 + costs.o_plain) / round_cost
     n = _number(new_tokens, "new tokens")
     rounds = expected_rounds(acceptance, g, new_tokens)
-    p_target, p_draft = _cost_ratio(prefill), _cost_ratio(draft_prefill)
     # plain: prefill, then n steps; speculative: both prefills, then R(n) rounds
-    return (p_target + n * (1 + o_plain)) / (p_target + p_draft + rounds * round_cost)
+    return (costs.prefill + n * (1 + costs.o_plain)) / (costs.prefill + costs.draft_prefill + rounds * round_cost)
 
 
-def best_gamma(
-    acceptance: object, c: object, k: dict[int, object], round_overhead: object = 0, plain_overhead: object = 0
-) -> int:
-    """The gamma among k's keys maximising ``cost_model_speedup`` (the smallest on ties).
+def best_gamma(acceptance: object, costs: Mapping[int, RoundCosts]) -> int:
+    """The gamma among ``costs``' keys maximising ``cost_model_speedup`` (the smallest on ties).
 
-    ``k`` maps each candidate gamma to its measured k(gamma); ``round_overhead`` is one number or a
-    mapping gamma -> o_round(gamma), and so is ``c`` (a draft step measured per gamma). Per-position
-    ``acceptance`` must cover the largest candidate.
+    ``costs`` maps each candidate gamma to its measured ``RoundCosts`` (k(gamma), o_round(gamma) and c
+    depend on gamma). Per-position ``acceptance`` must cover the largest candidate.
     """
-    if not k:
-        raise LawError("best_gamma needs k(gamma) for at least one gamma")
-
-    def at(value: object, g: int) -> object:
-        return value[g] if isinstance(value, dict) else value
-
-    scores = {g: cost_model_speedup(acceptance, g, at(c, g), k[g], at(round_overhead, g), plain_overhead) for g in sorted(k)}
+    if not costs:
+        raise LawError("best_gamma needs the costs of at least one gamma")
+    scores = {g: cost_model_speedup(acceptance, g, costs[g]) for g in sorted(costs)}
     return max(scores, key=lambda g: (scores[g], -g))
 
 

@@ -28,9 +28,9 @@ Seeding of HF's generate: it draws from torch's global generator, so each call r
 ``torch.random.fork_rng`` with ``torch.manual_seed(seed + i)`` for call i: every sample is
 reproducible on its own and the caller's global state is untouched.
 
-Sampling warps: temperature, top-k, top-p are passed to each engine as its own options; HF's top-k
-is disabled with ``top_k=0`` and top-p with ``top_p=1.0`` (HF's defaults would otherwise apply
-top-k 50).
+Sampling warps: temperature, top-k, top-p are passed to each engine as its own options; for HF they
+come from ``specmath.lm.hf_baseline.hf_generation_config`` (top-k disabled with ``top_k=0`` and top-p with
+``top_p=1.0``: HF's defaults would otherwise apply top-k 50).
 """
 
 from __future__ import annotations
@@ -117,15 +117,11 @@ def lookup_control(pair: AuditPair, sampling: Sampling, n: int, seed: int) -> Sa
 # --- Hugging Face transformers ---------------------------------------------------------------------
 
 def _hf_config(pair: AuditPair, sampling: Sampling, **extra):
-    from transformers import GenerationConfig
+    from specmath.lm.hf_baseline import hf_generation_config
 
     if sampling.greedy:
         raise ValueError("the engine audit compares sampled laws: temperature must be > 0")
-    return GenerationConfig(
-        do_sample=True, max_new_tokens=2, temperature=sampling.temperature,
-        top_k=sampling.top_k or 0, top_p=1.0 if sampling.top_p is None else sampling.top_p,
-        eos_token_id=None, pad_token_id=pair.pad_token_id, **extra,
-    )
+    return hf_generation_config(sampling, max_new_tokens=2, eos_token_id=None, pad_token_id=pair.pad_token_id, **extra)
 
 
 def _hf_samples(pair: AuditPair, n: int, seed: int, config, **generate_kwargs) -> Samples:

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 
+from specmath.choices import GENERATOR_KINDS
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("adapter", nargs="?", help="which sampler (see --list), or module:function with the adapter interface")
-    parser.add_argument("--generator", choices=("numpy", "torch"), default="numpy",
+    parser.add_argument("--generator", choices=GENERATOR_KINDS, default=GENERATOR_KINDS[0],
                         help="generator kind a module:function sampler draws from (default numpy)")
     parser.add_argument("--n", type=int, default=None, help="rounds per case (default 20000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the drafts and of the sampler's generator")

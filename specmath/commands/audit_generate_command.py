@@ -22,16 +22,12 @@ import math
 import platform
 import sys
 
-#: the engines of ``specmath.audit.engines.ENGINES``, named here so that building the command line
-#: imports no torch (``specmath verify`` must not); a test keeps the two equal
-ENGINE_NAMES = ("specmath", "hf-assisted", "hf-lookup", "llama-cpp")
-#: the pairs of ``specmath.audit.generate_pairs.PAIRS``, likewise
-PAIR_NAMES = ("tiny", "bundled", "smollm2")
+from specmath.choices import AUDIT_ENGINES, AUDIT_PAIRS
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("engine", nargs="?", choices=ENGINE_NAMES, help="the engine whose generate path is audited")
-    parser.add_argument("--pair", choices=PAIR_NAMES, help="target/draft pair (tiny is fast enough for CI)")
+    parser.add_argument("engine", nargs="?", choices=AUDIT_ENGINES, help="the engine whose generate path is audited")
+    parser.add_argument("--pair", choices=AUDIT_PAIRS, help="target/draft pair (tiny is fast enough for CI)")
     parser.add_argument("--n", type=int, default=None, help="generate calls per sampler (default 2000; --all: per pair)")
     parser.add_argument("--temperature", type=float, default=1.0, help="temperature T > 0 (default 1)")
     parser.add_argument("--top-k", type=int, default=None, help="keep the K most likely tokens")

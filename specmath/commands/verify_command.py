@@ -12,6 +12,8 @@ import argparse
 import json
 import sys
 
+from specmath.choices import SYMBOLIC_RULES
+
 SYMBOLIC_STEP = "symbolic-step"
 
 
@@ -20,21 +22,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="run every verification; exit 1 if any is not lossless")
     parser.add_argument("--json", action="store_true", help="print JSON (one object, or a list with --all)")
     parser.add_argument("--list", action="store_true", help="list the names")
-    parser.add_argument("--rule", default="standard",
-                        help=f"{SYMBOLIC_STEP} only: the rule to prove (standard, resample-from-target)")
+    parser.add_argument("--rule", default=SYMBOLIC_RULES[0],
+                        help=f"{SYMBOLIC_STEP} only: the rule to prove ({', '.join(SYMBOLIC_RULES)})")
     parser.add_argument("--sizes", type=int, nargs="+", default=[2, 3, 4],
                         help=f"{SYMBOLIC_STEP} only: vocabulary sizes (default 2 3 4)")
 
 
 def run_symbolic_step(args: argparse.Namespace) -> int:
     """Prove one step lossless for all p, q per vocabulary size; exit 1 with a counterexample if not."""
-    from specmath.speculative.symbolic_step import SYMBOLIC_RULES, prove_step_symbolically
+    from specmath.speculative.symbolic_step import SYMBOLIC_RULES as RULES
+    from specmath.speculative.symbolic_step import prove_step_symbolically
 
     if args.rule not in SYMBOLIC_RULES:
         print(f"unknown rule {args.rule!r}; known: {', '.join(SYMBOLIC_RULES)}")
         return 2
     try:
-        proofs = [prove_step_symbolically(n, SYMBOLIC_RULES[args.rule], args.rule) for n in args.sizes]
+        proofs = [prove_step_symbolically(n, RULES[args.rule], args.rule) for n in args.sizes]
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

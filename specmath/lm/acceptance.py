@@ -19,6 +19,7 @@ import torch
 
 from specmath.lm.plain_decode import plain_generate
 from specmath.lm.warps import DEFAULT_SAMPLING, Sampling
+from specmath.validation import InvalidArgument, check_integer
 
 __all__ = ["alpha_along_samples", "stretch_means"]
 
@@ -33,14 +34,13 @@ def alpha_along_samples(target: torch.nn.Module, draft: torch.nn.Module, prompts
     sum_x min(p(x | prefix), q(x | prefix)) for the prefix ending just before new token t, both laws
     warped by ``sampling`` (the laws speculative decoding would compare there).
     """
-    if new_tokens < 1:
-        raise ValueError(f"new_tokens must be >= 1, got {new_tokens}")
+    check_integer(new_tokens, "new_tokens", min_value=1)
     if not prompts or not seeds:
-        raise ValueError("give at least one prompt and one seed")
+        raise InvalidArgument("give at least one prompt and one seed")
     rows = []
     device = next(target.parameters()).device
     for seed in seeds:
-        answers = plain_generate(target, prompts, new_tokens, sampling, seed, vocab_size=vocab_size).tokens
+        answers = plain_generate(target, prompts, new_tokens, sampling=sampling, seed=seed, vocab_size=vocab_size).tokens
         for prompt, answer in zip(prompts, answers, strict=True):
             ids = torch.tensor([list(prompt) + list(answer)], device=device)
             # the laws that predict new tokens 1..n sit at positions len(prompt) - 1 .. len(prompt) + n - 2
@@ -55,7 +55,6 @@ def alpha_along_samples(target: torch.nn.Module, draft: torch.nn.Module, prompts
 
 def stretch_means(alpha: torch.Tensor, stretch: int) -> list[tuple[int, int, float]]:
     """(first, last, mean alpha) over consecutive stretches of ``stretch`` new-token positions."""
-    if stretch < 1:
-        raise ValueError(f"stretch must be >= 1, got {stretch}")
+    check_integer(stretch, "stretch", min_value=1)
     n = alpha.shape[1]
     return [(lo, min(lo + stretch, n) - 1, float(alpha[:, lo : lo + stretch].mean())) for lo in range(0, n, stretch)]

@@ -37,8 +37,10 @@ from collections.abc import Callable
 
 import torch
 
+from specmath.choices import VERIFY
 from specmath.lm.accept_reject import AcceptReject, accept_reject, check_block_shapes, emission_law
 from specmath.lm.generation import Draws
+from specmath.validation import check_choice
 
 __all__ = ["block_accept_reject", "block_stop_probabilities", "expected_accepted", "VERIFIERS", "verifier"]
 
@@ -107,13 +109,8 @@ def expected_accepted(
     return token_wise, block
 
 
-def block_accept_reject(
-    p: torch.Tensor,
-    q: torch.Tensor | None,
-    drafts: torch.Tensor,
-    generator: torch.Generator | Draws,
-    lengths: torch.Tensor | None = None,
-) -> AcceptReject:
+def block_accept_reject(p: torch.Tensor, q: torch.Tensor | None, drafts: torch.Tensor, generator: torch.Generator | Draws,
+                        lengths: torch.Tensor | None = None) -> AcceptReject:
     """Drop-in for ``accept_reject`` (same arguments and result) that verifies each row's block jointly.
 
     ``n_accepted`` is tau, ``next_token`` the residual or bonus token, ``accept_probability`` the
@@ -141,13 +138,11 @@ def block_accept_reject(
     return AcceptReject(tau, draws.categorical(law), torch.clamp(_draft_ratio(p, q, drafts), max=1.0), zero_residual_rows)
 
 
-#: the lossless verifiers by name (``specmath bench --verify``, ``bench_pair(verify=...)``)
-VERIFIERS: dict[str, Callable[..., AcceptReject]] = {"token": accept_reject, "block": block_accept_reject}
+#: the lossless verifiers by name (``specmath bench --verify``, ``DecodeOptions(verify=...)``): the names of
+#: ``choices.VERIFY`` ("token", "block"), in its order
+VERIFIERS: dict[str, Callable[..., AcceptReject]] = dict(zip(VERIFY, (accept_reject, block_accept_reject), strict=True))
 
 
 def verifier(name: str) -> Callable[..., AcceptReject]:
     """The accept/reject step called ``name``: "token" (Leviathan et al.) or "block" (Sun et al.)."""
-    try:
-        return VERIFIERS[name]
-    except KeyError:
-        raise ValueError(f"unknown verifier {name!r}: choose from {sorted(VERIFIERS)}") from None
+    return VERIFIERS[check_choice(name, "verifier", VERIFY)]

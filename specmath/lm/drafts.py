@@ -41,6 +41,7 @@ import torch
 from specmath.lm.cache import RowCache
 from specmath.lm.generation import Draws, model_vocab_size
 from specmath.lm.warps import Sampling
+from specmath.validation import check_integer
 
 __all__ = ["Draft", "Proposal", "ModelDraft", "PromptLookupDraft"]
 
@@ -151,8 +152,8 @@ class PromptLookupDraft:
     """One-hot drafts copied from earlier in the sequence (n-gram match, longest n first); none without a match."""
 
     def __init__(self, max_ngram: int = 3, min_ngram: int = 1, device: str | torch.device = "cpu") -> None:
-        if not 1 <= min_ngram <= max_ngram:
-            raise ValueError(f"need 1 <= min_ngram <= max_ngram, got {min_ngram}, {max_ngram}")
+        min_ngram = check_integer(min_ngram, "min_ngram", min_value=1)
+        max_ngram = check_integer(max_ngram, "max_ngram", min_value=min_ngram)
         self.max_ngram, self.min_ngram, self.device = max_ngram, min_ngram, torch.device(device)
         self.forwards = 0
 

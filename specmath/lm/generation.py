@@ -10,11 +10,13 @@ other rows of the batch (vLLM's per-request seeds).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import torch
 
-__all__ = ["Generation", "Draws", "make_generator", "check_prompts", "finish_rows"]
+from specmath.validation import check_seed
+
+__all__ = ["Generation", "combined", "Draws", "make_generator", "check_prompts", "finish_rows"]
 
 
 @dataclass
@@ -59,15 +61,39 @@ class Generation:
         return [a / r if r else float("nan") for a, r in zip(self.position_accepted, self.position_reached, strict=True)]
 
 
+def combined(runs: Sequence[Generation]) -> Generation:
+    """One ``Generation`` holding several runs: their rows one after another, every counter added up.
+
+    Counter lists of different lengths (runs with different gammas or round widths) are added position
+    by position, the shorter ones read as 0 beyond their end; profiles add up part by part.
+    """
+    if not runs:
+        raise ValueError("combined needs at least one run")
+    total = Generation([])
+    for run in runs:
+        total.tokens += run.tokens
+        for f in fields(Generation):
+            if f.name in ("tokens", "profile"):
+                continue
+            mine, theirs = getattr(total, f.name), getattr(run, f.name)
+            if isinstance(mine, list):
+                mine.extend([0] * (len(theirs) - len(mine)))
+                for i, n in enumerate(theirs):
+                    mine[i] += n
+            else:
+                setattr(total, f.name, mine + theirs)
+        if run.profile is not None:
+            total.profile = {part: (total.profile or {}).get(part, 0.0) + s for part, s in run.profile.items()}
+    return total
+
+
 def make_generator(seed: int | torch.Generator, device: torch.device | str) -> torch.Generator:
     """An explicit torch.Generator on ``device`` (same seed, same tokens); never the global RNG."""
     if isinstance(seed, torch.Generator):
         if seed.device.type != torch.device(device).type:
             raise ValueError(f"the generator lives on {seed.device}, the model on {device}")
         return seed
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ValueError(f"seed must be an int or a torch.Generator, got {seed!r}")
-    return torch.Generator(device=device).manual_seed(seed)
+    return torch.Generator(device=device).manual_seed(check_seed(seed, "seed (an int >= 0 or a torch.Generator)"))
 
 
 class Draws:

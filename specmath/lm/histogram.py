@@ -33,6 +33,7 @@ from specmath.lm.accept_reject import accept_reject as standard_accept_reject
 from specmath.lm.speculative_decode import speculative_generate
 from specmath.lm.warps import DEFAULT_SAMPLING, TOP_K_20, Sampling
 from specmath.stats import detectable_tv, g_test, tv_confidence_bound
+from specmath.validation import check_choice
 
 __all__ = ["first_token_law", "two_token_law", "sample_prefixes", "HistogramCheck", "histogram_check", "lossless_report"]
 
@@ -82,7 +83,7 @@ def two_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SA
 
 
 def sample_prefixes(
-    target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, gamma: int = 4, sampling: Sampling = DEFAULT_SAMPLING,
+    target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, *, gamma: int = 4, sampling: Sampling = DEFAULT_SAMPLING,
     seed: int = 0, accept_reject: Callable = standard_accept_reject, batch_size: int = 1024, vocab_size: int | None = None,
     progress: bool = False, draft_threshold: float = 0.0,
 ) -> list[tuple[int, ...]]:
@@ -97,7 +98,7 @@ def sample_prefixes(
     out: list[tuple[int, ...]] = []
     while len(out) < n:
         rows = min(batch_size, n - len(out))
-        gen = speculative_generate(target, draft, [list(prompt)] * rows, n_tokens, gamma, sampling, generator,
+        gen = speculative_generate(target, draft, [list(prompt)] * rows, n_tokens, gamma=gamma, sampling=sampling, seed=generator,
                                    vocab_size=vocab_size, progress=progress, accept_reject=accept_reject,
                                    draft_threshold=draft_threshold)
         out.extend(tuple(t[:n_tokens]) for t in gen.tokens)
@@ -134,7 +135,7 @@ def histogram_check(what: str, samples: Sequence, law: Law) -> HistogramCheck:
 
 
 def lossless_report(
-    target, draft, prompt: Sequence[int], n: int = 20000, gamma: int = 4, sampling: Sampling = TOP_K_20,
+    target, draft, prompt: Sequence[int], n: int = 20000, *, gamma: int = 4, sampling: Sampling = TOP_K_20,
     seed: int = 0, batch_size: int = 1024, vocab_size: int | None = None, progress: bool = False,
     control: str | Callable = "residual-softmax",
 ) -> dict[str, HistogramCheck]:
@@ -143,9 +144,7 @@ def lossless_report(
     ``control``: a name in ``specmath.bugzoo.torch_controls.TORCH_CONTROLS`` or a lossy accept/reject callable.
     """
     if isinstance(control, str):
-        if control not in TORCH_CONTROLS:
-            raise ValueError(f"unknown negative control {control!r}; known: {', '.join(TORCH_CONTROLS)}")
-        name, control = control, TORCH_CONTROLS[control]
+        name, control = control, TORCH_CONTROLS[check_choice(control, "negative control", TORCH_CONTROLS)]
     else:
         name = getattr(control, "__name__", "custom control")
     law1 = first_token_law(target, prompt, sampling, vocab_size)

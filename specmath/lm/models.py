@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from specmath.lm.generation import model_vocab_size
+from specmath.validation import check_integer
 
 __all__ = ["locate_smollm2_gguf", "load_smollm2", "load_causal_lm", "load_pair", "layer_skip_draft", "int8_draft",
            "shared_vocab_size", "leading_layers"]
@@ -111,8 +112,7 @@ def leading_layers(model: torch.nn.Module, n_layers: int, name: str, what: str):
     layers = getattr(inner, "layers", None)
     if layers is None:
         raise ValueError(f"{type(model).__name__} has no .model.layers: {what} needs a Llama-style decoder")
-    if not 1 <= n_layers < len(layers):
-        raise ValueError(f"{name} must be in [1, {len(layers) - 1}], got {n_layers}")
+    check_integer(n_layers, name, min_value=1, max_value=len(layers) - 1)
     return inner, layers
 
 

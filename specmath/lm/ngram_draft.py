@@ -33,6 +33,7 @@ import torch
 from specmath.lm.drafts import PromptLookupDraft, Proposal
 from specmath.lm.generation import Draws
 from specmath.lm.warps import Sampling
+from specmath.validation import check_integer, check_probability
 
 __all__ = ["NgramTable", "build_ngram_table", "NgramDraft", "LookupNgramDraft", "default_table_file"]
 
@@ -118,8 +119,8 @@ def build_ngram_table(rows: Sequence[tuple[torch.Tensor, int, torch.Tensor, torc
     A context seen at m >= min_count positions gets q = (1/m) sum of those p, cut to its ``keep`` most
     probable tokens and renormalised.
     """
-    if order < 1 or keep < 1 or min_count < 1:
-        raise ValueError(f"order, keep and min_count must be >= 1, got {order}, {keep}, {min_count}")
+    order, keep, min_count = (check_integer(v, name, min_value=1) for v, name in ((order, "order"), (keep, "keep"),
+                                                                                    (min_count, "min_count")))
     base = 1 + max(max(int(t.max()), int(i.max())) for t, _, i, _ in rows)
     if base ** order >= 2 ** 62:
         raise ValueError(f"contexts of {order} tokens over {base} ids do not fit a 64-bit key")
@@ -176,10 +177,9 @@ class NgramDraft:
 
     def __init__(self, table: NgramTable, device: str | torch.device = "cpu", max_tokens: int | None = None,
                  min_confidence: float = 0.0) -> None:
-        if max_tokens is not None and max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1 (or None: gamma), got {max_tokens}")
-        if not 0 <= min_confidence <= 1:
-            raise ValueError(f"min_confidence must lie in [0, 1], got {min_confidence}")
+        if max_tokens is not None:
+            max_tokens = check_integer(max_tokens, "max_tokens (or None: gamma)", min_value=1)
+        min_confidence = check_probability(min_confidence, "min_confidence")
         self.max_tokens, self.min_confidence = max_tokens, min_confidence
         self.table, self.device = table, torch.device(device)
         self.forwards = 0

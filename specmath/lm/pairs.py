@@ -33,15 +33,14 @@ from dataclasses import dataclass
 
 import torch
 
+from specmath.choices import LEAN, PAIR_FORMS, SMOLLM2_DRAFTS
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
 from specmath.lm.lean_llama import LeanLlama
 from specmath.lm.packed_linear import pack_linears
 from specmath.lm.workloads import encode_prompts
+from specmath.validation import InvalidArgument, UnknownName, check_choice
 
-__all__ = ["Pair", "load_named_pair", "EDIT_PROMPTS", "TEXT_PROMPTS", "LEAN_CHOICES"]
-
-#: which models of a pair run ``lean_llama.LeanLlama``
-LEAN_CHOICES = ("none", "draft", "all")
+__all__ = ["Pair", "load_named_pair", "EDIT_PROMPTS", "TEXT_PROMPTS"]
 
 #: edit requests: the answer repeats most of the given text (prompt lookup's use case)
 EDIT_PROMPTS = [
@@ -79,13 +78,12 @@ def _eos(tokenizer) -> int | None:
 
 def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
                     texts: list[str] | None = None, pack_weights: bool = False, lean: str = "none") -> Pair:
-    """``bundled``, ``smollm2[:int8|lookup|skipK|trained[=PATH]|ngram[=PATH]|lookup+ngram[=PATH]]`` or ``TARGET,DRAFT`` (paths or hub names) -> Pair with prompts as token ids."""
+    """A pair named as ``choices.PAIR_FORMS`` says -> Pair with prompts as token ids (``lean``: one of ``choices.LEAN``)."""
     if texts is not None and not texts:
-        raise ValueError("texts is empty: give at least one prompt")
+        raise InvalidArgument("texts is empty: give at least one prompt")
     if pack_weights and (dtype != torch.bfloat16 or torch.device(device).type != "cpu"):
-        raise ValueError(f"pack_weights packs bfloat16 CPU models, got dtype {dtype} on {device}: use dtype=torch.bfloat16")
-    if lean not in LEAN_CHOICES:
-        raise ValueError(f"lean must be one of {', '.join(LEAN_CHOICES)}, got {lean!r}")
+        raise InvalidArgument(f"pack_weights packs bfloat16 CPU models, got dtype {dtype} on {device}: use dtype=torch.bfloat16")
+    check_choice(lean, "lean setting", LEAN)
     pair = _load_named_pair(name, dtype, device, texts)
     models = [pair.target] + ([pair.draft.model] if isinstance(pair.draft, ModelDraft) else [])
     if pack_weights and any(p.dtype != torch.bfloat16 for m in models[1:] for p in m.parameters()):
@@ -134,8 +132,7 @@ def _load_named_pair(name: str, dtype: torch.dtype, device: str | torch.device, 
 
             draft = ModelDraft(load_early_exit_draft(target, kind.partition("=")[2] or None))
         else:
-            raise ValueError(f"unknown SmolLM2 draft {kind!r}: use int8, lookup, skipK (K layers), trained[=PATH], "
-                             "ngram[=PATH] or lookup+ngram[=PATH]")
+            raise UnknownName(f"unknown SmolLM2 draft {kind!r}; choose from: {', '.join(SMOLLM2_DRAFTS)} (K: layers)")
         return Pair(f"smollm2:{kind}", target, draft, tok, None, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))
     if name.count(",") == 1:
         from specmath.lm.models import load_pair
@@ -143,4 +140,4 @@ def _load_named_pair(name: str, dtype: torch.dtype, device: str | torch.device, 
         target_name, draft_name = name.split(",")
         target, draft, tok, vocab = load_pair(target_name, draft_name, dtype=dtype, device=device)
         return Pair(name, target, ModelDraft(draft, vocab), tok, vocab, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))
-    raise ValueError(f"unknown pair {name!r}: use bundled, smollm2, or TARGET,DRAFT (two paths or hub names)")
+    raise UnknownName(f"unknown pair {name!r}; choose from: {PAIR_FORMS}")

@@ -9,15 +9,26 @@ per row (``generation.Draws``), as in ``speculative_generate``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 from tqdm.auto import tqdm
 
 from specmath.lm.cache import RowCache
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
+from specmath.lm.host_transfer import read_together
 from specmath.lm.warps import DEFAULT_SAMPLING, Sampling, check_logits, logits_ok
+from specmath.validation import check_integer
 
 __all__ = ["plain_generate"]
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What the host reads after a plain step, in one transfer."""
+
+    tokens: list[int]  # (B,) the sampled tokens
+    logits_ok: bool  # the logits hold no NaN, no +inf, no all -inf row
 
 
 @torch.inference_mode()
@@ -25,15 +36,19 @@ def plain_generate(
     target: torch.nn.Module,
     prompts: Sequence[Sequence[int]] | torch.Tensor,
     max_new_tokens: int,
+    *,
     sampling: Sampling = DEFAULT_SAMPLING,
     seed: int | torch.Generator | Sequence[int] = 0,
     eos_token_id: int | None = None,
     vocab_size: int | None = None,
     progress: bool = False,
 ) -> Generation:
-    """Sample max_new_tokens tokens per prompt: x_t ~ p_t = warp(softmax(target(x_<t))) (batched)."""
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    """Sample max_new_tokens tokens per prompt: x_t ~ p_t = warp(softmax(target(x_<t))) (batched).
+
+    ``eos_token_id``: a row ends after it (the batch stops when every row has); ``vocab_size``: the
+    first columns of padded logits that are tokens (``models.shared_vocab_size``).
+    """
+    check_integer(max_new_tokens, "max_new_tokens", min_value=1)
     vocab = vocab_size or model_vocab_size(target)
     tokens = check_prompts(prompts, vocab)
     cache = RowCache(target, len(tokens), vocab_size)
@@ -47,12 +62,11 @@ def plain_generate(
         if step == 0:
             check_logits(logits, "target logits")
         x = draws.categorical(sampling.probs(logits, check=False))  # (B,)
-        # one host transfer per step: the tokens and the validity flag of the logits
-        host = torch.cat([x, logits_ok(logits).long().reshape(1)]).tolist()
-        if not host[-1]:
+        host = read_together(_Step, tokens=x, logits_ok=logits_ok(logits))  # one host transfer per step
+        if not host.logits_ok:
             check_logits(logits, "target logits")  # raises, naming the problem
-        for b, tok in enumerate(host[:-1]):
-            new[b].append(tok)
+        for row, token in zip(new, host.tokens, strict=True):
+            row.append(token)
         if eos_token_id is not None and all(eos_token_id in r for r in new):
             break
     return Generation(finish_rows(new, max_new_tokens, eos_token_id), target_forwards=cache.forwards)

@@ -17,10 +17,11 @@ batch > 1). Every emitted token has law p given its prefix, so the output law eq
 ``specmath.speculative.confidence_stop`` for the adaptive draft length), the empirical check for
 real models is ``specmath.lm.histogram``.
 
-Per round the host sees the device once: one transfer carries the accepted counts, the emitted
-tokens, the drafted tokens, the counters and the validity flag of the target's logits (checked in
-full on the first round only; afterwards a flag computed on the device, which raises before any
-token of a bad round is kept). ``profile=True`` times the parts of the rounds.
+Per round the host sees the device once: ``round_bookkeeping.read_round`` reads the accepted
+counts, the emitted and drafted tokens, the counters and the validity flag of the target's logits in
+one transfer (the logits are checked in full on the first round only; afterwards the flag, computed
+on the device, raises before any token of a bad round is kept). ``profile=True`` times the parts of
+the rounds with one ``Stopwatch``.
 
 References: Leviathan, Kalman, Matias, "Fast Inference from Transformers via Speculative
 Decoding" (2023); Chen et al., "Accelerating LLM Decoding with Speculative Sampling" (2023).
@@ -28,7 +29,6 @@ Decoding" (2023); Chen et al., "Accelerating LLM Decoding with Speculative Sampl
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
 import torch
@@ -38,11 +38,15 @@ from specmath.lm.accept_reject import accept_reject as standard_accept_reject
 from specmath.lm.cache import RowCache
 from specmath.lm.drafts import Draft, ModelDraft
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
-from specmath.lm.warps import DEFAULT_SAMPLING, Sampling, check_logits, logits_ok
+from specmath.lm.round_bookkeeping import count_round, read_round
+from specmath.lm.stopwatch import Stopwatch, device_of
+from specmath.lm.warps import DEFAULT_SAMPLING, Sampling, check_logits
+from specmath.validation import InvalidArgument, check_integer, check_probability
 
 __all__ = ["speculative_generate", "PROFILE_PARTS"]
 
-#: the parts of a round ``profile=True`` reports, in seconds (``other``: host bookkeeping and Python)
+#: the parts of a round ``profile=True`` reports, in seconds (``accept_reject``: the warps, the step, the
+#: counters and the round's host transfer; ``other``: the host's token lists and Python)
 PROFILE_PARTS = ("prefill", "draft", "target", "accept_reject", "cache", "other")
 
 
@@ -52,15 +56,15 @@ def speculative_generate(
     draft: Draft | torch.nn.Module,
     prompts: Sequence[Sequence[int]] | torch.Tensor,
     max_new_tokens: int,
+    *,
     gamma: int | Callable[[int], int] = 4,
     sampling: Sampling = DEFAULT_SAMPLING,
     seed: int | torch.Generator | Sequence[int] = 0,
     eos_token_id: int | None = None,
     vocab_size: int | None = None,
-    progress: bool = False,
-    *,
     draft_threshold: float = 0.0,
     accept_reject: Callable = standard_accept_reject,
+    progress: bool = False,
     profile: bool = False,
 ) -> Generation:
     """Sample max_new_tokens tokens per prompt from the warped target law p, drafting up to gamma per round.
@@ -69,34 +73,34 @@ def speculative_generate(
     * ``gamma``: an int >= 1, or a function round index -> the most tokens that round may draft (>= 0);
     * ``seed``: an int or a torch.Generator for the whole batch, or one int per row (row b's tokens
       then depend on its own seed and prompt only, not on the rest of the batch);
-    * ``draft_threshold``: a model draft stops a row's draft before position i when
-      max_x q_i(x) < draft_threshold (0 = never; lossless for any value, it depends on q only);
+    * ``eos_token_id``: a row stops after emitting it (None: every row emits max_new_tokens);
     * ``vocab_size``: the shared vocabulary when the two models' logits are padded to different
       widths (``models.shared_vocab_size``);
+    * ``draft_threshold``: a model draft stops a row's draft before position i when
+      max_x q_i(x) < draft_threshold (0 = never; lossless for any value, it depends on q only);
     * ``accept_reject``: the accept/reject step: token by token (the default) or
       ``block_verify.block_accept_reject`` (Sun et al. 2024, the block judged jointly; as lossless, more
       tokens per round); tests inject the negative controls of ``specmath.bugzoo.torch_controls`` here;
-    * ``profile``: fill ``Generation.profile`` with seconds per part (``PROFILE_PARTS``).
+    * ``progress``: a progress bar; ``profile``: fill ``Generation.profile`` with seconds per part
+      (``PROFILE_PARTS``).
     """
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    check_integer(max_new_tokens, "max_new_tokens", min_value=1)
     gamma_at = _gamma_schedule(gamma)
-    if isinstance(draft_threshold, bool) or not isinstance(draft_threshold, (int, float)) or not 0 <= draft_threshold <= 1:
-        raise ValueError(f"draft_threshold must lie in [0, 1] (a bound on max_x q(x)), got {draft_threshold!r}")
+    check_probability(draft_threshold, "draft_threshold (a bound on max_x q(x))")
     if isinstance(draft, torch.nn.Module):
         draft = ModelDraft(draft, vocab_size)
     if not isinstance(draft, Draft):
-        raise ValueError(f"draft must be a drafts.Draft (start / propose / commit) or a causal LM, got {type(draft).__name__}")
+        raise InvalidArgument(f"draft must be a drafts.Draft (start / propose / commit) or a causal LM, got {type(draft).__name__}")
     vocab = vocab_size or model_vocab_size(target)
     tokens = check_prompts(prompts, vocab)
     B = len(tokens)
-    clock = _Clock(profile, next(target.parameters()).device)
+    watch = Stopwatch(device_of(target), PROFILE_PARTS, enabled=profile)
     cache = RowCache(target, B, vocab_size)
     draws = Draws.from_seed(seed, B, cache.device)
     draft.start(tokens, cache.device, vocab)
     if any(len(t) > 1 for t in tokens):
         cache.prefill([t[:-1] for t in tokens])  # all but the last prompt token
-    clock.lap("prefill")
+    watch.lap("prefill")
     # counters sized by gamma (a schedule grows them to the longest round)
     width = gamma if isinstance(gamma, int) else 0
     out = Generation([[] for _ in tokens], accepted_hist=[0] * (width + 1), position_reached=[0] * width,
@@ -107,117 +111,45 @@ def speculative_generate(
     while not all(finished):
         before = draft.forwards
         proposal = draft.propose(tokens, gamma_at(out.rounds), sampling, draws, confidence_threshold=draft_threshold)
-        out.draft_steps += draft.forwards - before
-        g = proposal.width
-        out.width_hist.extend([0] * (g + 1 - len(out.width_hist)))
-        out.width_hist[g] += 1
-        out.drafted += sum(proposal.lengths)
-        clock.lap("draft")
+        watch.lap("draft")
         # the target sees its pending token followed by row b's n_b drafts: (B, 1 + g), row b uses 1 + n_b
-        full = min(proposal.lengths) == g
+        full = min(proposal.lengths) == proposal.width
         block = torch.cat([last[:, None], proposal.tokens], dim=1)
         logits = cache.feed_block(block, None if full else [1 + n for n in proposal.lengths])  # (B, 1 + g, V)
-        clock.lap("target")
+        watch.lap("target")
         if out.rounds == 0:
             check_logits(logits, "target logits")
         p = sampling.probs(logits, check=False)  # (B, g + 1, V): p_1..p_{g+1}
         result = accept_reject(p, proposal.q, proposal.tokens, draws, None if full else proposal.length_tensor)
-        counters = _position_counters(p, proposal, result.n_accepted)
-        clock.lap("accept_reject")
-        # the round's one host transfer (float64 holds token ids and counts exactly)
-        ints = torch.cat([result.n_accepted, result.next_token, proposal.tokens.flatten(),
-                          result.zero_residual_rows.long(), logits_ok(logits).long().reshape(1)])
-        host = torch.cat([ints.double(), counters]).tolist()
-        if not host[3 * B + B * g]:
-            check_logits(logits, "target logits")  # raises, naming the problem
-        ids = [int(v) for v in host[: 3 * B + B * g]]
-        n_acc, nxt, drafted = ids[:B], ids[B : 2 * B], ids[2 * B : 2 * B + B * g]
-        out.zero_residual += sum(ids[2 * B + B * g :])
-        _add_counters(out, g, host[3 * B + B * g + 1 :])
+        record = read_round(p, proposal, result, logits)  # the round's one host transfer
+        watch.lap("accept_reject")
+        if not record.logits_ok:
+            check_logits(logits, "target logits")  # raises, naming the problem, before any token is kept
+        count_round(out, record, proposal.lengths, draft.forwards - before)
         kept = []
-        for b, n in enumerate(n_acc):
-            kept.append(len(tokens[b]) + n)  # prefix + accepted drafts are now known-good
-            emitted = drafted[b * g : b * g + n] + [nxt[b]]
+        for b in range(B):
+            kept.append(len(tokens[b]) + record.n_accepted[b])  # prefix + accepted drafts are now known-good
+            emitted = record.emitted(b)
             tokens[b].extend(emitted)
             out.tokens[b].extend(emitted)
-            while len(out.accepted_hist) <= n:
-                out.accepted_hist.append(0)
-            out.accepted_hist[n] += 1
             if len(out.tokens[b]) >= max_new_tokens or (eos_token_id is not None and eos_token_id in emitted):
                 finished[b] = True
         last = result.next_token
-        out.rounds += 1
-        clock.lap("other")
+        watch.lap("other")
         cache.keep(kept)
         draft.commit(kept)
-        clock.lap("cache")
+        watch.lap("cache")
         bar.update(min(min(len(r) for r in out.tokens), max_new_tokens) - bar.n)
     bar.close()
     out.tokens = finish_rows(out.tokens, max_new_tokens, eos_token_id)
     out.target_forwards, out.draft_forwards = cache.forwards, draft.forwards
-    out.profile = clock.seconds() if profile else None
+    out.profile = {**watch.seconds, "total": watch.total} if profile else None
     return out
 
 
 def _gamma_schedule(gamma: int | Callable[[int], int]) -> Callable[[int], int]:
     """round index -> the most draft tokens of that round, checked when used."""
     if callable(gamma):
-        def checked(round_index: int) -> int:
-            g = gamma(round_index)
-            if isinstance(g, bool) or not isinstance(g, int) or g < 0:
-                raise ValueError(f"gamma({round_index}) must be an int >= 0, got {g!r}")
-            return g
-        return checked
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
-        raise ValueError(f"gamma (draft tokens per round) must be an int >= 1 or a function of the round, got {gamma!r}")
+        return lambda round_index: check_integer(gamma(round_index), f"gamma({round_index})", min_value=0)
+    check_integer(gamma, "gamma (draft tokens per round, or a function of the round)", min_value=1)
     return lambda _: gamma
-
-
-def _position_counters(p: torch.Tensor, proposal, n_acc: torch.Tensor) -> torch.Tensor:
-    """(2 g + 2,) on the device: reached and accepted per draft position, then the sum of alpha_i and its count.
-
-    Position i is *reached* when the row proposed it and accepted x_1..x_{i-1}; there
-    alpha_i = sum_x min(p_i(x), q_i(x)) (one-hot q: p_i(x_i)).
-    """
-    g = proposal.width
-    positions = torch.arange(g, device=p.device)
-    reached = (positions[None, :] <= n_acc[:, None]) & (positions[None, :] < proposal.length_tensor[:, None])
-    accepted = positions[None, :] < n_acc[:, None]
-    if proposal.q is None:
-        alpha = p[:, :g].gather(-1, proposal.tokens.unsqueeze(-1)).squeeze(-1)
-    else:
-        alpha = torch.minimum(p[:, :g], proposal.q).sum(-1)
-    return torch.cat([reached.sum(0).double(), accepted.sum(0).double(),
-                      alpha[reached].sum().double().reshape(1), reached.sum().double().reshape(1)])
-
-
-def _add_counters(out: Generation, g: int, stats: list[float]) -> None:
-    while len(out.position_reached) < g:
-        out.position_reached.append(0)
-        out.position_accepted.append(0)
-    for i in range(g):
-        out.position_reached[i] += int(stats[i])
-        out.position_accepted[i] += int(stats[g + i])
-    out.alpha_sum += stats[2 * g]
-    out.alpha_count += int(stats[2 * g + 1])
-
-
-class _Clock:
-    """Seconds per part of the loop; on a GPU each lap waits for the device so the time lands in its part."""
-
-    def __init__(self, enabled: bool, device: torch.device) -> None:
-        self.enabled, self.cuda = enabled, device.type == "cuda"
-        self.parts = dict.fromkeys(PROFILE_PARTS, 0.0)
-        self.t = time.perf_counter()
-
-    def lap(self, part: str) -> None:
-        if not self.enabled:
-            return
-        if self.cuda:
-            torch.cuda.synchronize()
-        now = time.perf_counter()
-        self.parts[part] += now - self.t
-        self.t = now
-
-    def seconds(self) -> dict[str, float]:
-        return {**self.parts, "total": sum(self.parts.values())}

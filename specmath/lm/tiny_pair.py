@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import torch
 
+from specmath.validation import check_seed
+
 __all__ = ["make_tiny_pair", "TINY_VOCAB"]
 
 #: token ids 0..TINY_VOCAB - 1 (no tokenizer: the audits feed ids)
@@ -55,6 +57,5 @@ def _tiny_llama(layers: int, seed: int) -> torch.nn.Module:
 
 def make_tiny_pair(seed: int = 0) -> tuple[torch.nn.Module, torch.nn.Module]:
     """(target, draft): a 2-layer and a 1-layer Llama over ``TINY_VOCAB`` ids, weights drawn from ``seed``."""
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    seed = check_seed(seed)
     return _tiny_llama(2, 2 * seed), _tiny_llama(1, 2 * seed + 1)

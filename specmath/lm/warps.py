@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import torch
 
+from specmath.validation import check_integer, check_real
+
 __all__ = ["Sampling", "check_logits", "logits_ok", "DEFAULT_SAMPLING", "TOP_K_20"]
 
 
@@ -52,12 +54,11 @@ class Sampling:
     top_p: float | None = None
 
     def __post_init__(self) -> None:
-        if not (self.temperature >= 0 and self.temperature != float("inf")):
-            raise ValueError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
-        if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
-            raise ValueError(f"top_k must be a positive int or None, got {self.top_k!r}")
-        if self.top_p is not None and not (0 < self.top_p <= 1):
-            raise ValueError(f"top_p must lie in (0, 1], got {self.top_p!r}")
+        object.__setattr__(self, "temperature", check_real(self.temperature, "temperature", min_value=0))
+        if self.top_k is not None:
+            object.__setattr__(self, "top_k", check_integer(self.top_k, "top_k (or None)", min_value=1))
+        if self.top_p is not None:
+            object.__setattr__(self, "top_p", check_real(self.top_p, "top_p (or None)", min_value=0, max_value=1, open_min=True))
 
     @property
     def greedy(self) -> bool:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from specmath.validation import InvalidFile, check_choice, check_file
+
 __all__ = ["read_prompts_file", "shipped_prompts_file", "encode_prompts", "PROMPT_SETS"]
 
 PROMPT_SETS = ("edit", "open")
@@ -23,19 +25,16 @@ PROMPT_SETS = ("edit", "open")
 
 def shipped_prompts_file(name: str) -> Path:
     """Path of a prompt set shipped in the repository's ``data/prompts/`` (``edit`` or ``open``)."""
-    if name not in PROMPT_SETS:
-        raise ValueError(f"unknown prompt set {name!r}: the shipped sets are {PROMPT_SETS}")
+    check_choice(name, "prompt set", PROMPT_SETS)
     path = Path(__file__).resolve().parents[2] / "data" / "prompts" / f"{name}.jsonl"
     if not path.is_file():
-        raise ValueError(f"prompt set {name!r} not found at {path} (it ships with the source repository)")
+        raise InvalidFile(f"prompt set {name!r} not found at {path} (it ships with the source repository)")
     return path
 
 
 def read_prompts_file(path: str | Path) -> list[str]:
     """The user messages of a JSON Lines file: one JSON string per non-blank line."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"prompts file {path} does not exist")
+    path = check_file(path, "prompts file")
     prompts = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -43,14 +42,14 @@ def read_prompts_file(path: str | Path) -> list[str]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as error:
-            raise ValueError(f"{path}, line {number}: not valid JSON ({error.msg}); expected one JSON string") from None
+            raise InvalidFile(f"{path}, line {number}: not valid JSON ({error.msg}); expected one JSON string") from None
         if not isinstance(value, str):
-            raise ValueError(f"{path}, line {number}: expected a JSON string (the user message), got {type(value).__name__}")
+            raise InvalidFile(f"{path}, line {number}: expected a JSON string (the user message), got {type(value).__name__}")
         if not value.strip():
-            raise ValueError(f"{path}, line {number}: the prompt is empty")
+            raise InvalidFile(f"{path}, line {number}: the prompt is empty")
         prompts.append(value)
     if not prompts:
-        raise ValueError(f"prompts file {path} holds no prompt")
+        raise InvalidFile(f"prompts file {path} holds no prompt")
     return prompts
 
 

@@ -65,7 +65,7 @@ def plot_lm_first_token_histogram(n: int = 6000, gamma: int = 4):
     pair = load_named_pair("bundled")
     prompt = pair.tokenizer(PROMPT, add_special_tokens=False)["input_ids"]
     sampling = Sampling(top_k=20)
-    samples = sample_prefixes(pair.target, pair.draft, prompt, n, 2, gamma, sampling, SEED, batch_size=n)
+    samples = sample_prefixes(pair.target, pair.draft, prompt, n, 2, gamma=gamma, sampling=sampling, seed=SEED, batch_size=n)
     first = histogram_check("first token", [s[0] for s in samples], first_token_law(pair.target, prompt, sampling))
     two = histogram_check("first two tokens", samples, two_token_law(pair.target, prompt, sampling))
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
@@ -83,7 +83,7 @@ def plot_lm_acceptance_by_position(gamma: int = 6, tokens: int = 40):
     from specmath.lm.speculative_decode import speculative_generate
 
     pair = load_named_pair("bundled")
-    out = speculative_generate(pair.target, pair.draft, pair.prompts * 4, tokens, gamma, seed=SEED)
+    out = speculative_generate(pair.target, pair.draft, pair.prompts * 4, tokens, gamma=gamma, seed=SEED)
     rates = out.acceptance_by_position
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     ax.bar(range(1, gamma + 1), rates, label="measured acceptance at position i")
@@ -101,56 +101,38 @@ def plot_lm_acceptance_by_position(gamma: int = 6, tokens: int = 40):
 def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48, prompts: int = 4):
     """Bundled pair on this machine: measured k(gamma), and the measured-cost speedup model vs measured speedups.
 
+    Every number comes from ``specmath.lm.bench.bench_pair``: one run with ``gamma="auto"`` gives the
+    calibration (alpha_i from a run at gamma 8, the costs for gamma 1..8) and the prefill, then one run
+    per gamma in ``gammas`` gives a measured speedup and the model at that run's own acceptance.
     Left: k(gamma) = target pass over gamma + 1 tokens / over 1 token (timed in a round, and alone),
-    against the premise k = 1.
-    Right: the model's speedup over gamma 1..8 with k = 1 and with the measured costs (alpha_i from one
-    calibration run at gamma 8, ``specmath.lm.timing``), the speedup measured at ``gammas``, and the
-    model at each measured run's own acceptance (continuation rates from its accepted counts).
+    against the premise k = 1. Right: the model's speedup over gamma 1..8 with k = 1 and with the
+    measured costs, the measured speedups, and the model at each measured run's own acceptance.
     """
-    import time
-
     import torch
 
+    from specmath.lm.bench import bench_pair
+    from specmath.lm.cost_measure import GAMMAS
     from specmath.lm.pairs import load_named_pair
-    from specmath.lm.plain_decode import plain_generate
-    from specmath.lm.speculative_decode import speculative_generate
-    from specmath.lm.timing import GAMMAS, continuation_rates, measure_costs, prefill_seconds
-    from specmath.lm.warps import Sampling
-    from specmath.theory import cost_model_speedup
+    from specmath.theory import RoundCosts, cost_model_speedup
 
     pair = load_named_pair("bundled")
-    prompts = pair.prompts[:prompts]
-    sampling = Sampling()
-    context = round(sum(map(len, prompts)) / len(prompts)) + tokens // 2
-    costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, sampling, context)
-    calibration = speculative_generate(pair.target, pair.draft, prompts, tokens, max(GAMMAS), sampling, SEED)
-    alphas = continuation_rates(calibration.accepted_hist, max(GAMMAS))
-    prefill = prefill_seconds(pair.target, None, prompts) / costs.t1 / len(prompts)
-    draft_prefill = prefill_seconds(None, pair.draft, prompts) / costs.t1 / len(prompts)
+    chosen = pair.prompts[:prompts]
 
-    def timed(fn):
-        start = time.perf_counter()
-        result = fn()
-        return result, time.perf_counter() - start
+    def bench(gamma):
+        return bench_pair(pair, prompts=chosen, max_new_tokens=tokens, gamma=gamma, seed=SEED, hf=False, progress=False)
 
-    measured, own = {}, {}
-    for g in gammas:
-        # plain and speculative interleaved per prompt, so a change of machine load hits both alike
-        plain = spec = 0.0
-        hist = [0] * (g + 1)
-        for p in prompts:
-            plain += timed(lambda p=p: plain_generate(pair.target, [p], tokens, sampling, SEED))[1]
-            run, t = timed(lambda p=p, g=g: speculative_generate(pair.target, pair.draft, [p], tokens, g, sampling, SEED))
-            spec += t
-            hist = [a + b for a, b in zip(hist, run.accepted_hist + [0] * (g + 1 - len(run.accepted_hist)), strict=True)]
-        measured[g] = plain / spec
-        # the same model with the acceptance this run had: a few hundred tokens leave alpha_i noisy, and
-        # this separates that noise from an error of the cost model
-        own[g] = cost_model_speedup(continuation_rates(hist, g), g, costs.c(g), costs.k(g), costs.o_round(g),
-                                    costs.o_plain, tokens, prefill, draft_prefill)
+    auto = bench("auto")
+    calibration, prefill, draft_prefill = auto.calibration, auto.model.prefill, auto.model.draft_prefill
+    costs = calibration.costs
+    # plain and speculative interleaved per prompt inside each run, so a change of machine load hits both alike;
+    # the model at the run's own acceptance separates the noise of a few hundred tokens' alpha_i from an
+    # error of the cost model
+    runs = {g: bench(g) for g in gammas}
+    measured = {g: r.measured_speedup_vs_plain for g, r in runs.items()}
+    own = {g: r.predicted_speedup for g, r in runs.items()}
 
-    def model(g: int, k: float, o_round: float, o_plain: float, p: float, pd: float) -> float:
-        return cost_model_speedup(alphas, g, costs.c(g), k, o_round, o_plain, tokens, p, pd)
+    def model(g: int, costs_g: RoundCosts) -> float:
+        return cost_model_speedup(calibration.continuation, g, costs_g, new_tokens=tokens)
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
     left.plot(GAMMAS, [costs.k(g) for g in GAMMAS], "o-", label="measured k(gamma), in a round (after the draft)")
@@ -160,15 +142,16 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48, prompts: int = 4):
     left.set_ylabel("target pass over gamma + 1 tokens / over 1")
     left.set_title(f"Target pass cost, cache at {costs.context} tokens, 1 token = {costs.t1 * 1e3:.1f} ms", fontsize=9)
     left.legend(fontsize=8)
-    right.plot(GAMMAS, [model(g, 1, 0, 0, 0, 0) for g in GAMMAS], "--", color="gray", label="model with k = 1, no overheads")
-    right.plot(GAMMAS, [model(g, costs.k(g), costs.o_round(g), costs.o_plain, prefill, draft_prefill) for g in GAMMAS], "-",
+    right.plot(GAMMAS, [model(g, RoundCosts(costs.c(g))) for g in GAMMAS], "--", color="gray",
+               label="model with k = 1, no overheads")
+    right.plot(GAMMAS, [model(g, costs.model(g, prefill=prefill, draft_prefill=draft_prefill)) for g in GAMMAS], "-",
                label="model with measured k(gamma), c, overheads, prefill")
     right.plot(list(measured), list(measured.values()), "o", color="black", label="measured (plain time / speculative time)")
     right.plot(list(own), list(own.values()), "x", color="tab:red", ms=9, label="model at the run's own acceptance")
     right.axhline(1, color="gray", lw=0.8)
     right.set_xlabel("gamma (draft tokens per round)")
     right.set_ylabel("speedup over plain decoding")
-    right.set_title(f"Bundled pair, T=1, {len(prompts)} prompts x {tokens} tokens, CPU {torch.get_num_threads()} threads", fontsize=9)
+    right.set_title(f"Bundled pair, T=1, {len(chosen)} prompts x {tokens} tokens, CPU {torch.get_num_threads()} threads", fontsize=9)
     right.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -27,6 +27,13 @@ def noisy_copy(model: LlamaForCausalLM, noise: float, seed: int) -> LlamaForCaus
     return draft
 
 
+def tiny_pair(target, draft, name: str = "tiny"):
+    """A ``pairs.Pair`` of tiny models for ``bench_pair``: no tokenizer, the whole vocabulary, no eos."""
+    from specmath.lm.pairs import Pair
+
+    return Pair(name, target, draft, tokenizer=None, vocab_size=None, prompts=[[1, 2, 3]])
+
+
 def assert_first_tokens_follow(samples, law1, law2, max_detectable_tv: float) -> None:
     """G-tests of the first token and the first two tokens of ``samples`` against exact laws.
 

@@ -28,7 +28,7 @@ def test_alpha_is_one_for_the_target_itself_and_the_direct_overlap_otherwise():
     alpha = alpha_along_samples(target, draft, prompts, 6, seeds=(0,))
     assert ((alpha > 0) & (alpha < 1)).all()
     # position 3 of prompt 0's answer, recomputed by hand from the same sample (seed 0)
-    answer = plain_generate(target, prompts, 6, Sampling(), 0).tokens[0]
+    answer = plain_generate(target, prompts, 6, sampling=Sampling(), seed=0).tokens[0]
     prefix = torch.tensor([prompts[0] + answer[:3]])
     with torch.no_grad():
         p = target(input_ids=prefix).logits[0, -1].softmax(-1).double()

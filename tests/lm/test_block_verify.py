@@ -199,7 +199,7 @@ def test_block_verification_accepts_more_than_token_wise_on_the_same_paths(world
         seen.append((p, q, drafts))
         return accept_reject(p, q, drafts, generator, lengths)
 
-    speculative_generate(target, draft, [[1, 2, 3]] * 4000, 1, 4, Sampling(), 0, accept_reject=recording)
+    speculative_generate(target, draft, [[1, 2, 3]] * 4000, 1, gamma=4, sampling=Sampling(), seed=0, accept_reject=recording)
     (p, q, drafts), = seen  # one round: every row emits at least its one token
     token_wise, block = expected_accepted(p, q, drafts)
     gain = block - token_wise
@@ -210,19 +210,21 @@ def test_greedy_block_verified_decoding_equals_plain_greedy(world):
     """T = 0: p is one-hot, every weight is 0 or 1, and the output is the target's argmax chain."""
     target, draft = world
     prompts = [[1, 2, 3], [4, 0, 5, 1]]
-    plain = plain_generate(target, prompts, 12, Sampling(0.0), 0)
-    spec = speculative_generate(target, draft, prompts, 12, 3, Sampling(0.0), 0, accept_reject=block_accept_reject)
+    plain = plain_generate(target, prompts, 12, sampling=Sampling(0.0), seed=0)
+    spec = speculative_generate(target, draft, prompts, 12, gamma=3, sampling=Sampling(0.0), seed=0, accept_reject=block_accept_reject)
     assert spec.tokens == plain.tokens
 
 
 def test_bench_pair_runs_the_named_verifier_everywhere_a_round_runs(world, monkeypatch):
     """``verify="block"`` reaches the timed runs, the gamma calibration and the o_round timing; the JSON names it."""
+    from lm_tiny import tiny_pair
+
     from specmath.lm import block_verify
+    from specmath.lm.bench import DecodeOptions, bench_pair
     from specmath.lm.drafts import ModelDraft
-    from specmath.lm.timing import bench_pair
 
     target, model = world
-    draft = ModelDraft(model)
+    pair = tiny_pair(target, ModelDraft(model))
     calls = []
 
     def counting(*args, **kwargs):
@@ -230,22 +232,20 @@ def test_bench_pair_runs_the_named_verifier_everywhere_a_round_runs(world, monke
         return block_accept_reject(*args, **kwargs)
 
     monkeypatch.setitem(block_verify.VERIFIERS, "block", counting)
-    r = bench_pair("tiny", target, draft, [[1, 2, 3]], max_new_tokens=8, gamma="auto", sampling=Sampling(0.0),
-                   progress=False, hf=False, verify="block")
-    assert r["verify"] == "block" and "accept_reject" not in r["decode_options"]
+    r = bench_pair(pair, max_new_tokens=8, gamma="auto", sampling=Sampling(0.0), progress=False, hf=False,
+                   options=DecodeOptions(verify="block")).to_json()
+    assert r["verify"] == "block" and r["decode_options"] == {}
     assert r["new_tokens"]["plain"] == r["new_tokens"]["speculative"] == 8  # greedy: the same tokens
     assert len(calls) > 10  # calibration run, warm-up, timed run, o_round repeats
     with pytest.raises(ValueError, match="unknown verifier 'tree'"):
-        bench_pair("tiny", target, draft, [[1, 2, 3]], max_new_tokens=4, gamma=2, progress=False, hf=False, verify="tree")
+        DecodeOptions(verify="tree")
 
 
-def test_the_bench_command_offers_exactly_the_verifiers():
-    import argparse
+def test_the_verifier_registry_is_keyed_by_the_command_lines_choices():
+    from specmath.choices import VERIFY
+    from specmath.lm.block_verify import VERIFIERS, verifier
 
-    from specmath.commands.bench_command import configure
-    from specmath.lm.block_verify import VERIFIERS
-
-    parser = argparse.ArgumentParser()
-    configure(parser)
-    (action,) = [a for a in parser._actions if a.dest == "verify"]
-    assert sorted(action.choices) == sorted(VERIFIERS) and action.default == "token"
+    assert tuple(VERIFIERS) == VERIFY
+    assert verifier("token") is accept_reject and verifier("block") is block_accept_reject
+    with pytest.raises(ValueError, match="did you mean 'block'"):
+        verifier("blocks")

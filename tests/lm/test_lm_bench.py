@@ -1,4 +1,4 @@
-"""The speedup model, the bench on tiny models (incl. HF assisted generation), and histograms vs the exact law."""
+"""The bench on tiny models (incl. HF assisted generation), the cost measurement, and histograms vs the exact law."""
 
 from __future__ import annotations
 
@@ -6,13 +6,16 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
+from lm_tiny import noisy_copy, tiny_llama, tiny_pair  # noqa: E402
 
-from specmath.lm import timing  # noqa: E402
+from specmath.lm import cost_measure  # noqa: E402
+from specmath.lm.bench import DecodeOptions, bench_pair, choose_gamma, continuation_rates  # noqa: E402
+from specmath.lm.cost_measure import GAMMAS, measure_costs, workload_context  # noqa: E402
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
 from specmath.lm.histogram import lossless_report  # noqa: E402
-from specmath.lm.timing import GAMMAS, bench_pair, choose_gamma, measure_costs, predicted_speedup  # noqa: E402
+from specmath.lm.measured_costs import Costs  # noqa: E402
 from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.validation import InvalidArgument  # noqa: E402
 
 
 def test_bench_skips_hf_where_it_has_no_counterpart_and_says_so_with_none():
@@ -29,67 +32,65 @@ def test_bench_skips_hf_where_it_has_no_counterpart_and_says_so_with_none():
         probs, ids = torch.softmax(torch.randn(30, 48, generator=g), -1).topk(8, -1)
         rows.append((tokens, 2, ids, probs))
     table = build_ngram_table(rows, order=1, keep=8, min_count=1)
-    alone = bench_pair("tiny", target, NgramDraft(table), [[1, 2, 3]], max_new_tokens=8, gamma=2, progress=False)
-    assert alone["tokens_per_s"]["hf_assisted"] is None and alone["speedup_vs_hf_assisted"] is None
-    both = bench_pair("tiny", target, LookupNgramDraft(PromptLookupDraft(), NgramDraft(table)), [[1, 2, 3, 1, 2]],
+    alone = bench_pair(tiny_pair(target, NgramDraft(table)), max_new_tokens=8, gamma=2, progress=False)
+    assert alone.tokens_per_s.hf_assisted is None and alone.speedup_vs_hf_assisted is None
+    assert alone.to_json()["new_tokens"]["hf_assisted"] == 0
+    both = bench_pair(tiny_pair(target, LookupNgramDraft(PromptLookupDraft(), NgramDraft(table))), prompts=[[1, 2, 3, 1, 2]],
                       max_new_tokens=8, gamma=2, progress=False)
-    assert both["tokens_per_s"]["hf_assisted"] > 0 and both["speedup_vs_hf_assisted"] > 0
-
-
-def test_predicted_speedup_is_the_leviathan_formula_at_its_limits():
-    # alpha = 0: one token per round for gamma c + 1 target-forward units
-    assert predicted_speedup(0.0, 4, 0.25) == pytest.approx(1 / 2)
-    # alpha = 1: gamma + 1 tokens per round
-    assert predicted_speedup(1.0, 4, 0.0) == 5
-    # (1 - 0.8^5) / (0.2 (4 * 0.1 + 1))
-    assert predicted_speedup(0.8, 4, 0.1) == pytest.approx((1 - 0.8**5) / (0.2 * 1.4))
-    with pytest.raises(ValueError, match="alpha"):
-        predicted_speedup(1.5, 4, 0.1)
+    assert both.tokens_per_s.hf_assisted > 0 and both.speedup_vs_hf_assisted > 0
 
 
 @pytest.mark.parametrize("lookup", [False, True])
 def test_bench_measures_plain_speculative_and_hf_assisted_on_the_same_pair(lookup):
     target = tiny_llama(0, sharpness=4.0)
     draft = PromptLookupDraft() if lookup else ModelDraft(noisy_copy(target, 0.3, 1))
-    r = bench_pair("tiny", target, draft, [[1, 2, 3, 1, 2], [5, 6]], max_new_tokens=12, gamma=3, progress=False)
-    assert set(r["tokens_per_s"]) == {"plain", "speculative", "hf_assisted"}
-    assert all(v > 0 for v in r["tokens_per_s"].values())
-    assert r["new_tokens"]["plain"] == r["new_tokens"]["speculative"] == 24
-    assert 0 <= r["alpha"] <= 1 and 1 <= r["mean_tokens_per_round"] <= 4
-    assert len(r["acceptance_by_position"]) == 3
+    r = bench_pair(tiny_pair(target, draft), prompts=[[1, 2, 3, 1, 2], [5, 6]], max_new_tokens=12, gamma=3, progress=False)
+    rates = r.to_json()["tokens_per_s"]
+    assert set(rates) == {"plain", "speculative", "hf_assisted"}
+    assert all(v > 0 for v in rates.values())
+    assert r.new_tokens.plain == r.new_tokens.speculative == 24
+    assert 0 <= r.alpha <= 1 and 1 <= r.mean_tokens_per_round <= 4
+    assert len(r.acceptance_by_position) == 3
     # the model's tokens per round from alpha_i is the measured mean up to the last, cut round of each prompt
-    assert abs(r["predicted_tokens_per_round"] - r["mean_tokens_per_round"]) < 1e-9
-    assert r["cost_ratio_c"] > 0  # a lookup draft's n-gram search costs time too, only less
-    assert r["k"] > 0 and r["o_round"] >= 0 and r["o_plain"] >= 0
-    assert r["predicted_speedup"] > 0 and r["predicted_speedup_k1"] > 0
+    assert abs(r.predicted_tokens_per_round - r.mean_tokens_per_round) < 1e-9
+    assert r.model.c > 0  # a lookup draft's n-gram search costs time too, only less
+    assert r.model.k > 0 and r.model.o_round >= 0 and r.model.o_plain >= 0
+    assert r.predicted_speedup > 0 and r.predicted_speedup_k1 > 0
 
 
 def test_bench_stops_every_decoder_at_eos_and_takes_decoder_options():
     target = tiny_llama(0, sharpness=4.0)
-    draft = ModelDraft(noisy_copy(target, 0.3, 1))
-    eos = 7
-    r = bench_pair("tiny", target, draft, [[1, 2, 3]], max_new_tokens=40, gamma=2, sampling=Sampling(0), progress=False,
-                   hf=False, eos_token_id=eos, decode_options={"draft_threshold": 0.0})
-    assert r["decode_options"] == {"draft_threshold": 0.0}
-    assert 1 <= r["new_tokens"]["plain"] <= 40
+    pair = tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1)))
+    pair.eos_token_id = 7
+    r = bench_pair(pair, max_new_tokens=40, gamma=2, sampling=Sampling(0), progress=False, hf=False,
+                   options=DecodeOptions(draft_threshold=0.25))
+    assert r.to_json()["decode_options"] == {"draft_threshold": 0.25}
+    assert DecodeOptions().to_json() == {}  # only options that differ from their defaults
+    assert 1 <= r.new_tokens.plain <= 40
     # greedy: plain and speculative emit the same tokens, so they stop at the same eos
-    assert r["new_tokens"]["plain"] == r["new_tokens"]["speculative"]
+    assert r.new_tokens.plain == r.new_tokens.speculative
 
 
 def test_measured_costs_give_k_for_each_gamma_and_gamma_auto_picks_the_model_optimum(monkeypatch):
-    monkeypatch.setattr(timing, "MIN_SECONDS", 0.0)  # the fixed number of repeats is enough for a shape check
+    monkeypatch.setattr(cost_measure, "MIN_SECONDS", 0.0)  # the fixed number of repeats is enough for a shape check
     target = tiny_llama(0, sharpness=4.0)
-    draft = ModelDraft(noisy_copy(target, 0.3, 1))
-    costs = measure_costs(target, draft, [1, 2, 3, 4], GAMMAS, Sampling(), context=20, repeats=2)
+    pair = tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1)))
+    costs = measure_costs(target, pair.draft, [1, 2, 3, 4], GAMMAS, context=20, repeats=2)
     assert sorted(costs.to_json(GAMMAS)["k"]) == list(GAMMAS)
     assert all(costs.k(g) > 0 and costs.c(g) > 0 for g in GAMMAS)
-    gamma, calibration = choose_gamma(target, draft, [1, 2, 3, 4], Sampling(), context=20, tokens=12)
-    scores = calibration["predicted_speedup"]
-    assert gamma in GAMMAS and scores[gamma] == max(scores.values())
-    r = bench_pair("tiny", target, draft, [[1, 2, 3]], max_new_tokens=8, gamma="auto", progress=False, hf=False)
-    assert r["gamma"] in GAMMAS and r["gamma_calibration"]["acceptance_by_position"]
-    with pytest.raises(ValueError, match="gamma"):
-        bench_pair("tiny", target, draft, [[1, 2, 3]], max_new_tokens=8, gamma=0, progress=False, hf=False)
+    calibration = choose_gamma(pair, [1, 2, 3, 4], context=20, tokens=12)
+    assert calibration.gamma in GAMMAS and calibration.scores[calibration.gamma] == max(calibration.scores.values())
+    r = bench_pair(pair, max_new_tokens=8, gamma="auto", progress=False, hf=False)
+    assert r.gamma in GAMMAS and r.to_json()["gamma_calibration"]["acceptance_by_position"]
+    with pytest.raises(InvalidArgument, match="gamma"):
+        bench_pair(pair, max_new_tokens=8, gamma=0, progress=False, hf=False)
+    with pytest.raises(InvalidArgument, match="max_new_tokens"):
+        bench_pair(pair, max_new_tokens=0, progress=False, hf=False)
+
+
+def test_the_mid_run_cache_length_is_the_mean_prompt_plus_half_the_new_tokens():
+    assert workload_context([[1, 2, 3], [4, 5, 6, 7, 8]], 64) == 4 + 32
+    assert workload_context([[1]], 7) == 1 + 3
 
 
 def test_histograms_match_the_exact_law_and_the_lossy_control_is_rejected():
@@ -116,29 +117,50 @@ def test_bench_command_is_registered_and_lazy():
     assert "torch" not in module.__dict__
 
 
-def test_continuation_rates_and_round_costs_take_rounds_as_they_ran():
+def test_bench_command_reports_a_bad_argument_in_one_line_with_exit_2(capsys):
+    from specmath.cli import main
+
+    assert main(["bench", "--pair", "bundled", "--max-new-tokens", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-new-tokens must be an int >= 1" in err
+    assert main(["bench", "--pair", "bundle", "--no-hf"]) == 2
+    assert "unknown pair 'bundle'" in capsys.readouterr().err
+
+
+def test_continuation_rates_and_the_costs_of_the_rounds_as_they_ran():
     # 10 rounds accepted 0 drafts, 6 accepted 1, 4 accepted 3 (gamma 3): S = 20, 10, 4, 4
     hist = [10, 6, 0, 4]
-    assert timing.continuation_rates(hist, 3) == [10 / 20, 4 / 10, 4 / 4]
-    assert timing.continuation_rates([5], 2) == [0.0, 0.0]
+    assert continuation_rates(hist, 3) == [10 / 20, 4 / 10, 4 / 4]
+    assert continuation_rates([5], 2) == [0.0, 0.0]
     # 1 + sum of prod a_j = 1 + mean accepted = 1 + (6 + 12) / 20
-    a = timing.continuation_rates(hist, 3)
+    a = continuation_rates(hist, 3)
     assert 1 + a[0] + a[0] * a[1] + a[0] * a[1] * a[2] == pytest.approx(1 + 18 / 20)
-    costs = timing.Costs(t1=1.0, passes={1: 1.0, 2: 1.5, 4: 2.0}, rollback={2: 0.0, 4: 0.0}, draft_round={3: 0.3},
-                         round_extra={1: 0.1, 3: 0.2}, plain_extra=0.05, context=8, alone={})
+    costs = Costs(t1=1.0, passes={1: 1.0, 2: 1.5, 4: 2.0}, rollback={2: 0.0, 4: 0.0}, draft_round={3: 0.3},
+                  round_extra={1: 0.1, 3: 0.2}, plain_extra=0.05, context=8, alone={})
     # widths: 2 rounds without drafts (plain steps), 1 verifying 1, 1 verifying 3; 4 draft forwards in 4 rounds
-    mean = timing.round_costs(costs, [2, 1, 0, 1], draft_steps_per_round=1.0, gamma=3)
-    assert mean["k"] == pytest.approx((2 * 1.0 + 1.5 + 2.0) / 4)
-    assert mean["o_round"] == pytest.approx((2 * 0.05 + 0.1 + 0.2) / 4)
-    assert mean["c_per_position"] == pytest.approx(0.1 * 1.0 / 3)
+    model = costs.model_of_rounds([2, 1, 0, 1], draft_steps_per_round=1.0, gamma=3, prefill=2.0)
+    assert model.k == pytest.approx((2 * 1.0 + 1.5 + 2.0) / 4)
+    assert model.o_round == pytest.approx((2 * 0.05 + 0.1 + 0.2) / 4)
+    assert model.c == pytest.approx(0.1 * 1.0 / 3)
+    assert (model.o_plain, model.prefill, model.draft_prefill) == (0.05, 2.0, 0.0)
 
 
 def test_the_model_counts_a_confidence_stop_as_a_shorter_round():
     """With a stop threshold rounds propose fewer drafts: the model's tokens per round is the measured one."""
     target = tiny_llama(0, sharpness=4.0)
-    draft = ModelDraft(noisy_copy(target, 0.3, 1))
-    r = bench_pair("tiny", target, draft, [[1, 2, 3, 1, 2]], max_new_tokens=24, gamma=4, progress=False, hf=False,
-                   decode_options={"draft_threshold": 0.6})
-    assert r["drafts_per_round"] < 4, "the threshold should stop some rounds early on this pair"
-    assert sum(r["rounds_by_width"][:4]) > 0
-    assert abs(r["predicted_tokens_per_round"] - r["mean_tokens_per_round"]) < 1e-9
+    pair = tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1)))
+    r = bench_pair(pair, prompts=[[1, 2, 3, 1, 2]], max_new_tokens=24, gamma=4, progress=False, hf=False,
+                   options=DecodeOptions(draft_threshold=0.6))
+    assert r.drafts_per_round < 4, "the threshold should stop some rounds early on this pair"
+    assert sum(r.rounds_by_width[:4]) > 0 and len(r.rounds_by_width) == 5
+    assert abs(r.predicted_tokens_per_round - r.mean_tokens_per_round) < 1e-9
+
+
+def test_the_bench_profiles_the_rounds_when_asked():
+    target = tiny_llama(0, sharpness=4.0)
+    r = bench_pair(tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1))), max_new_tokens=8, gamma=2, progress=False,
+                   hf=False, profile=True)
+    profile = r.to_json()["profile"]
+    assert profile["rounds"] >= 1 and set(profile["ms_per_round"]) == {"draft", "target", "accept_reject", "cache", "other"}
+    assert "profile" not in bench_pair(tiny_pair(target, PromptLookupDraft()), max_new_tokens=4, gamma=2, progress=False,
+                                       hf=False).to_json()

@@ -64,8 +64,8 @@ def test_a_hole_free_rollback_to_one_count_is_a_crop_and_holes_come_back_when_co
 
 def test_greedy_speculative_equals_greedy_plain_for_a_batch_with_different_acceptances(pair):
     target, draft = pair
-    reference = [plain_generate(target, [p], 24, GREEDY).tokens[0] for p in PROMPTS]
-    assert plain_generate(target, PROMPTS, 24, GREEDY).tokens == reference
+    reference = [plain_generate(target, [p], 24, sampling=GREEDY).tokens[0] for p in PROMPTS]
+    assert plain_generate(target, PROMPTS, 24, sampling=GREEDY).tokens == reference
     for gamma in (1, 3, 5):
         out = speculative_generate(target, draft, PROMPTS, 24, gamma=gamma, sampling=GREEDY)
         assert out.tokens == reference, f"gamma={gamma}"
@@ -113,7 +113,7 @@ def test_identical_prompts_share_one_prefill_and_sample_like_separate_prompts(pa
     target, draft = pair
     same = [[3, 4, 5, 6]] * 3
     shared = speculative_generate(target, draft, same, 10, gamma=3, sampling=GREEDY)
-    assert shared.tokens == [plain_generate(target, [[3, 4, 5, 6]], 10, GREEDY).tokens[0]] * 3
+    assert shared.tokens == [plain_generate(target, [[3, 4, 5, 6]], 10, sampling=GREEDY).tokens[0]] * 3
     # the shared prefill ran once for the batch: 1 prefill + one forward per round
     assert shared.target_forwards == shared.rounds + 1
 

@@ -54,7 +54,7 @@ def test_every_draft_implements_the_protocol_and_a_user_draft_plugs_in(pair64):
     for d in (ModelDraft(draft), PromptLookupDraft(), ModelDraft(layer_skip_draft(target, 1)),
               ModelDraft(int8_draft(tiny_llama(0)))):
         assert isinstance(d, Draft)
-    reference = plain_generate(target, PROMPTS, 12, GREEDY).tokens
+    reference = plain_generate(target, PROMPTS, 12, sampling=GREEDY).tokens
     assert speculative_generate(target, RepeatLastDraft(), PROMPTS, 12, sampling=GREEDY).tokens == reference
     with pytest.raises(ValueError, match="drafts.Draft"):
         speculative_generate(target, object(), PROMPTS, 4)
@@ -92,7 +92,7 @@ def test_a_confidence_threshold_shortens_drafts_and_keeps_greedy_output(pair64):
     sharp = Sampling(temperature=0.5)
     full = speculative_generate(target, draft, PROMPTS, 16, gamma=4, sampling=sharp, seed=2)
     short = speculative_generate(target, draft, PROMPTS, 16, gamma=4, sampling=sharp, seed=2, draft_threshold=0.6)
-    assert free.tokens == plain_generate(target, PROMPTS, 16, GREEDY).tokens
+    assert free.tokens == plain_generate(target, PROMPTS, 16, sampling=GREEDY).tokens
     # rounds that stopped early send fewer positions to accept/reject
     assert sum(short.position_reached) / short.rounds < sum(full.position_reached) / full.rounds
     assert short.draft_forwards <= full.draft_forwards
@@ -102,7 +102,7 @@ def test_gamma_may_change_from_round_to_round(pair64):
     target, draft = pair64
     schedule = [1, 3, 0, 2]
     out = speculative_generate(target, draft, PROMPTS, 14, gamma=lambda r: schedule[r % 4], sampling=GREEDY)
-    assert out.tokens == plain_generate(target, PROMPTS, 14, GREEDY).tokens
+    assert out.tokens == plain_generate(target, PROMPTS, 14, sampling=GREEDY).tokens
     assert len(out.position_reached) == 3
     with pytest.raises(ValueError, match="gamma"):
         speculative_generate(target, draft, PROMPTS, 4, gamma=lambda r: -1)
@@ -185,7 +185,7 @@ def test_greedy_speculative_equals_greedy_plain_on_the_bundled_pair():
     # float64 (see the module docstring): the argmax of a batched and of a single-token forward agree
     target, draft, tokenizer = load_bundled_pair(dtype=torch.float64)
     prompts = [tokenizer.encode(t) for t in ("the Program", "def main(", "In 1990 the")]
-    reference = plain_generate(target, prompts, 32, GREEDY).tokens
+    reference = plain_generate(target, prompts, 32, sampling=GREEDY).tokens
     for d, kw in ((draft, {}), (draft, {"draft_threshold": 0.5}), (PromptLookupDraft(), {})):
         out = speculative_generate(target, d, prompts, 32, gamma=4, sampling=GREEDY, **kw)
         assert out.tokens == reference

@@ -59,8 +59,8 @@ def test_mismatched_vocabularies_are_an_error_and_padded_ones_use_the_tokenizer_
     assert all(0 <= t < 36 for row in out.tokens for t in row), "a padding id was emitted"
     # greedy on the shared vocabulary equals greedy plain decoding restricted to it
     greedy = Sampling(temperature=0)
-    assert speculative_generate(target, padded, [[1, 2]], 12, 3, greedy, vocab_size=36).tokens == \
-        plain_generate(target, [[1, 2]], 12, greedy, vocab_size=36).tokens
+    assert speculative_generate(target, padded, [[1, 2]], 12, gamma=3, sampling=greedy, vocab_size=36).tokens == \
+        plain_generate(target, [[1, 2]], 12, sampling=greedy, vocab_size=36).tokens
 
 
 def test_bad_arguments_name_the_problem(target):
@@ -69,7 +69,7 @@ def test_bad_arguments_name_the_problem(target):
         (dict(prompts=[[1, 99]]), "outside the vocabulary"),
         (dict(gamma=0), "gamma"),
         (dict(max_new_tokens=0), "max_new_tokens"),
-        (dict(seed="seven"), "seed must be an int"),
+        (dict(seed="seven"), "seed .* must be an int >= 0"),
     ]
     for kwargs, message in cases:
         args = dict(prompts=[[1, 2]], max_new_tokens=4, gamma=2) | kwargs
@@ -100,4 +100,4 @@ def test_layer_skip_draft_shares_the_weights_and_matches_a_truncated_model():
     draft = layer_skip_draft(model, 1)
     assert draft.lm_head.weight.data_ptr() == model.lm_head.weight.data_ptr()
     out = speculative_generate(model, draft, [[1, 2, 3]], 10, gamma=3, sampling=Sampling(temperature=0))
-    assert out.tokens == plain_generate(model, [[1, 2, 3]], 10, Sampling(temperature=0)).tokens
+    assert out.tokens == plain_generate(model, [[1, 2, 3]], 10, sampling=Sampling(temperature=0)).tokens

@@ -92,7 +92,7 @@ def test_packed_greedy_speculative_emits_the_target_argmax():
     draft = layer_skip_draft(target, 1)
     pack_linears(target, draft)
     prompt = [3, 1, 4, 1, 5]
-    spec = speculative_generate(target, ModelDraft(draft), [prompt], 24, 4, Sampling(0.0), 0).tokens[0]
+    spec = speculative_generate(target, ModelDraft(draft), [prompt], 24, gamma=4, sampling=Sampling(0.0), seed=0).tokens[0]
     with torch.no_grad():
         logits = target(torch.tensor([prompt + spec[:-1]])).logits[0, len(prompt) - 1:].float()
     tol = 0.05 * logits.abs().max()

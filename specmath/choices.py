@@ -1,0 +1,60 @@
+"""The names the command line offers, written once and importing nothing.
+
+The commands build their parsers from these tuples (``choices=`` and help texts), so ``specmath --help``
+and ``specmath verify`` stay free of torch; the code that implements each choice imports the same
+tuple (its registry is keyed by it, or it checks a name against it), so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LEAN",
+    "VERIFY",
+    "DTYPES",
+    "MEASURED_DTYPES",
+    "GAMMA_AUTO",
+    "BENCH_PAIRS",
+    "SMOLLM2_DRAFTS",
+    "PAIR_FORMS",
+    "AUDIT_ENGINES",
+    "AUDIT_PAIRS",
+    "GENERATOR_KINDS",
+    "SYMBOLIC_RULES",
+]
+
+#: which models of a bench pair run ``specmath.lm.lean_llama.LeanLlama``: none, the model draft, or target and draft
+LEAN = ("none", "draft", "all")
+
+#: how speculative decoding verifies a drafted block (``specmath.lm.block_verify.VERIFIERS``): token by token
+#: (Leviathan et al. 2023) or jointly (Sun et al. 2024)
+VERIFY = ("token", "block")
+
+#: the dtypes the committed measurements compare (``benchmarks/lm_goals.py``, ``scripts/gpu_check.py``)
+MEASURED_DTYPES = ("float32", "bfloat16")
+
+#: the floating dtypes a bench loads its models in (``torch.<name>``)
+DTYPES = (*MEASURED_DTYPES, "float16")
+
+#: ``--gamma auto``: a short calibration picks gamma (``specmath.lm.bench.choose_gamma``)
+GAMMA_AUTO = "auto"
+
+#: the named pairs ``specmath bench`` runs by default (``specmath.lm.pairs.load_named_pair``)
+BENCH_PAIRS = ("bundled", "smollm2")
+
+#: the drafts of ``smollm2:DRAFT`` (K: a number of layers; PATH: another weights or table file)
+SMOLLM2_DRAFTS = ("int8", "lookup", "skipK", "trained[=PATH]", "ngram[=PATH]", "lookup+ngram[=PATH]")
+
+#: every form a bench pair name takes
+PAIR_FORMS = f"bundled, smollm2[:{'|'.join(SMOLLM2_DRAFTS)}] or TARGET,DRAFT (two paths or hub names)"
+
+#: the engines ``specmath audit-generate`` audits (``specmath.audit.engines.ENGINES``)
+AUDIT_ENGINES = ("specmath", "hf-assisted", "hf-lookup", "llama-cpp")
+
+#: the pairs an engine audit runs on (``specmath.audit.generate_pairs.PAIRS``)
+AUDIT_PAIRS = ("tiny", "bundled", "smollm2")
+
+#: the generators a ``module:function`` sampler may draw from (``specmath.audit.adapters.make_generator``)
+GENERATOR_KINDS = ("numpy", "torch")
+
+#: the rules ``specmath verify symbolic-step --rule`` proves (``specmath.speculative.symbolic_step.SYMBOLIC_RULES``)
+SYMBOLIC_RULES = ("standard", "resample-from-target")

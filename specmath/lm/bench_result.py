@@ -1,0 +1,209 @@
+"""A bench run's records: how its speculative decoding runs (``DecodeOptions``) and what it measured
+(``BenchResult``, the one place its JSON fields are documented).
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)),
+t_1 = one cached target pass over 1 token (the unit of every cost), a_i = the continuation rate of
+draft position i (``bench.continuation_rates``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from typing import Generic, TypeVar
+
+from specmath.choices import VERIFY
+from specmath.lm.block_verify import verifier
+from specmath.lm.cost_measure import GAMMAS
+from specmath.lm.measured_costs import Costs
+from specmath.lm.warps import Sampling
+from specmath.theory import RoundCosts, cost_model_speedup, expected_tokens_by_position
+from specmath.validation import check_choice, check_probability
+
+__all__ = ["DecodeOptions", "PerDecoder", "Calibration", "RoundProfile", "BenchResult"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """How the bench's speculative decoding runs, besides gamma, the warp and the seed (all lossless)."""
+
+    verify: str = "token"  # "token": accept/reject position by position; "block": the block jointly (Sun et al. 2024)
+    draft_threshold: float = 0.0  # a model draft stops a row when max_x q(x) falls below it (0: never)
+
+    def __post_init__(self) -> None:
+        check_choice(self.verify, "verifier", VERIFY)
+        object.__setattr__(self, "draft_threshold", check_probability(self.draft_threshold, "draft_threshold"))
+
+    @property
+    def accept_reject(self) -> Callable:
+        """The accept/reject step ``verify`` names (``block_verify.VERIFIERS``), for ``speculative_generate``."""
+        return verifier(self.verify)
+
+    def to_json(self) -> dict[str, object]:
+        """The decoder options that differ from their defaults (``verify`` has a JSON field of its own)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name != "verify" and getattr(self, f.name) != f.default}
+
+
+@dataclass(frozen=True)
+class PerDecoder(Generic[T]):
+    """One value for each decoder of a bench run (None where HF assisted generation did not run)."""
+
+    plain: T
+    speculative: T
+    hf_assisted: T
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """``--gamma auto``: the continuation rates of one run at gamma = 8, the costs for gamma 1..8, the model's choice."""
+
+    gamma: int  # the gamma with the largest predicted speedup
+    continuation: list[float]  # a_1..a_8
+    costs: Costs  # measured for GAMMAS
+    scores: dict[int, float]  # gamma -> predicted speedup (no prefill, n -> infinity)
+
+    def to_json(self) -> dict:
+        """acceptance_by_position (a_1..a_8), predicted_speedup by gamma, then ``Costs.to_json`` for gamma 1..8."""
+        return {"acceptance_by_position": self.continuation, "predicted_speedup": self.scores, **self.costs.to_json(GAMMAS)}
+
+
+@dataclass(frozen=True)
+class RoundProfile:
+    """Seconds per part of ``speculative_generate``'s rounds (``PROFILE_PARTS``), summed over the prompts."""
+
+    rounds: int
+    seconds: dict[str, float]
+
+    def to_json(self) -> dict:
+        """rounds; prefill_ms (all prompts); ms_per_round by part (draft, target, accept_reject, cache, other)."""
+        per_round = {part: 1e3 * s / max(self.rounds, 1) for part, s in self.seconds.items() if part not in ("prefill", "total")}
+        return {"rounds": self.rounds, "prefill_ms": 1e3 * self.seconds["prefill"], "ms_per_round": per_round}
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """Plain, speculative and HF assisted decoding of one pair on the same prompts and seeds, and the model.
+
+    ``to_json`` writes these fields, in this order (``specmath bench --json`` prints a list of them):
+
+    * ``pair``, ``device``, ``dtype``, ``threads``: what ran where (torch CPU threads);
+    * ``gamma``: draft tokens per round (chosen by the calibration for ``--gamma auto``);
+      ``gamma_calibration``: that calibration (``Calibration.to_json``), or null;
+    * ``decode_options``: the decoder options that differ from their defaults (``DecodeOptions.to_json``);
+      ``verify``: "token" or "block"; ``sampling``: temperature, top_k, top_p;
+    * ``prompts``: how many prompts; ``max_new_tokens``: the most new tokens per prompt;
+    * ``new_tokens``, ``seconds``, ``tokens_per_s``: per decoder (plain, speculative, hf_assisted), tokens
+      emitted, wall seconds and their ratio, summed over the prompts (HF not run: 0, 0.0 and null);
+    * ``alpha``: the mean over reached draft positions of sum_x min(p(x), q(x));
+      ``acceptance_by_position``: alpha_i = accepted / reached at position i (null where never reached);
+      ``continuation_by_position``: a_i, which counts a position the draft did not propose as rejected;
+    * ``rounds_by_width``: rounds by the number g of drafts they verified, g = 0..gamma;
+      ``drafts_per_round``: drafted tokens per round;
+    * ``cost_ratio_c_per_draft``, ``k_gamma``: c(gamma) and k(gamma), measured at gamma;
+    * ``mean_tokens_per_round``: tokens emitted per round, measured; ``predicted_tokens_per_round``:
+      1 + sum_i prod_{j<=i} a_j;
+    * ``cost_ratio_c``, ``k``, ``o_round``, ``o_plain``: the model's costs in t_1, for the rounds as they ran
+      (``Costs.model_of_rounds``); ``prefill_units``: P (target) and P_d (draft) per prompt, in t_1;
+    * ``costs``: ``Costs.to_json`` at gamma; ``target_forward_s``: seconds of the target pass over 1 and
+      over gamma + 1 tokens (keys "1_token", "<gamma + 1>_tokens") and their ratio k(gamma);
+    * ``predicted_speedup_k1``: the model with k = 1 and no overheads (Leviathan et al.'s premise);
+      ``predicted_speedup_asymptotic``: with the measured costs, n -> infinity; ``predicted_speedup``:
+      with the measured costs for the workload as run (prefill, then the mean new tokens per prompt);
+    * ``measured_speedup_vs_plain``: speculative tokens/s over plain tokens/s; ``speedup_vs_hf_assisted``:
+      over HF assisted generation's (null where HF did not run);
+    * ``profile`` (only with ``profile=True``): ``RoundProfile.to_json``.
+    """
+
+    pair: str
+    device: str
+    dtype: str
+    threads: int
+    gamma: int
+    calibration: Calibration | None
+    options: DecodeOptions
+    sampling: Sampling
+    prompts: int
+    max_new_tokens: int
+    new_tokens: PerDecoder[int]
+    seconds: PerDecoder[float]
+    hf_ran: bool
+    alpha: float
+    acceptance_by_position: list[float | None]
+    continuation_by_position: list[float]
+    rounds_by_width: list[int]
+    drafts_per_round: float | None
+    mean_tokens_per_round: float | None
+    costs: Costs
+    model: RoundCosts  # the rounds as run, prefill per prompt included
+    profile: RoundProfile | None = None
+
+    @property
+    def tokens_per_s(self) -> PerDecoder[float | None]:
+        rate = {name: (n / t if t else None) for (name, n), t in zip(asdict(self.new_tokens).items(),
+                                                                   asdict(self.seconds).values(), strict=True)}
+        return PerDecoder(**rate)
+
+    @property
+    def predicted_tokens_per_round(self) -> float:
+        return expected_tokens_by_position(self.continuation_by_position, self.gamma)
+
+    @property
+    def new_tokens_per_prompt(self) -> float:
+        """n: plain decoding's new tokens per prompt (fewer than max_new_tokens where eos came first)."""
+        return self.new_tokens.plain / self.prompts
+
+    @property
+    def predicted_speedup_k1(self) -> float:
+        return cost_model_speedup(self.continuation_by_position, self.gamma, RoundCosts(self.model.c))
+
+    @property
+    def predicted_speedup_asymptotic(self) -> float:
+        return cost_model_speedup(self.continuation_by_position, self.gamma, self.model)
+
+    @property
+    def predicted_speedup(self) -> float:
+        return cost_model_speedup(self.continuation_by_position, self.gamma, self.model, new_tokens=self.new_tokens_per_prompt)
+
+    @property
+    def measured_speedup_vs_plain(self) -> float:
+        rate = self.tokens_per_s
+        return rate.speculative / rate.plain
+
+    @property
+    def speedup_vs_hf_assisted(self) -> float | None:
+        rate = self.tokens_per_s
+        return rate.speculative / rate.hf_assisted if self.hf_ran else None
+
+    def to_json(self) -> dict:
+        """The fields of the class docstring, in its order (JSON-ready: dicts, lists, numbers, strings, None)."""
+        g, costs = self.gamma, self.costs
+        out = {
+            "pair": self.pair, "device": self.device, "dtype": self.dtype, "threads": self.threads, "gamma": g,
+            "gamma_calibration": None if self.calibration is None else self.calibration.to_json(),
+            "decode_options": self.options.to_json(), "verify": self.options.verify, "sampling": asdict(self.sampling),
+            "prompts": self.prompts, "max_new_tokens": self.max_new_tokens,
+            "new_tokens": self.new_tokens.to_json(), "seconds": self.seconds.to_json(),
+            "tokens_per_s": self.tokens_per_s.to_json(), "alpha": self.alpha,
+            "acceptance_by_position": self.acceptance_by_position, "continuation_by_position": self.continuation_by_position,
+            "rounds_by_width": self.rounds_by_width, "drafts_per_round": self.drafts_per_round,
+            "cost_ratio_c_per_draft": costs.c(g), "k_gamma": costs.k(g),
+            "mean_tokens_per_round": self.mean_tokens_per_round, "predicted_tokens_per_round": self.predicted_tokens_per_round,
+            "cost_ratio_c": self.model.c, "k": self.model.k, "o_round": self.model.o_round, "o_plain": self.model.o_plain,
+            "prefill_units": {"target": self.model.prefill, "draft": self.model.draft_prefill},
+            "costs": costs.to_json((g,)),
+            "target_forward_s": {"1_token": costs.t1, f"{g + 1}_tokens": costs.passes[g + 1], "ratio": costs.k(g)},
+            "predicted_speedup_k1": self.predicted_speedup_k1,
+            "predicted_speedup_asymptotic": self.predicted_speedup_asymptotic,
+            "predicted_speedup": self.predicted_speedup,
+            "measured_speedup_vs_plain": self.measured_speedup_vs_plain,
+            "speedup_vs_hf_assisted": self.speedup_vs_hf_assisted,
+        }
+        if self.profile is not None:
+            out["profile"] = self.profile.to_json()
+        return out

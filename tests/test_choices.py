@@ -1,0 +1,67 @@
+"""The command line's choices come from ``specmath.choices``, and each registry that implements them is keyed by them."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from specmath import choices
+
+
+def _action(command: str, dest: str) -> argparse.Action:
+    import importlib
+
+    from specmath.cli import COMMANDS
+
+    parser = argparse.ArgumentParser()
+    importlib.import_module(COMMANDS[command][0]).configure(parser)
+    (action,) = [a for a in parser._actions if a.dest == dest]
+    return action
+
+
+@pytest.mark.parametrize("command,dest,offered,default", [
+    ("bench", "lean", choices.LEAN, "none"),
+    ("bench", "verify", choices.VERIFY, "token"),
+    ("bench", "dtype", choices.DTYPES, "float32"),
+    ("audit-generate", "engine", choices.AUDIT_ENGINES, None),
+    ("audit-generate", "pair", choices.AUDIT_PAIRS, None),
+    ("audit", "generator", choices.GENERATOR_KINDS, "numpy"),
+])
+def test_each_command_offers_the_choices_of_specmath_choices(command, dest, offered, default):
+    action = _action(command, dest)
+    assert tuple(action.choices) == offered and action.default == default
+
+
+def test_building_the_command_line_and_verifying_import_no_torch():
+    code = ("import sys; from specmath.cli import build_parser; build_parser(); "
+            "import specmath.choices; print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_the_registries_that_implement_the_choices_are_keyed_by_them():
+    pytest.importorskip("torch")
+    from specmath.audit.adapters import make_generator
+    from specmath.audit.engines import ENGINES
+    from specmath.audit.generate_pairs import PAIRS
+    from specmath.lm.block_verify import VERIFIERS
+    from specmath.speculative.symbolic_step import SYMBOLIC_RULES
+
+    assert tuple(ENGINES) == choices.AUDIT_ENGINES
+    assert tuple(PAIRS) == choices.AUDIT_PAIRS
+    assert tuple(VERIFIERS) == choices.VERIFY
+    assert tuple(SYMBOLIC_RULES) == choices.SYMBOLIC_RULES
+    assert [type(make_generator(kind, 0)).__module__.split(".")[0] for kind in choices.GENERATOR_KINDS] == ["numpy", "torch"]
+
+
+def test_the_pair_loader_and_the_lean_option_name_the_choices_in_their_errors():
+    pytest.importorskip("transformers")
+    from specmath.lm.pairs import load_named_pair
+
+    with pytest.raises(ValueError, match="choose from: bundled, smollm2"):
+        load_named_pair("bundle")
+    with pytest.raises(ValueError, match="choose from: none, draft, all"):
+        load_named_pair("bundled", lean="target")
