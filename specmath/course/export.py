@@ -142,14 +142,14 @@ def remove_tagged(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def _write_index(out: Path, pages: list[tuple[Path, str]], what: str) -> Path:
     items = "\n".join(f'<li><a href="{html.escape(p.name)}">{html.escape(title)}</a></li>' for p, title in pages)
     # the other export lies beside this one (make html and make slides write both): link its index page
-    other, other_dir = ("the slides", "slides") if what == "HTML" else ("the HTML pages", "html")
+    other, other_dir = ("To present them: the slides", "slides") if what == "HTML" else ("To read them: the HTML pages", "html")
     index = out / "index.html"
     index.write_text(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>specmath course: {what}</title>\n<style>body {{ font-family: sans-serif; max-width: 52em; margin: 2em auto;"
         " line-height: 1.6; } ul { list-style: none; padding: 0; }</style></head>\n"
         f"<body><h1>specmath: why speculative decoding is lossless</h1>\n<p>The course as {what}, one page per notebook,"
-        f" in order (start with 00). The same notebooks as {other}: <a href=\"../{other_dir}/index.html\">{other}</a>.</p>\n"
+        f" in order (start with 00). <a href=\"../{other_dir}/index.html\">{other}</a>.</p>\n"
         f"<ul>\n{items}\n</ul></body></html>\n",
         encoding="utf-8",
     )

@@ -172,7 +172,7 @@ def test_each_index_page_links_the_other_exports_index_page(tmp_path):
     for index in (html_index, slides_index):
         links = re.findall(r'href="(\.\./[^"]+)"', index.read_text(encoding="utf-8"))
         assert links and all((index.parent / link).resolve().is_file() for link in links), links
-    assert 'href="../slides/index.html">the slides</a>' in html_index.read_text(encoding="utf-8")
+    assert 'href="../slides/index.html">To present them: the slides</a>' in html_index.read_text(encoding="utf-8")
 
 
 def test_links_between_notebooks_point_at_the_exported_pages():
