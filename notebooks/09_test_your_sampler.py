@@ -278,6 +278,7 @@ def bonus_off_by_one(target_probs, draft_probs, draft_tokens, rng):
     return out
 
 
+# %%
 try:
     assert_sampler_lossless(bonus_off_by_one, n=2000, sequential=True)
 except AssertionError as error:

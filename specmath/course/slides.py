@@ -192,21 +192,6 @@ def _split_long_markdown(nb: nbformat.NotebookNode, budget: int) -> nbformat.Not
     return out
 
 
-def _text_chunks(text: str, room: int) -> list[str]:
-    """``text`` cut at line ends into pieces of at most ``room`` pixels of output lines (one line at least)."""
-    chunks, current, used = [], [], 0
-    for line in text.splitlines(keepends=True):
-        height = CODE_LINE * _wrapped([line.rstrip("\n")], CODE_CHARS)
-        if current and used + height > room:
-            chunks.append("".join(current))
-            current, used = [], 0
-        current.append(line)
-        used += height
-    if current:
-        chunks.append("".join(current))
-    return chunks
-
-
 def _split_tall_outputs(nb: nbformat.NotebookNode, budget: int) -> nbformat.NotebookNode:
     """A copy of ``nb`` in which a code cell taller than a slide continues in output-only cells: its outputs
     divided between them, a long printed text cut at line ends, so each piece fits one slide."""
@@ -216,37 +201,51 @@ def _split_tall_outputs(nb: nbformat.NotebookNode, budget: int) -> nbformat.Note
         if cell.cell_type != "code" or cell_height(cell) <= budget:
             cells.append(cell)
             continue
-        pieces: list[list] = [[]]
         head = copy.deepcopy(cell)
         head.outputs = []
-        # room for a short introduction above the first piece (a heading keeps the cell it introduces)
-        used = (cell_height(head) if cell.source.strip() else 0) + SHORT_INTRO
+        shows_code = bool(cell.source.strip()) and not _source_removed(cell)
+        pieces: list[list] = [[]]
+        # the first slide also holds the code and room for a short introduction above it
+        used = (cell_height(head) if shows_code else 0) + SHORT_INTRO
+
         for output in cell.outputs:
-            parts = [output]
-            if output.get("output_type") == "stream":
-                parts = []
-                # each piece of text fits a slide of its own below a short introduction
-                for text in _text_chunks("".join(output["text"]), budget - SHORT_INTRO - 2 * CELL_PAD):
-                    part = copy.deepcopy(output)
-                    part["text"] = text
-                    parts.append(part)
-            for part in parts:
+            if output.get("output_type") != "stream":
                 probe = nbformat.v4.new_code_cell("", metadata={"transient": {"remove_source": True}})
-                probe.outputs = [part]
+                probe.outputs = [output]
                 height = cell_height(probe)
-                if pieces[-1] and used + height > budget:
+                if (pieces[-1] or shows_code) and used + height > budget:
                     pieces.append([])
                     used = 0
-                pieces[-1].append(part)
+                pieces[-1].append(output)
                 used += height
+                continue
+            lines = "".join(output["text"]).splitlines(keepends=True)
+            while lines:
+                # as many lines as fit under what this slide holds; a fresh slide takes at least one
+                fresh, room = used == 0, budget - used - CELL_PAD
+                taken, height = 0, 0
+                while taken < len(lines):
+                    line_height = CODE_LINE * _wrapped([lines[taken].rstrip("\n")], CODE_CHARS)
+                    if height + line_height > room and (taken or not fresh):
+                        break
+                    taken, height = taken + 1, height + line_height
+                if taken:
+                    part = copy.deepcopy(output)
+                    part["text"] = "".join(lines[:taken])
+                    pieces[-1].append(part)
+                    used += height + CELL_PAD
+                    lines = lines[taken:]
+                if lines:
+                    pieces.append([])
+                    used = 0
         for i, outputs in enumerate(pieces):
             piece = copy.deepcopy(head) if i == 0 else nbformat.v4.new_code_cell(
                 "", execution_count=cell.get("execution_count"), metadata={"transient": {"remove_source": True}})
-            if i:
-                if "id" in cell:
-                    piece.id = f"{cell.id}-{i}"
+            if i and "id" in cell:
+                piece.id = f"{cell.id}-{i}"  # unique and the same on every export
             piece.outputs = outputs
-            cells.append(piece)
+            if outputs or (i == 0 and shows_code):
+                cells.append(piece)
     out.cells = cells
     return out
 
