@@ -89,7 +89,7 @@ def test_assert_lossless_reports_a_raising_program_and_a_bad_target():
     with pytest.raises(SamplerError, match="KeyError") as info:
         assert_lossless(broken, target={1: 1})
     assert isinstance(info.value.__cause__, KeyError)
-    with pytest.raises(LawError, match="normalise"):
+    with pytest.raises(LawError, match="Law.from_weights"):
         assert_lossless(rand7_basic, target={1: 0.5, 2: 0.6})
 
 
