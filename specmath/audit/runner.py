@@ -155,7 +155,7 @@ def _run_case(adapter: Adapter, case: AuditCase, n: int, seed: int, sequential: 
         tokens, nodes = tree.draw(look - rounds, drafts_rng)
         try:
             if adapter.batched:
-                counts.update(calls.rounds(tokens, nodes, generator, f"rounds {rounds}..{look - 1}"))
+                counts.update(calls.rounds(tokens, nodes, generator, rounds))
                 rounds = look
             else:
                 rounds = _one_round_each(adapter, case, calls, tokens, nodes, generator, counts, rounds, result, replay_rounds)

@@ -105,8 +105,8 @@ class SamplerCalls:
         self._note_writes(nodes, tokens, target_probs, draft_probs, draft_tokens, where)
         return emitted
 
-    def rounds(self, tokens: np.ndarray, nodes: np.ndarray, generator, where: str) -> Counter:
-        """All rounds of a batched sampler, in chunks: the counts of the emitted tuples."""
+    def rounds(self, tokens: np.ndarray, nodes: np.ndarray, generator, first: int) -> Counter:
+        """Rounds ``first``.. of a batched sampler, in chunks: the counts of the emitted tuples."""
         gamma, vocab = self.tree.gamma, self.tree.vocab
         chunk = max(1, BATCH_ELEMENTS // ((2 * gamma + 1) * vocab))
         counts: Counter = Counter()
@@ -114,7 +114,7 @@ class SamplerCalls:
             part_nodes, part_tokens = nodes[start:start + chunk], tokens[start:start + chunk]
             target_probs, draft_probs = self.tree.arrays(part_nodes)
             draft_tokens = part_tokens.copy()
-            here = f"{where}, rounds {start}..{start + len(part_tokens) - 1}"
+            here = f"rounds {first + start}..{first + start + len(part_tokens) - 1} (one call)"
             self.calls += 1
             try:
                 output = self.adapter.sample_round(target_probs, draft_probs, draft_tokens, generator)
