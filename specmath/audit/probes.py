@@ -77,7 +77,7 @@ def _run_probe(result, case: AuditCase, adapter: Adapter, calls: SamplerCalls, j
     result.probes.append(probe)
     where = probe_text(probe, case.gamma)
     try:
-        emitted = calls.round(np.array(tokens, dtype=np.int64), calls.tree.path(tokens), generator, where)
+        emitted = calls.round(np.array(tokens, dtype=np.int64), calls.drafts.path(tokens), generator, where)
     except SamplerFailure as failure:  # an exception or invalid output on valid input: an error, reported as such
         probe["problem"] = failure.text
         probe["raised"] = True

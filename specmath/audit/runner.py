@@ -6,7 +6,7 @@ alpha = sum_x min(p(x), q(x)).
 For each battery case (``specmath.audit.cases``) and an adapter (``specmath.audit.adapters``):
 
 1. **rounds**: N rounds of drafts x_1..x_gamma drawn from w(q) with the auditor's own numpy generator
-   (``specmath.audit.drafts``); the sampler gets fresh raw arrays and its own seeded generator, one
+   (``specmath.audit.round_drafts``); the sampler gets fresh raw arrays and its own seeded generator, one
    round per call, or (``Adapter.batched``) every round of the look in one call [N, gamma+1, V] (in
    chunks for a large vocabulary); the emitted tuples are counted. An exception or invalid output
    ends the case with an error verdict (``specmath.audit.sampler_calls``);
@@ -38,10 +38,10 @@ import numpy as np
 
 from specmath.audit.adapters import Adapter, make_generator
 from specmath.audit.cases import BATTERY, AuditCase
-from specmath.audit.drafts import DraftTree
 from specmath.audit.power import TestResult, looks, run_tests, tests_per_case
 from specmath.audit.probes import run_probes
 from specmath.audit.replay import ReplayOutcome, record_replay
+from specmath.audit.round_drafts import RoundDrafts
 from specmath.audit.sampler_calls import SamplerCalls, SamplerFailure
 from specmath.validation import check_real
 
@@ -145,14 +145,14 @@ def _run_case(adapter: Adapter, case: AuditCase, n: int, seed: int, sequential: 
     start = time.perf_counter()
     result = CaseResult(case.name, case.description, case.gamma, case.vocab_size)
     expected = case.expected(adapter.warp)
-    tree = DraftTree(case, adapter.warp)
-    calls = SamplerCalls(adapter, tree)
+    drafts = RoundDrafts(case, adapter.warp)
+    calls = SamplerCalls(adapter, drafts)
     drafts_rng = np.random.default_rng([seed, 1])
     generator = make_generator(adapter.generator_kind, seed)
     counts: Counter = Counter()
     rounds = 0
     for look in looks(n, sequential):
-        tokens, nodes = tree.draw(look - rounds, drafts_rng)
+        tokens, nodes = drafts.draw(look - rounds, drafts_rng)
         try:
             if adapter.batched:
                 counts.update(calls.rounds(tokens, nodes, generator, rounds))

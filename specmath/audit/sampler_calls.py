@@ -3,7 +3,7 @@
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)); V = vocabulary size.
 
-Every call hands the sampler arrays gathered anew from the case's tables (``specmath.audit.drafts``),
+Every call hands the sampler arrays gathered anew from the case's tables (``specmath.audit.round_drafts``),
 so nothing a sampler does to its inputs reaches another call, another sampler or another test. What
 can go wrong is kept apart from a loss:
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from specmath.audit.adapters import Adapter
-from specmath.audit.drafts import DraftTree
+from specmath.audit.round_drafts import RoundDrafts
 from specmath.audit.sampler_output import InvalidSamplerOutput, batch_tokens, round_tokens
 
 __all__ = ["SamplerFailure", "SamplerCalls", "BATCH_ELEMENTS", "generator_mismatch"]
@@ -67,10 +67,10 @@ def generator_mismatch(exc: BaseException, generator: object, kind: str) -> str 
 
 @dataclass
 class SamplerCalls:
-    """The calls of one case: the adapter, the case's draft tree, and the first write into inputs seen."""
+    """The calls of one case: the adapter, the drafts of the case, and the first write into inputs seen."""
 
     adapter: Adapter
-    tree: DraftTree
+    drafts: RoundDrafts
     writes: str | None = None
     calls: int = field(default=0)
 
@@ -83,15 +83,15 @@ class SamplerCalls:
 
     def _note_writes(self, nodes, tokens, target_probs, draft_probs, draft_tokens, where: str) -> None:
         if self.writes is None:
-            changed = self.tree.wrote_into(nodes, tokens, target_probs, draft_probs, draft_tokens)
+            changed = self.drafts.wrote_into(nodes, tokens, target_probs, draft_probs, draft_tokens)
             if changed is not None:
                 self.writes = f"{where}: {changed}"
 
     def round(self, tokens: np.ndarray, nodes: np.ndarray, generator, where: str) -> tuple:
         """One call of a one-round sampler (or of a batched one on a batch of one): the emitted tuple."""
-        target_probs, draft_probs = self.tree.arrays(nodes)
+        target_probs, draft_probs = self.drafts.arrays(nodes)
         draft_tokens = tokens.copy()
-        gamma, vocab = self.tree.gamma, self.tree.vocab
+        gamma, vocab = self.drafts.gamma, self.drafts.vocab
         self.calls += 1
         try:
             if self.adapter.batched:
@@ -107,12 +107,12 @@ class SamplerCalls:
 
     def rounds(self, tokens: np.ndarray, nodes: np.ndarray, generator, first: int) -> Counter:
         """Rounds ``first``.. of a batched sampler, in chunks: the counts of the emitted tuples."""
-        gamma, vocab = self.tree.gamma, self.tree.vocab
+        gamma, vocab = self.drafts.gamma, self.drafts.vocab
         chunk = max(1, BATCH_ELEMENTS // ((2 * gamma + 1) * vocab))
         counts: Counter = Counter()
         for start in range(0, len(tokens), chunk):
             part_nodes, part_tokens = nodes[start:start + chunk], tokens[start:start + chunk]
-            target_probs, draft_probs = self.tree.arrays(part_nodes)
+            target_probs, draft_probs = self.drafts.arrays(part_nodes)
             draft_tokens = part_tokens.copy()
             here = f"rounds {first + start}..{first + start + len(part_tokens) - 1} (one call)"
             self.calls += 1

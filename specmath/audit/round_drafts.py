@@ -31,10 +31,10 @@ import numpy as np
 from specmath.audit.cases import AuditCase
 from specmath.speculative.toy_lm import Warp
 
-__all__ = ["DraftTree"]
+__all__ = ["RoundDrafts"]
 
 
-class DraftTree:
+class RoundDrafts:
     """The drafted prefixes of one case (under warp w): node ids, raw p/q rows, and w(q)'s cumulative weights."""
 
     def __init__(self, case: AuditCase, warp: Warp | None = None) -> None:
