@@ -22,6 +22,9 @@ __all__ = ["PairName", "parse_pair_name", "check_device"]
 #: the SmolLM2 drafts without their arguments (skipK takes K, the last three an optional =PATH)
 SMOLLM2_DRAFT_KINDS = ("int8", "lookup", "skip", "trained", "ngram", "lookup+ngram")
 
+#: decoder layers of SmolLM2-135M: a skipK draft keeps K of them, 1 <= K <= 29
+SMOLLM2_LAYERS = 30
+
 #: a Hugging Face hub name: "name" or "organisation/name"
 HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 
@@ -74,7 +77,9 @@ def parse_pair_name(name: str) -> PairName:
 def _smollm2(name: str, draft: str) -> PairName:
     kind, equals, path = draft.partition("=")
     if kind.startswith("skip") and kind[4:].isdigit() and not equals:
-        return PairName(name, "smollm2", "skip", layers=check_integer(int(kind[4:]), "K in smollm2:skipK (the layers the draft keeps)", min_value=1))
+        layers = check_integer(int(kind[4:]), "K in smollm2:skipK (the layers the draft keeps)",
+                               min_value=1, max_value=SMOLLM2_LAYERS - 1)
+        return PairName(name, "smollm2", "skip", layers=layers)
     if kind in ("int8", "lookup") and not equals:
         return PairName(name, "smollm2", kind)
     if kind in ("trained", "ngram", "lookup+ngram"):
