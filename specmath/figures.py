@@ -71,11 +71,11 @@ def regenerate(out_dir: str | Path = "figures", only: list[str] | None = None) -
     A name in ``only`` that no plotting function claims is an ``UnknownName`` (with the nearest
     one), and an ``out_dir`` that is a file an ``InvalidFile``, both before anything is drawn.
     """
-    plots = load_all()
-    chosen = set(check_choices(only, "figure", plots)) if only is not None else set(plots)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InvalidFile(f"output folder {str(out)!r} is a file")
+    plots = load_all()
+    chosen = set(check_choices(only, "figure", plots)) if only is not None else set(plots)
     import matplotlib
 
     matplotlib.use("Agg")
