@@ -143,9 +143,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_all(args)
     sampling = Sampling(args.temperature, top_k=args.top_k, top_p=args.top_p)
     audit = run_generate_audit(args.engine, args.pair, sampling, n=args.n or 2000, seed=args.seed)
-    if audit.skipped:
-        print(f"skipped: {audit.skipped}")
-        return 2
+    if audit.skipped:  # the engine cannot run here (a package or a model file is missing): say why
+        raise InvalidArgument(f"engine {args.engine!r} cannot run here: {audit.skipped}")
     if args.json:
         print(json.dumps(audit.to_json(), indent=2))
     else:

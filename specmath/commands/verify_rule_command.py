@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
 
     report = verify_rule(rule, random_instances=args.random, seed=args.seed)
     if report.verdict == "error":
-        print(f"verify-rule: {report.text()}", file=sys.stderr)
+        print(f"specmath verify-rule: {report.text()}", file=sys.stderr)
         return 2
     print(report.text())
     return 0 if report.lossless else 1
