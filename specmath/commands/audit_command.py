@@ -32,13 +32,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"which sampler (see --list), or {FUNCTION_REFERENCE} with the adapter interface")
     parser.add_argument("--generator", choices=GENERATOR_KINDS, default=GENERATOR_KINDS[0],
                         help="generator kind a module:function sampler draws from (default numpy)")
-    parser.add_argument("--n", action=IntegerValue, min_value=1, default=None, help="rounds per case, an int >= 1 (default 20000)")
+    parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None, help="rounds per case, an int >= 1 (default 20000)")
     parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0,
                         help="seed of the drafts and of the sampler's generator, an int >= 0 (default 0)")
     parser.add_argument("--sequential", action="store_true", help="looks at N/16..N; stop at the first clear failure")
     parser.add_argument("--json", metavar="PATH", help="write the full report as JSON to PATH")
     parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
-    parser.add_argument("--cases", help="comma-separated case names (default: the whole battery; see --list)")
+    parser.add_argument("--cases", metavar="NAMES", help="comma-separated case names (default: the whole battery; see --list)")
     parser.add_argument("--list", action="store_true", help="list the adapters and the cases")
     parser.add_argument("--all-bugs", action="store_true",
                         help="audit every bug-zoo adapter, print which cases catch it (with --sequential: the first); exit 1 if one escapes")

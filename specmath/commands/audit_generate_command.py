@@ -30,12 +30,12 @@ from specmath.validation import InvalidArgument
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("engine", nargs="?", choices=AUDIT_ENGINES, help="the engine whose generate path is audited")
     parser.add_argument("--pair", choices=AUDIT_PAIRS, help="target/draft pair (tiny is fast enough for CI)")
-    parser.add_argument("--n", action=IntegerValue, min_value=1, default=None,
+    parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
                         help="generate calls per sampler, an int >= 1 (default 2000; --all: per pair)")
-    parser.add_argument("--temperature", action=RealValue, min_value=0, open_min=True, default=1.0,
+    parser.add_argument("--temperature", metavar="T", action=RealValue, min_value=0, open_min=True, default=1.0,
                         help="temperature T > 0 (the audit compares sampled laws; default 1)")
-    parser.add_argument("--top-k", action=IntegerValue, min_value=1, default=None, help="keep the K >= 1 most likely tokens")
-    parser.add_argument("--top-p", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
+    parser.add_argument("--top-k", metavar="K", action=IntegerValue, min_value=1, default=None, help="keep the K >= 1 most likely tokens")
+    parser.add_argument("--top-p", metavar="P", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
                         help="keep the most likely tokens up to mass P in (0, 1]")
     parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0, help="seed of the first generate call, an int >= 0")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -38,23 +38,23 @@ class _GammaValue(IntegerValue):
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pair", action="append", help=f"{PAIR_FORMS} (repeatable; default: {' and '.join(BENCH_PAIRS)})")
-    parser.add_argument("--gamma", action=_GammaValue, min_value=1, default=4,
+    parser.add_argument("--pair", metavar="NAME", action="append", help=f"{PAIR_FORMS} (repeatable; default: {' and '.join(BENCH_PAIRS)})")
+    parser.add_argument("--gamma", metavar="N|auto", action=_GammaValue, min_value=1, default=4,
                         help=f"draft tokens per round, an int >= 1, or {GAMMA_AUTO!r} (a short calibration picks it; default 4)")
-    parser.add_argument("--max-new-tokens", action=IntegerValue, min_value=1, default=64,
+    parser.add_argument("--max-new-tokens", metavar="N", action=IntegerValue, min_value=1, default=64,
                         help="tokens generated per prompt, an int >= 1 (default 64; a chat model may stop earlier at its eos token)")
-    parser.add_argument("--prompts-file", default=None, help="JSON Lines file, one JSON string (user message) per line")
-    parser.add_argument("--prompts", action=IntegerValue, min_value=1, default=None,
+    parser.add_argument("--prompts-file", metavar="FILE", default=None, help="JSON Lines file, one JSON string (user message) per line")
+    parser.add_argument("--prompts", metavar="N", action=IntegerValue, min_value=1, default=None,
                         help="time only the first N >= 1 prompts (default: 4 of the pair's own, all of a file)")
-    parser.add_argument("--temperature", action=RealValue, min_value=0, default=1.0,
+    parser.add_argument("--temperature", metavar="T", action=RealValue, min_value=0, default=1.0,
                         help="temperature T >= 0 of p and q (0 = greedy; default 1)")
-    parser.add_argument("--top-k", action=IntegerValue, min_value=1, default=None,
+    parser.add_argument("--top-k", metavar="K", action=IntegerValue, min_value=1, default=None,
                         help="keep the K >= 1 most likely tokens of p and q (default: all)")
-    parser.add_argument("--top-p", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
+    parser.add_argument("--top-p", metavar="P", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
                         help="keep the most likely tokens up to mass P in (0, 1] (default: all)")
     parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0,
                         help="seed of every decoder's torch.Generator, an int >= 0 (default 0)")
-    parser.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda if available)")
+    parser.add_argument("--device", metavar="DEVICE", default=None, help="cpu, cuda or cuda:N (default: cuda if available)")
     parser.add_argument("--dtype", default=DTYPES[0], choices=DTYPES, help=f"dtype the models run in (default {DTYPES[0]})")
     parser.add_argument("--pack-weights", action="store_true",
                         help="pack the Linear weights once for oneDNN (needs --dtype bfloat16 on a CPU with AMX or AVX-512 BF16; "
@@ -65,10 +65,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verify", default=VERIFY[0], choices=VERIFY,
                         help="how speculative decoding verifies a drafted block: token by token (Leviathan et al.; default) or "
                              "jointly ('block', Sun et al. 2024: never fewer accepted tokens, as lossless); HF always verifies token by token")
-    parser.add_argument("--threads", action=IntegerValue, min_value=1, default=None, help="torch CPU threads, an int >= 1")
+    parser.add_argument("--threads", metavar="N", action=IntegerValue, min_value=1, default=None, help="torch CPU threads, an int >= 1")
     parser.add_argument("--no-hf", action="store_true", help="skip HF assisted generation")
     parser.add_argument("--k-table", action="store_true", help="print k(gamma), c and o_round for gamma 1..8 (no decoding runs)")
-    parser.add_argument("--draft-threshold", action=RealValue, min_value=0, max_value=1, default=0.0,
+    parser.add_argument("--draft-threshold", metavar="X", action=RealValue, min_value=0, max_value=1, default=0.0,
                         help="a model draft stops a row when max_x q(x) falls below this threshold in [0, 1] "
                              "(lossless: depends on q only; default 0)")
     parser.add_argument("--profile", action="store_true",
