@@ -32,7 +32,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"which sampler (see --list), or {FUNCTION_REFERENCE} with the adapter interface")
     parser.add_argument("--generator", choices=GENERATOR_KINDS, default=GENERATOR_KINDS[0],
                         help="generator kind a module:function sampler draws from (default numpy)")
-    parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None, help="rounds per case, an int >= 1 (default 20000)")
+    parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
+                        help="rounds per case, an int >= 1 (default 20000)")
     parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0,
                         help="seed of the drafts and of the sampler's generator, an int >= 0 (default 0)")
     parser.add_argument("--sequential", action="store_true", help="looks at N/16..N; stop at the first clear failure")
