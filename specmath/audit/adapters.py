@@ -170,10 +170,6 @@ def adapters() -> dict[str, Adapter]:
 
     listed = [
         Adapter("reference", "specmath's float64 numpy reference round (correct)", reference_sample_round, "numpy"),
-        Adapter("reference-batched", "specmath's vectorised float64 numpy round, every round of a case in one call (correct)",
-                reference_sample_rounds, "numpy", batched=True),
-        Adapter("specmath-torch-batched", "specmath.lm.accept_reject.accept_reject on the whole batch, float64 tensors",
-                specmath_torch_rounds, "torch", batched=True),
         Adapter("specmath-torch", "specmath.lm.accept_reject.accept_reject, float64 tensors, torch.Generator",
                 specmath_torch_round, "torch", draws=DrawProtocol("float32", "float64")),
         Adapter("specmath-torch-float32", "specmath.lm.accept_reject.accept_reject, float32 tensors (as a float32 model gives them)",
@@ -182,6 +178,10 @@ def adapters() -> dict[str, Adapter]:
                 partial(specmath_torch_round, accept_reject=target_resample_accept_reject), "torch", draws=DrawProtocol("float32", "float64")),
         Adapter("hf", "transformers.generation.utils._speculative_sampling on float32 logits = log(probs)",
                 hf_round, "torch", draws=DrawProtocol("float32", "float32")),
+        Adapter("reference-batched", "specmath's vectorised float64 numpy round, every round of a case in one call (correct)",
+                reference_sample_rounds, "numpy", batched=True),
+        Adapter("specmath-torch-batched", "specmath.lm.accept_reject.accept_reject on the whole batch, float64 tensors",
+                specmath_torch_rounds, "torch", batched=True),
     ]
     listed += _bug_adapters()
     return {a.name: a for a in listed}

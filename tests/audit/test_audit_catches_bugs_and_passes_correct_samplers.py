@@ -7,6 +7,7 @@ exact one with probability >= 0.99 (0.13..0.17; 0.03..0.06 at N = 20000; printed
 """
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +127,17 @@ def test_a_user_sampler_named_module_function_is_audited_and_its_garbage_is_an_e
         adapter_named("specmath.audit.reference_round:no_such_function")
     with pytest.raises(ValueError, match="generator kind"):
         adapter_named("specmath.audit.reference_round:reference_sample_round", "jax")
+
+
+ENGINE_SAMPLERS = Path(__file__).resolve().parents[1] / "testing" / "engine_samplers.py"
+
+
+def test_cli_audits_a_batched_warping_sampler_and_says_what_points_at_a_bug(capsys):
+    both, target_only = f"{ENGINE_SAMPLERS}:top_k_both_sides", f"{ENGINE_SAMPLERS}:top_k_target_only"
+    assert main(["audit", both, "--batched", "--top-k", "2", "--n", "1000", "--cases", "context-g3,top-k-draft-only"]) == 0
+    assert "PASS: 2 of 2 cases pass" in capsys.readouterr().out
+    assert main(["audit", target_only, "--batched", "--top-k", "2", "--n", "1000", "--cases", "context-g3"]) == 1
+    out = capsys.readouterr().out
+    assert "what points at the bug:" in out and "worst cells (observed vs expected count):" in out
+    assert main(["audit", "reference", "--batched"]) == 2
+    assert "describe a module:function sampler; 'reference' is a registered adapter" in capsys.readouterr().err

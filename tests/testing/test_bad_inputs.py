@@ -51,7 +51,7 @@ def three_halves(p, q, x):
     return Fraction(3, 2), None
 
 
-def raises(tp, dp, dt, rng):
+def unfinished_round(tp, dp, dt, rng):
     raise RuntimeError("no residual yet")
 
 
@@ -92,8 +92,8 @@ BAD_INPUTS = [
      SamplerError, "the sampler my_rounds returned invalid output"),
     ("batched: -1 before a token", lambda: assert_sampler_lossless(batched(lambda out: out[:, ::-1].copy()), batched=True, **SMALL),
      SamplerError, "the sampler my_rounds returned invalid output"),
-    ("a sampler that raises", lambda: assert_sampler_lossless(raises, **SMALL), SamplerError,
-     "the sampler raises raised on valid input (an error, not a loss) in 1 of 1 case(s); first, vocab-2: round 0, "
+    ("a sampler that raises", lambda: assert_sampler_lossless(unfinished_round, **SMALL), SamplerError,
+     "the sampler unfinished_round raised on valid input (an error, not a loss) in 1 of 1 case(s); first, vocab-2: round 0, "
      "drafts [1]: RuntimeError: no residual yet"),
     ("a numpy sampler with generator='torch'", lambda: assert_sampler_lossless(GOOD, generator="torch", **SMALL),
      SamplerError, "the sampler one_round(vectorised_uniforms) raised on valid input"),
