@@ -137,6 +137,7 @@ def test_law_pairs_spend_their_budget_on_pairs_that_can_break_a_rule():
     assert_worth_the_budget(budget(pairs))
 
 
+@pytest.mark.slow  # drawing 1000 toy LM pairs takes Hypothesis about 12 s
 def test_toy_lm_pairs_spend_their_budget_on_models_that_differ():
     models = drawn(sms.toy_lm_pairs())
     assert len(models) == 1000
