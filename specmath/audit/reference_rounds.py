@@ -30,30 +30,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from specmath.audit.reference_round import numpy_warp
+from specmath.audit.reference_round import check_round_arrays, numpy_warp
 from specmath.speculative.sampling_warp import Warp
 from specmath.validation import check_generator
 
-__all__ = ["check_batch_arrays", "reference_sample_rounds", "specmath_torch_rounds", "padded_rounds"]
-
-
-def check_batch_arrays(target_probs, draft_probs, draft_tokens) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """float64 [N, gamma+1, V], [N, gamma, V] and int64 [N, gamma] arrays; ValueError naming a bad shape or value."""
-    p = np.asarray(target_probs, dtype=np.float64)
-    q = np.asarray(draft_probs, dtype=np.float64)
-    x = np.asarray(draft_tokens)
-    if x.ndim != 2 or (x.size and not np.issubdtype(x.dtype, np.integer)):
-        raise ValueError(f"draft_tokens must be an [N, gamma] array of integer ids, got shape {x.shape} dtype {x.dtype}")
-    n, gamma = x.shape
-    if p.ndim != 3 or p.shape[:2] != (n, gamma + 1):
-        raise ValueError(f"target_probs must have shape [N, gamma + 1, V] = [{n}, {gamma + 1}, V], got {p.shape}")
-    if q.shape != (n, gamma, p.shape[2]):
-        raise ValueError(f"draft_probs must have shape [N, gamma, V] = [{n}, {gamma}, {p.shape[2]}], got {q.shape}")
-    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(q))) or np.any(p < 0) or np.any(q < 0):
-        raise ValueError("target_probs and draft_probs must be finite and non-negative")
-    if np.any((x < 0) | (x >= p.shape[2])):
-        raise ValueError(f"draft_tokens has an id outside 0..{p.shape[2] - 1}")
-    return p, q, x.astype(np.int64)
+__all__ = ["reference_sample_rounds", "specmath_torch_rounds", "padded_rounds"]
 
 
 def padded_rounds(draft_tokens, n_accepted, last):
@@ -77,7 +58,7 @@ def reference_sample_rounds(target_probs, draft_probs, draft_tokens, rng: np.ran
                             warp: Warp | None = None) -> np.ndarray:
     """The correct round on every row at once (numpy, float64): [N, gamma+1] ids padded with -1."""
     check_generator(rng)
-    p, q, x = check_batch_arrays(target_probs, draft_probs, draft_tokens)
+    p, q, x = check_round_arrays(target_probs, draft_probs, draft_tokens, batched=True)
     if warp is not None:
         p, q = numpy_warp(p.reshape(-1, p.shape[2]), warp).reshape(p.shape), numpy_warp(q.reshape(-1, q.shape[2]), warp).reshape(q.shape)
     n, gamma = x.shape
