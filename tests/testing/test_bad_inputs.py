@@ -168,6 +168,14 @@ def test_what_looks_odd_but_is_fine_is_accepted():
 
     assert_rule_lossless(vector_rule, max_tv=1e-12)
     assert step_law(P, Q, vector_rule) == Law(P)
+    torch = pytest.importorskip("torch")
+
+    def tensor_rule(p, q, x):
+        accept, residual = standard_rule(p, q, x)
+        return accept, None if residual is None else torch.tensor([float(residual[y]) for y in p], dtype=torch.float64)
+
+    assert step_law(P, Q, tensor_rule) == Law(P)
+    assert_rule_lossless(tensor_rule, max_tv=1e-12)
     # a toy LM may return a plain dict
     assert round_law(lambda c: {0: 0.5, 1: 0.5}, lambda c: TWO_TOKENS, (), 1) == round_law(lambda c: TWO_TOKENS, lambda c: TWO_TOKENS, (), 1)
 
