@@ -111,12 +111,17 @@ class RoundDrafts:
 
     def wrote_into(self, nodes: np.ndarray, tokens: np.ndarray, target_probs: np.ndarray, draft_probs: np.ndarray,
                    draft_tokens: np.ndarray) -> str | None:
-        """Which input the sampler changed (compared with the tables), as words, or None."""
+        """Which input the sampler changed (compared with the tables), as words, or None.
+
+        The bytes are compared first (one memcmp each); only a changed array is searched for the entry."""
         p_table, q_table = self._stacked()
         for name, handed, kept in (("target_probs", target_probs, p_table[nodes]),
                                    ("draft_probs", draft_probs, q_table[nodes[..., :-1]]),
                                    ("draft_tokens", draft_tokens, tokens)):
-            if not np.array_equal(handed, kept):
-                where = tuple(np.argwhere(handed != kept)[0].tolist())
+            if handed.tobytes() != kept.tobytes():
+                changed = ~(handed == kept)  # NaN counts as changed
+                if not changed.any():  # equal values, other bits: a zero's sign
+                    changed = np.signbit(handed) != np.signbit(kept)
+                where = tuple(np.argwhere(changed)[0].tolist())
                 return f"{name}[{', '.join(map(str, where))}] changed from {kept[where].item()!r} to {handed[where].item()!r}"
         return None
