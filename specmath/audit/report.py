@@ -143,11 +143,13 @@ def to_json(report: AuditReport) -> dict:
         "rounds_per_case": report.rounds, "sequential": report.sequential,
         "family_level": report.family_level, "power": report.power, "passed": report.passed,
         "errored": report.errored, "seconds": report.seconds, "not_run": report.not_run,
+        "input_writes": report.input_writes,
         "cases": [
             {
                 "case": c.case, "description": c.description, "gamma": c.gamma, "vocab_size": c.vocab_size,
                 "n": c.n, "passed": c.passed, "verdict": c.verdict, "reasons": c.reasons, "error": c.error,
-                "errors": c.errors, "seconds": c.seconds,
+                "errors": c.errors, "invalid_output": c.invalid_output, "input_writes": c.input_writes,
+                "seconds": c.seconds,
                 "tests": [t.to_json() for t in c.tests], "probes": c.probes,
                 "replay": c.replay_counts(), "replay_failures": c.replay_failures,
             }

@@ -23,7 +23,7 @@ draft_tokens [N, gamma], generator) -> [N, gamma+1]``) are called on chunks of a
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -72,7 +72,6 @@ class SamplerCalls:
     adapter: Adapter
     drafts: RoundDrafts
     writes: str | None = None
-    calls: int = field(default=0)
 
     def _failure(self, exc: BaseException, where: str, generator: object) -> SamplerFailure:
         if isinstance(exc, InvalidSamplerOutput):
@@ -92,7 +91,6 @@ class SamplerCalls:
         target_probs, draft_probs = self.drafts.arrays(nodes)
         draft_tokens = tokens.copy()
         gamma, vocab = self.drafts.gamma, self.drafts.vocab
-        self.calls += 1
         try:
             if self.adapter.batched:
                 lengths, ids = batch_tokens(self.adapter.sample_round(target_probs[None], draft_probs[None], draft_tokens[None],
@@ -115,7 +113,6 @@ class SamplerCalls:
             target_probs, draft_probs = self.drafts.arrays(part_nodes)
             draft_tokens = part_tokens.copy()
             here = f"rounds {first + start}..{first + start + len(part_tokens) - 1} (one call)"
-            self.calls += 1
             try:
                 output = self.adapter.sample_round(target_probs, draft_probs, draft_tokens, generator)
                 lengths, ids = batch_tokens(output, len(part_tokens), gamma, vocab)
