@@ -204,7 +204,7 @@ class SpecmathCli(SphinxDirective):
         from specmath.cli import build_parser
 
         previous = os.environ.get("COLUMNS")
-        os.environ["COLUMNS"] = "100"  # argparse wraps at the terminal's width: fix it for a page
+        os.environ["COLUMNS"] = "86"  # argparse wraps at the terminal's width: the width of a page's code block
         try:
             parser = build_parser()
             subparsers = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")

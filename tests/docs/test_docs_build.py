@@ -4,6 +4,7 @@ Marked ``notebooks`` (it renders every notebook), so ``make test-fast`` leaves i
 runs it. The build is the one ``make docs`` runs, into a temporary folder.
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -77,6 +78,8 @@ def test_chromium_typesets_a_notebooks_math_with_the_local_mathjax(site):
          "--disable-component-update", "--no-first-run", "--virtual-time-budget=20000", "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=180,
     ).stdout
-    formulas = page.read_text(encoding="utf-8").count('class="math')
-    assert dom.count('class="MathJax"') >= formulas > 10, "MathJax did not typeset the page's formulas"
+    formulas = page.read_text(encoding="utf-8").count('class="math notranslate')
+    typeset = len(re.findall(r'class="MathJax[ "]', dom))  # inline, display, and display broken into lines
+    assert typeset == formulas > 10, f"MathJax typeset {typeset} of the page's {formulas} formulas"
+    assert 'class="MathJax_Error' not in dom, "a formula failed to typeset"
     assert "STIXMathJax_" in dom, "MathJax fell back to local fonts: the STIX-Web web fonts did not load"
