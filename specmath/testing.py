@@ -176,7 +176,7 @@ def _rule_message(rule: Callable, failure: RuleFailure, failing: int, instances:
 # -- programs ----------------------------------------------------------------------------------------
 
 def assert_lossless(program: Callable, *args: Any, target: Any, **kwargs: Any) -> None:
-    """Assert exact(program, *args, **kwargs).law == target (any Mapping, ``as_law``), as Fractions.
+    """Assert ``exact(program, *args, **kwargs).law == target`` (any Mapping, ``as_law``), as Fractions.
 
     The AssertionError shows TV(law, target) and the table outcome / law / target / difference.
     A program that raises while its law is computed gives a ``SamplerError`` chained to the exception;
