@@ -2,6 +2,8 @@
 
     PYTHONPATH=. python benchmarks/audit_speed.py [--n 20000] [--json PATH]
 
+(the run of 2026-11-30 is benchmarks/results/cpu_2026-11-30_audit_speed.json)
+
 Four samplers, each the correct round (so each audit passes), each audited at n rounds per case
 on the whole battery (14 cases):
 
