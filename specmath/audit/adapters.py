@@ -189,7 +189,7 @@ def adapters() -> dict[str, Adapter]:
 
 def adapter_named(name: str, generator_kind: str = "numpy", *, batched: bool = False, warp: Warp | None = None) -> Adapter:
     """The adapter called ``name``, or a user's ``module:function`` with the interface above drawing
-    from a generator of ``generator_kind`` (batched when ``batched``, emitting the law of ``warp``(p));
+    from a generator of ``generator_kind`` (batched when ``batched``, emitting the law of ``warp(p)``);
     ValueError naming the problem otherwise."""
     known = adapters()
     if name not in known and ":" in name and not name.startswith("bug:"):
