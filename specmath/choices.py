@@ -59,7 +59,8 @@ AUDIT_ENGINES = ("specmath", "hf-assisted", "hf-lookup", "llama-cpp")
 AUDIT_PAIRS = ("tiny", "bundled", "smollm2")
 
 #: the samplers ``specmath audit`` names besides the bug zoo's (``specmath.audit.adapters.adapters``)
-AUDIT_SAMPLERS = ("reference", "specmath-torch", "specmath-torch-float32", "specmath-torch-target-residual", "hf")
+AUDIT_SAMPLERS = ("reference", "specmath-torch", "specmath-torch-float32", "specmath-torch-target-residual", "hf",
+                  "reference-batched", "specmath-torch-batched")
 
 #: the entries of the bug zoo (``specmath.bugzoo.BUGS``), each also audited as ``bug:NAME``
 BUG_NAMES = ("q-from-raw-logits", "target-probs-unwarped", "first-draft-unverified", "logits-off-by-one",
