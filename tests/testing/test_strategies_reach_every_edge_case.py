@@ -14,7 +14,6 @@ from specmath.laws import Law
 from specmath.speculative.step import standard_rule, step_law
 from specmath.speculative.toy_lm import ToyLM
 
-
 #: The edge-case searches are derandomized (the same examples on every run and machine, so a rare edge
 #: case cannot make the test flaky) and may look at 1000 examples: law_pairs spends only a few percent
 #: of its budget on each edge case, by design (test_law_pairs_spend_their_budget_on_pairs_that_can_break_a_rule).
