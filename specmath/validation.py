@@ -55,6 +55,7 @@ __all__ = [
     "check_generator_kind",
     "GENERATOR_KINDS",
     "check_file",
+    "check_output_file",
     "did_you_mean",
 ]
 
@@ -150,7 +151,7 @@ def check_fraction(value: Any, name: str, *, min_value: Any = None, max_value: A
     """``value`` as an exact Fraction in the given range: the exact side's ``check_real``.
 
     Read as ``specmath.laws.to_fraction`` reads a weight (a Python float as the decimal it prints
-    as, 0.7 -> 7/10; numpy and torch scalars exactly), so the bound is checked on the number the
+    as, 0.7 -> 7/10, and numpy and torch scalars likewise), so the bound is checked on the number the
     caller meant, never on a rounded double.
     """
     words = _range_words(min_value, max_value, open_min=open_min, open_max=open_max)
@@ -238,4 +239,18 @@ def check_file(path: Any, what: str = "file") -> Path:
         raise InvalidFile(f"{what} {str(p)!r}: no such file")
     if not p.is_file():
         raise InvalidFile(f"{what} {str(p)!r} is not a file")
+    return p
+
+
+
+def check_output_file(path: Any, what: str = "output file") -> Path:
+    """A file to write: its folder exists and it is not a folder itself (checked before the work that fills it)."""
+    try:
+        p = Path(path)
+    except TypeError:
+        raise InvalidArgument(f"{what} must be a path, got {_shown(path)}") from None
+    if p.is_dir():
+        raise InvalidFile(f"{what} {str(p)!r} is a folder; give a file name")
+    if not p.parent.is_dir():
+        raise InvalidFile(f"{what} {str(p)!r}: no such folder {str(p.parent)!r}")
     return p
