@@ -2,13 +2,16 @@
 
 import json
 import shutil
+from pathlib import Path
 
+import nbformat
 import pytest
 
 from specmath.course.measurements import MEASUREMENTS, bench_table, histogram_table, load_measurement, model_gap_line
 from specmath.validation import InvalidFile, UnknownName
 
 GPU = "gpu_h200_2026-11-30"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_gpu_measurement_names_its_machine_and_every_finished_bench_run_is_a_row():
@@ -50,3 +53,15 @@ def test_unknown_names_and_malformed_files_get_one_clear_message(tmp_path):
     (tmp_path / "broken" / "bench-x.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(InvalidFile, match="bench-x.json: not JSON"):
         load_measurement("broken", tmp_path)
+
+
+def test_notebook_07_shows_the_tables_its_committed_files_make_now():
+    # 07's committed outputs are what the measurement files say: a run added to or changed in
+    # data/measurements/ without re-executing 07 fails here
+    notebook = nbformat.read(ROOT / "notebooks" / "07_real_models.ipynb", as_version=4)
+    shown = [output["data"]["text/markdown"] for cell in notebook.cells if cell.cell_type == "code"
+             for output in cell.get("outputs", []) if "text/markdown" in output.get("data", {})]
+    gpu = load_measurement(GPU)
+    for table in (histogram_table(gpu.histograms("hist-bundled")), bench_table(gpu.bench)):
+        assert sum(text.startswith(table + "\n\nMachine: " + gpu.machine + ".") for text in shown) == 1
+    assert any(model_gap_line(gpu.bench) in text for text in shown)
