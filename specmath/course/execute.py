@@ -124,8 +124,22 @@ def execute_notebook(path: str | Path, timeout: int = CELL_TIMEOUT, kernel_log=N
     nb = nbformat.read(path, as_version=4)
     client = notebook_client(nb, path.parent, timeout)
     streams = {} if kernel_log is None else {"stdout": kernel_log, "stderr": kernel_log}
-    client.execute(**streams)
+    client.execute(env=kernel_environment(path), **streams)
     return nb
+
+
+def kernel_environment(path: Path) -> dict[str, str]:
+    """The kernel's environment: this one, with the checkout that holds ``path`` first on ``PYTHONPATH``.
+
+    The kernel starts in the notebook's folder, so without this ``import specmath`` finds whichever
+    copy the environment installed, which may be another checkout's (an editable install elsewhere):
+    the notebooks run against the code beside them.
+    """
+    env = dict(os.environ)
+    root = path.resolve().parent.parent
+    if (root / "specmath" / "__init__.py").is_file():
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    return env
 
 
 @dataclass(frozen=True)

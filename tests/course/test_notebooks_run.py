@@ -53,3 +53,14 @@ def test_the_reply_wait_polls_in_slices_until_its_timeout_and_only_then_gives_up
     with pytest.raises(Empty):
         asyncio.run(_sliced(never, 2.0)(timeout=0.0))  # nothing left of the timeout: one look, then Empty
     assert calls == [0.0]
+
+
+def test_a_notebook_imports_specmath_from_the_checkout_it_sits_in(tmp_path):
+    # the kernel starts in notebooks/; the installed specmath may be another checkout's (editable)
+    (tmp_path / "specmath").mkdir()
+    (tmp_path / "specmath" / "__init__.py").write_text("WHERE = 'beside the notebook'\n", encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    path = tmp_path / "notebooks" / "probe.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import specmath; print(specmath.WHERE)")]), path)
+    nb = execute_notebook(path)
+    assert nb.cells[0].outputs[0].text == "beside the notebook\n"
