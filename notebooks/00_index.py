@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -35,13 +35,15 @@
 # - `.venv/bin/jupyter lab notebooks/`: open a notebook and run it top to bottom; each runs in well under a minute.
 #   JupyterLab refuses to start as root (a Docker container, CI): there, run `.venv/bin/jupyter lab --allow-root notebooks/`
 #   (add `--ip=0.0.0.0 --no-browser` to reach it from outside the container).
-# - `make demo` executes them all headless, regenerates the figures, checks the article's numbers, proves every sampler,
-#   rebuilds the HTML and slides and prints one summary; `make test` runs the tests, which also execute every notebook and every exercise solution.
-# - `make html` writes a static page per notebook to `_build/html/`, `make slides` reveal.js slides to `_build/slides/`;
-#   both work offline (MathJax and reveal.js are local copies). Open `index.html` in either folder.
+# - `make demo` executes them all headless, regenerates the figures, checks the article's numbers, proves every sampler
+#   and exports the HTML and slides, a line per step (about two minutes on 2 cores); it writes only under `_build/`.
+#   `make notebooks` rewrites the committed outputs; `make test` runs the tests, which also execute every notebook and every exercise solution.
+# - `make html` (or `make slides`) writes a static page per notebook to `_build/html/` and reveal.js slides for a
+#   1280 x 720 screen to `_build/slides/`; both work offline (MathJax and reveal.js are local copies). Open `index.html`
+#   in either folder. Cells tagged `remove-cell` (set-up) are left out of both, `hide-input` cells show their output only.
 # - Exercises end every notebook; worked solutions are in `solutions/` (try first, then compare).
 
-# %% slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["remove-cell"]
 from pathlib import Path
 
 from IPython.display import Markdown, display

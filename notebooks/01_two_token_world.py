@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -29,7 +29,7 @@
 # The example comes from the seed article, 从投机解码到 Rand5 模拟 Rand7:跨越十年的拒绝采样直觉 ("From
 # speculative decoding to simulating Rand7 with Rand5"): the target prefers A, the draft prefers B.
 
-# %%
+# %% tags=["remove-cell"]
 from collections import Counter
 from fractions import Fraction
 
@@ -46,6 +46,7 @@ from specmath.speculative.symbolic_step import prove_step_symbolically, resample
 from specmath.speculative.two_token import DRAFT, TARGET, acceptance_by_token, path_table, two_token_world
 from specmath.stats import detectable_tv, g_test
 
+# %%
 print("p =", dict(TARGET))
 print("q =", dict(DRAFT))
 

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -26,7 +26,7 @@
 # Notation for the speculative notebooks: $p$ = target, $q$ = draft, $\alpha = \sum_x \min(p(x), q(x))$.
 # Here the "target" is the uniform law on 1..7 and the "proposal" is the uniform law on 1..25.
 
-# %%
+# %% tags=["remove-cell"]
 from collections import Counter
 from fractions import Fraction
 

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -23,7 +23,7 @@
 #
 # Notation: $p$ = target law, $q$ = proposal (draft) law, $\alpha = \sum_x \min(p(x), q(x))$.
 
-# %%
+# %% tags=["remove-cell"]
 from collections import Counter
 from fractions import Fraction
 

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -29,7 +29,7 @@
 # The toy world follows the seed article's sentence "I love machine learning is": a word-level bigram
 # target and an over-confident bigram draft over eight words (`specmath.speculative.examples`).
 
-# %%
+# %% tags=["remove-cell"]
 from collections import Counter
 from fractions import Fraction
 
@@ -66,6 +66,7 @@ from specmath.theory import (
     speedup_from_timings,
 )
 
+# %%
 target, draft, prefix = ROUND_TARGET, ROUND_DRAFT, ROUND_PREFIX
 for context in [prefix, prefix + ("machine",), prefix + ("machine", "learning")]:
     p, q = target(context), draft(context)

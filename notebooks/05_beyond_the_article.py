@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -31,7 +31,7 @@
 # first $n$ tokens of repeated rounds have exactly the autoregressive law
 # $\prod_i p(x_i \mid \text{prefix}\, x_{<i})$ (compared with `==` on fractions).
 
-# %%
+# %% tags=["remove-cell"]
 from fractions import Fraction
 
 import numpy as np
@@ -54,6 +54,7 @@ from specmath.speculative.toy_lm import Warp, random_toy_lm, warp
 from specmath.speculative.warped import greedy_round_law, greedy_round_prediction, temperature_to_greedy, warp_scenarios
 from specmath.stats import detectable_tv
 
+# %%
 for context in [(), ("x",), ("y",), ("z",)]:
     print(f"after {context}: p = {dict(WORD_TARGET(context))}, q = {dict(WORD_DRAFT(context))}")
 

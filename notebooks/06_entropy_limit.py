@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -30,7 +30,7 @@
 # **Notation** (as in every notebook): $p$ = target law, $q$ = draft law, $\gamma$ = draft tokens per round,
 # $\alpha = \sum_x \min(p(x), q(x))$. Here $p$ is also a coin's bias, as in the literature on extractors.
 
-# %%
+# %% tags=["remove-cell"]
 import math
 from fractions import Fraction
 from itertools import product

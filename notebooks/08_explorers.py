@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -32,7 +32,7 @@
 # panel is followed by a static call of the same function, so the HTML pages and slides show a result
 # too. (Sliders need a live kernel: run the notebook in Jupyter.)
 
-# %%
+# %% tags=["remove-cell"]
 import os
 from fractions import Fraction
 

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -29,7 +29,7 @@
 # The tools here are the ones you would put in *your* project's test suite: `specmath.strategies`
 # (Hypothesis strategies) and `specmath.testing` (pytest assertions).
 
-# %%
+# %% tags=["remove-cell"]
 from fractions import Fraction
 
 import numpy as np
@@ -42,6 +42,7 @@ from specmath.speculative.generate import autoregressive_law, completed_round_la
 from specmath.speculative.step import step_law
 from specmath.testing import SamplerError, assert_rule_lossless, assert_sampler_lossless
 
+# %%
 # derandomized, no example database: the notebook prints the same examples on every run
 quiet = settings(derandomize=True, database=None, deadline=None, max_examples=100)
 
@@ -278,6 +279,7 @@ def bonus_off_by_one(target_probs, draft_probs, draft_tokens, rng):
     return out
 
 
+# %%
 try:
     assert_sampler_lossless(bonus_off_by_one, n=2000, sequential=True)
 except AssertionError as error:

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -33,7 +33,7 @@
 # round, $\alpha = \sum_x \min(p(x), q(x))$. A round is *lossless* when the first $n$ generated tokens of
 # repeated rounds have exactly the autoregressive law $\prod_i p(x_i \mid \text{prefix}\, x_{<i})$.
 
-# %%
+# %% tags=["remove-cell"]
 from dataclasses import replace
 from fractions import Fraction
 
@@ -66,6 +66,7 @@ from specmath.speculative.tree_verifiers import (
 )
 from specmath.stats import detectable_tv, g_test
 
+# %%
 for context in [(), ("a",), ("b",), ("c",)]:
     print(f"after {context}: p = {dict(TREE_TARGET(context))}, q = {dict(TREE_DRAFT(context))}")
 

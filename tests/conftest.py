@@ -5,8 +5,8 @@
   runs the torch tests with 1 and with 2, so a float equality that holds for one reduction order
   only (batched vs incremental forwards) fails here instead of on another host.
 * Markers given by path, so ``make test-fast`` (``-m "not slow and not audit and not notebooks"``)
-  leaves them out: ``audit`` for tests/audit/, ``notebooks`` for executed notebooks (nbmake) and
-  the tests that execute or export them.
+  leaves them out: ``audit`` for tests/audit/, ``notebooks`` for the tests that execute the notebooks
+  (tests/course/test_notebooks_run.py) or export them.
 """
 
 import os
@@ -31,7 +31,8 @@ if _THREADS:
 
 ROOT = Path(__file__).resolve().parents[1]
 #: tests that execute or export the notebooks (marked ``notebooks``)
-NOTEBOOK_TESTS = {"tests/course/test_export.py", "tests/course/test_browser.py", "tests/course/test_solutions.py"}
+NOTEBOOK_TESTS = {"tests/course/test_export.py", "tests/course/test_browser.py", "tests/course/test_solutions.py",
+                  "tests/course/test_notebooks_run.py"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,8 +1,8 @@
 """python -m specmath.course html|slides [--out DIR] [NOTEBOOK ...]: the offline course export.
 
 python -m specmath.course execute [NOTEBOOK ...]: run notebooks and write them back clean (no timestamps,
-widget state or timings; see ``specmath.course.demo``). python -m specmath.course demo: the whole course
-job of ``make demo``, ending with one summary block.
+widget state or timings; see ``specmath.course.execute``), a line per notebook as it finishes.
+python -m specmath.course demo: the whole course job of ``make demo``, a line per step, then one summary block.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("kind", choices=["html", "slides", "execute", "demo"],
                         help="static HTML pages, reveal.js slides, execute notebooks cleanly, or the whole demo")
     parser.add_argument("notebooks", nargs="*", help="notebooks to export (default: notebooks/[0-9]*.ipynb)")
-    parser.add_argument("--out", help="output folder (default: _build/html or _build/slides)")
+    parser.add_argument("--out", help="output folder (default: _build/html or _build/slides; for execute, where timings.json goes: _build)")
     args = parser.parse_intermixed_args(argv)
     if args.kind == "demo":
         from specmath.course.demo import main as demo_main
@@ -27,9 +27,11 @@ def main(argv: list[str] | None = None) -> int:
         return demo_main()
     notebooks = args.notebooks or sorted(str(p) for p in Path("notebooks").glob("[0-9]*.ipynb"))
     if args.kind == "execute":
-        from specmath.course.demo import run_notebooks
+        from specmath.course.execute import run_notebooks
 
-        run_notebooks([Path(p) for p in notebooks], Path(args.out or "_build"), sys.stdout)
+        build = Path(args.out or "_build")
+        run_notebooks([Path(p) for p in notebooks], timings=build / "timings.json",
+                      report=lambda e: print(f"executed {e.written} in {e.seconds:.1f} s", flush=True))
         return 0
     export = export_html if args.kind == "html" else export_slides
     try:

@@ -9,7 +9,13 @@ viewed. Here nothing is fetched at view time:
   ``TeX-AMS_CHTML-full`` would need);
 * reveal.js 5 comes from the PyPI package ``sphinx-revealjs`` (its ``_static/revealjs`` folder:
   ``dist/`` and the notes plugin), copied to ``<out>/_static/reveal.js``;
-* on slides, a cell tagged ``hide-input`` shows only its output;
+* cell tags say what an export leaves out (``TAGS``, the names myst-nb and Jupyter Book use):
+  ``remove-cell`` drops the cell (set-up that a reader of the page or a slide needs not see, such as an
+  import wall), ``hide-input`` and ``remove-input`` keep only the output (the code that draws a figure
+  or renders a table), ``remove-output`` keeps only the code; nbconvert's ``TagRemovePreprocessor``
+  applies them to the HTML pages and the slides alike, and the notebooks themselves keep every cell;
+* slides are a 1280 x 720 deck without the In/Out prompts; ``specmath.course.slides`` decides where
+  each slide starts, after the tags have removed what they remove;
 * the templates ``specmath_lab`` and ``specmath_reveal`` (beside this file) drop require.js,
   mermaid and the widget manager, and load reveal.js with plain script tags.
 
@@ -23,6 +29,7 @@ options; reveal.js (https://revealjs.com), MathJax 2.7.
 
 from __future__ import annotations
 
+import copy
 import html
 import importlib.metadata
 import re
@@ -32,16 +39,19 @@ from pathlib import Path
 
 import nbformat
 
-from specmath.course.slides import with_slide_metadata
+from specmath.course.slides import DECK_HEIGHT, DECK_WIDTH, with_slide_metadata
 
 __all__ = ["locate_mathjax", "locate_reveal", "export_html", "export_slides", "error_cells", "notebook_title", "link_pages",
-           "MATHJAX_CONFIG"]
+           "remove_tagged", "MATHJAX_CONFIG", "TAGS"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MATHJAX_PACKAGE = "jupyter-server-mathjax"
 REVEAL_PACKAGE = "sphinx-revealjs"
 #: the MathJax 2 configuration the package ships: TeX input, HTML-CSS output, Safe mode
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+#: the cell tags the exports honour: tag -> what the HTML pages and the slides leave out of the cell
+TAGS = {"remove-cell": "the whole cell", "hide-input": "the code (the output stays)",
+        "remove-input": "the code (the output stays)", "remove-output": "the output (the code stays)"}
 
 
 def _locate(package: str, suffix: str) -> Path:
@@ -119,16 +129,27 @@ def _copy_assets(out: Path, reveal: bool) -> None:
             shutil.copytree(src / part, static / "reveal.js" / part, dirs_exist_ok=True)
 
 
+def remove_tagged(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of ``nb`` with ``TAGS`` applied by nbconvert's ``TagRemovePreprocessor`` (as both exports do)."""
+    from nbconvert.preprocessors import TagRemovePreprocessor
+
+    remove = TagRemovePreprocessor(remove_cell_tags={"remove-cell"}, remove_input_tags={"hide-input", "remove-input"},
+                                   remove_all_outputs_tags={"remove-output"})
+    out, _ = remove.preprocess(copy.deepcopy(nb), {})
+    return out
+
+
 def _write_index(out: Path, pages: list[tuple[Path, str]], what: str) -> Path:
     items = "\n".join(f'<li><a href="{html.escape(p.name)}">{html.escape(title)}</a></li>' for p, title in pages)
-    other = "slides" if what == "HTML" else "html"
+    # the other export lies beside this one (make html and make slides write both): link its index page
+    other, other_dir = ("To present them: the slides", "slides") if what == "HTML" else ("To read them: the HTML pages", "html")
     index = out / "index.html"
     index.write_text(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>specmath course: {what}</title>\n<style>body {{ font-family: sans-serif; max-width: 52em; margin: 2em auto;"
         " line-height: 1.6; } ul { list-style: none; padding: 0; }</style></head>\n"
         f"<body><h1>specmath: why speculative decoding is lossless</h1>\n<p>The course as {what}, one page per notebook,"
-        f" in order (start with 00). The same notebooks as {other}: <a href=\"../{other}/index.html\">../{other}/</a>.</p>\n"
+        f" in order (start with 00). <a href=\"../{other_dir}/index.html\">{other}</a>.</p>\n"
         f"<ul>\n{items}\n</ul></body></html>\n",
         encoding="utf-8",
     )
@@ -144,7 +165,7 @@ def _export(notebooks: Iterable[str | Path], out_dir: str | Path, exporter, suff
     _copy_assets(out, reveal=suffix == ".slides.html")
     pages = []
     for path in paths:
-        nb = _read_checked(path)
+        nb = remove_tagged(_read_checked(path))
         if suffix == ".slides.html":
             nb = with_slide_metadata(nb)  # cells without slide metadata get a proposed structure
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
@@ -170,7 +191,6 @@ def export_html(notebooks: Iterable[str | Path], out_dir: str | Path = "_build/h
 def export_slides(notebooks: Iterable[str | Path], out_dir: str | Path = "_build/slides") -> list[Path]:
     """Write ``<stem>.slides.html`` (reveal.js, local copy) for every notebook and an index.html."""
     from nbconvert import SlidesExporter
-    from nbconvert.preprocessors import TagRemovePreprocessor
 
     exporter = SlidesExporter(
         template_name="specmath_reveal",
@@ -178,7 +198,9 @@ def export_slides(notebooks: Iterable[str | Path], out_dir: str | Path = "_build
         mathjax_url=f"_static/mathjax/MathJax.js?config={MATHJAX_CONFIG}",
         reveal_url_prefix="_static/reveal.js",
         reveal_theme="white",
+        reveal_width=str(DECK_WIDTH),
+        reveal_height=str(DECK_HEIGHT),
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
     )
-    # on slides, cells tagged "hide-input" show their output only (e.g. the code that renders a table)
-    exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags={"hide-input"}), enabled=True)
     return _export(notebooks, out_dir, exporter, ".slides.html", "slides")

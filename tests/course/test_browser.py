@@ -1,7 +1,10 @@
-"""The exported pages in a real browser: headless Chromium renders the math (MathJax) and the plots.
+"""The exported pages in a real browser: headless Chromium renders the math (MathJax) and the plots,
+and every slide of every deck fits a 1280 x 720 screen with its text wrapped at word boundaries.
 
 Needs the Debian packages ``chromium`` and ``fonts-noto-cjk`` (``.ci/run`` installs both). Outside
-CI it is skipped with that reason when not installed; under CI (CI set) a missing browser is a failure. The page is opened from file://, as a student double-clicking it would.
+CI it is skipped with that reason when not installed; under CI (CI set) a missing browser is a failure.
+The page is opened from file://, as a student double-clicking it would. Chromium runs with a virtual
+time budget (timers run as fast as the page allows), and the subprocess timeout only guards against a hang.
 """
 
 import os
@@ -28,7 +31,7 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 
 
 def chromium(*args: str) -> str:
-    done = subprocess.run([CHROMIUM, *FLAGS, *args], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([CHROMIUM, *FLAGS, *args], capture_output=True, text=True, timeout=600)
     return done.stdout
 
 
@@ -54,7 +57,7 @@ def test_html_page_in_chromium_typesets_the_math_with_local_mathjax_fonts_and_sh
     shot = tmp_path / "page.png"
     chromium("--window-size=1200,1600", f"--screenshot={shot}", html.as_uri())
     image = Image.open(shot).convert("L")
-    dark = sum(1 for v in image.getdata() if v < 128) / (image.width * image.height)
+    dark = sum(image.histogram()[:128]) / (image.width * image.height)  # grey levels below 128
     assert image.size == (1200, 1600) and dark > 0.01
 
 
@@ -99,3 +102,92 @@ def test_glossary_chinese_renders_with_a_cjk_font_named_by_the_export(tmp_path):
     rendered, total = map(int, found.groups())
     assert total >= 20, f"only {total} Chinese characters found in the glossary"
     assert rendered == total, f"{total - rendered} of {total} Chinese characters render as missing glyphs: install fonts-noto-cjk"
+
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+
+#: visits every slide of a deck (as a lecturer pressing "next" does), lets MathJax typeset it, and records
+#: its content height and width against the deck's, the bottom of its lowest figure, and every piece of
+#: code or output text (between spaces and hyphens) that the browser wrapped across two lines although it
+#: is narrower than its block; the record goes into <body data-slides>.
+SLIDE_PROBE = """<script>
+window.addEventListener("load", function () {
+  function splitWords(section) {
+    var bad = [];
+    section.querySelectorAll("pre").forEach(function (pre) {
+      var walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT), node;
+      while ((node = walker.nextNode())) {
+        var re = /[^\\s\\-]+/g, m;
+        while ((m = re.exec(node.data))) {
+          var range = document.createRange();
+          range.setStart(node, m.index);
+          range.setEnd(node, m.index + m[0].length);
+          var tops = new Set(Array.from(range.getClientRects()).filter(function (r) { return r.width > 0; })
+                                  .map(function (r) { return Math.round(r.top); }));
+          if (tops.size > 1 && range.getBoundingClientRect().width / Reveal.getScale() < pre.clientWidth) bad.push(m[0]);
+        }
+      }
+    });
+    return bad;
+  }
+  function lowestFigure(section) {
+    var top = section.getBoundingClientRect().top, bottom = 0;
+    section.querySelectorAll("img").forEach(function (img) {
+      bottom = Math.max(bottom, (img.getBoundingClientRect().bottom - top) / Reveal.getScale());
+    });
+    return Math.round(bottom);
+  }
+  function run() {
+    var slides = Reveal.getSlides(), out = [], i = 0;
+    function next() {
+      if (i >= slides.length) {
+        var leaves = document.querySelectorAll(".reveal .slides section:not(:has(section))").length;
+        document.body.setAttribute("data-slides", JSON.stringify({height: Reveal.getConfig().height,
+                                   width: Reveal.getConfig().width, leaves: leaves, slides: out}));
+        return;
+      }
+      var s = slides[i], ix = Reveal.getIndices(s);
+      Reveal.slide(ix.h, ix.v);
+      MathJax.Hub.Queue(["Rerender", MathJax.Hub, s], function () {
+        out.push({slide: ix.h + "/" + ix.v, height: s.scrollHeight, width: s.scrollWidth, figure: lowestFigure(s),
+                  split: splitWords(s), text: s.textContent.trim().slice(0, 50)});
+        i += 1;
+        setTimeout(next, 0);
+      });
+    }
+    next();
+  }
+  function ready() { MathJax.Hub.Queue(run); }
+  if (Reveal.isReady()) { ready(); } else { Reveal.on("ready", ready); }
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def decks(tmp_path_factory):
+    return export_slides(NOTEBOOKS, tmp_path_factory.mktemp("decks"))
+
+
+@pytest.mark.parametrize("index", range(len(NOTEBOOKS)), ids=[p.stem for p in NOTEBOOKS])
+def test_every_slide_fits_a_1280x720_screen_with_its_figures_and_wraps_text_between_words(decks, index):
+    import html
+    import json
+
+    deck = decks[index]
+    probe = deck.with_name(deck.stem + ".probe.html")
+    probe.write_text(deck.read_text(encoding="utf-8").replace("</body>", SLIDE_PROBE + "</body>"), encoding="utf-8")
+    dom = chromium("--window-size=1280,720", "--hide-scrollbars", "--virtual-time-budget=120000", "--dump-dom", probe.as_uri())
+    found = re.search(r'data-slides="([^"]*)"', dom)
+    assert found, f"{deck.name}: the probe did not finish"
+    record = json.loads(html.unescape(found.group(1)))
+    slides, height, width = record["slides"], record["height"], record["width"]
+    assert (width, height) == (1280, 720)
+    assert len(slides) == record["leaves"] >= 4  # every slide visited
+    tall = [(s["slide"], s["height"], s["text"]) for s in slides if s["height"] > height]
+    assert not tall, f"{deck.name}: slides taller than the {height} px screen: {tall}"
+    wide = [(s["slide"], s["width"]) for s in slides if s["width"] > width]
+    assert not wide, f"{deck.name}: slides wider than the screen: {wide}"
+    below = [(s["slide"], s["figure"]) for s in slides if s["figure"] > height]
+    assert not below, f"{deck.name}: figures below the fold: {below}"
+    split = [(s["slide"], s["split"][:3]) for s in slides if s["split"]]
+    assert not split, f"{deck.name}: words broken across lines: {split}"

@@ -90,3 +90,23 @@ def test_every_explorer_is_linked_from_its_chapter_and_the_link_names_an_existin
         anchor = heading.replace(" ", "-")
         text = "".join("".join(c["source"]) for c in json.loads((NOTEBOOKS / f"{chapter}.ipynb").read_text())["cells"])
         assert f"08_explorers.ipynb#{anchor}" in text, f"{chapter} does not link to the explorer {heading!r}"
+
+
+def test_the_index_shows_each_notebooks_current_learning_goals_and_title():
+    # 00 copies every notebook's "What you will learn" list into its output: when a list changes, 00's
+    # committed output is stale until `make notebooks` runs it again
+    import nbformat
+
+    index = nbformat.read(NOTEBOOKS / "00_index.ipynb", as_version=4)
+    shown = {}
+    for cell in index.cells:
+        for out in cell.get("outputs", []):
+            text = "".join(out.get("data", {}).get("text/markdown", ""))
+            heading = re.match(r"\*\*(\d\d_\w+)\*\*\n", text)
+            if heading:
+                shown[heading.group(1)] = [line[2:] for line in text.splitlines()[1:] if line.startswith("- ")]
+    rows = [row for row in course_table(NOTEBOOKS) if row["stem"] != "00_index"]
+    assert {row["stem"]: row["goals"] for row in rows} == shown
+    outputs = "".join("".join(o.get("data", {}).get("text/markdown", "")) for c in index.cells for o in c.get("outputs", []))
+    for row in rows:
+        assert row["title"].split(" · ", 1)[-1] in outputs, f"00 does not show the current title of {row['stem']}"

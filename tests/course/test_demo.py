@@ -1,9 +1,11 @@
-"""make demo writes notebooks that a second run reproduces byte for byte: nothing timed, dated or random."""
+"""make notebooks writes notebooks that a second run reproduces byte for byte (nothing timed, dated or random);
+make demo writes only under _build/ and says what it did."""
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from specmath.course.demo import DemoSummary, clean_for_commit
+from specmath.course.demo import SLOW_FIGURES, DemoSummary
+from specmath.course.execute import clean_for_commit
 
 
 def _executed():
@@ -34,11 +36,12 @@ def test_clean_for_commit_drops_timestamps_widget_state_and_timings_but_keeps_se
 
 
 def test_the_summary_is_one_block_naming_each_part_of_the_job():
-    s = DemoSummary(notebooks=[("00_index", 3.0), ("07_real_models", 40.0)], figures=13, measured_figures=1, claims=30,
+    s = DemoSummary(notebooks=[("00_index", 3.0), ("07_real_models", 40.0)], figures=13, claims=30,
                     claims_agree=27, contradicted=["a", "b", "c"], samplers=18, samplers_lossless=18,
                     symbolic_cases={2: 3, 3: 7, 4: 15}, symbolic_lossless=True, pages=18, seconds=100)
     block = s.block()
-    for words in ("notebooks run      2", "figures written    13", "30 checked: 27 agree, 3 contradicted",
+    for words in ("notebooks run      2 (00 3s, 07 40s)", "figures written    13 in _build/figures",
+                  f"({len(SLOW_FIGURES)} slow ones", "30 checked: 27 agree, 3 contradicted",
                   "18 of 18 lossless", "proved (2 tokens: 3, 3 tokens: 7, 4 tokens: 15 regions)", "18 pages"):
         assert words in block
     assert s.ok and len(block.splitlines()) == 9

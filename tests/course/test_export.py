@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from specmath.course.export import export_html, export_slides
-from specmath.course.slides import FIGURE_LINES, slide_types, with_slide_metadata
+from specmath.course.slides import SLIDE_BUDGET, cell_height, png_size, slide_types, split_markdown, with_slide_metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
@@ -82,14 +82,34 @@ def test_export_refuses_an_unexecuted_notebook_and_an_empty_list(tmp_path):
         export_html([], tmp_path / "out")
 
 
+def _png(width: int, height: int) -> str:
+    """A base64 PNG header of the given size (enough for ``png_size``; the slide rules never decode pixels)."""
+    import base64
+    import struct
+
+    return base64.b64encode(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", width, height)
+                            + b"\x08\x06\x00\x00\x00").decode()
+
+
+def _figure_cell(source: str, width: int = 1000, height: int = 800):
+    cell = nbformat.v4.new_code_cell(source)
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": _png(width, height), "text/plain": "<Figure>"})]
+    return cell
+
+
+def test_figure_heights_come_from_the_png_header_capped_as_the_template_caps_them():
+    assert png_size(_png(640, 480)) == (640, 480)
+    small, tall = _figure_cell("", 600, 300), _figure_cell("", 600, 3000)
+    small.source = tall.source = ""
+    assert cell_height(small) < cell_height(tall) <= SLIDE_BUDGET
+
+
 def test_headings_open_slides_overflow_opens_subslides_and_explicit_metadata_wins():
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
-    figure = code("plot()")
-    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "AAAA", "text/plain": "<Figure>"})]
     explicit = md("a note")
     explicit.metadata["slideshow"] = {"slide_type": "notes"}
-    nb = _notebook(md("# Title"), code("x = 1"), md("## Part"), code("\n" * 20), figure, explicit, md("### small heading"))
-    assert FIGURE_LINES > 5
+    nb = _notebook(md("# Title"), code("x = 1"), md("## Part"), code("\n" * 20), _figure_cell("plot()"), explicit,
+                   md("### small heading"))
     assert slide_types(nb) == ["slide", "-", "slide", "-", "subslide", "notes", "-"]
     filled = with_slide_metadata(nb)
     assert [c.metadata["slideshow"]["slide_type"] for c in filled.cells] == slide_types(nb)
@@ -98,16 +118,61 @@ def test_headings_open_slides_overflow_opens_subslides_and_explicit_metadata_win
         slide_types(nb, budget=0)
 
 
-def test_a_short_introduction_moves_with_the_cell_it_introduces_and_an_intro_only_slide_keeps_its_cell():
+def test_a_short_introduction_moves_with_the_cell_it_introduces_and_a_heading_keeps_its_cell():
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
-
-    def tall():
-        cell = code("\n" * 14)
-        cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "AAAA", "text/plain": "<Figure>"})]
-        return cell  # 15 source lines + a figure: more than a slide
-
-    nb = _notebook(md("# Title"), code("\n" * 14), md("The static call:"), tall(), md("## Part"), tall())
+    # a 14-line cell fills the first slide; the figure cell after "The static call:" does not fit under it, so the
+    # introduction moves to the next slide with it; the figure under "## Part" overflows, but a heading keeps its cell
+    nb = _notebook(md("# Title"), code("\n" * 14), md("The static call:"), _figure_cell("\n" * 4, 1000, 400),
+                   md("## Part"), _figure_cell("\n" * 8, 1000, 400))
     assert slide_types(nb) == ["slide", "-", "subslide", "-", "slide", "-"]
+
+
+def test_long_text_splits_at_paragraphs_and_before_headings_and_tall_output_continues_on_the_next_slide():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    assert split_markdown("one\ntwo\n\n```\ncode\n\nmore\n```\n\n$$\nx\n\ny\n$$\n\nend") == [
+        "one\ntwo", "```\ncode\n\nmore\n```", "$$\nx\n\ny\n$$", "end"]
+    printed = code("for i in range(90): print(i)")
+    printed.outputs = [nbformat.v4.new_output("stream", name="stdout", text="".join(f"line {i}\n" for i in range(90)))]
+    long_text = "\n\n".join(f"Paragraph {i}: " + "words " * 60 for i in range(8))
+    nb = _notebook(md("# Title\n\nShort text.\n\n## Summary\n\n- a point"), md(long_text), printed)
+    filled = with_slide_metadata(nb)
+    kinds = [c.metadata["slideshow"]["slide_type"] for c in filled.cells]
+    texts = [c.source for c in filled.cells if c.cell_type == "markdown"]
+    assert texts[:2] == ["# Title\n\nShort text.", "## Summary\n\n- a point"] and kinds[:2] == ["slide", "slide"]
+    assert len(texts) == 2 + 8  # the long text: one cell per paragraph
+    pieces = [c for c in filled.cells if c.cell_type == "code"]
+    assert len(pieces) >= 3 and pieces[0].source == printed.source and all(not p.source for p in pieces[1:])
+    assert all(p.metadata["transient"] == {"remove_source": True} for p in pieces[1:])
+    assert "".join(o["text"] for p in pieces for o in p.outputs) == printed.outputs[0]["text"]  # every line, once, in order
+    assert all(cell_height(c) <= SLIDE_BUDGET for c in filled.cells)
+    assert all(kinds[filled.cells.index(p)] == "subslide" for p in pieces[1:])
+
+
+def test_tags_remove_cells_code_or_output_from_the_html_pages_and_the_slides(tmp_path):
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    cells = [md("# Tags"), code("import setup_wall"), code("draw_the_figure()"), code("shown_code()"), code("plain_cell()")]
+    for cell, tag in zip(cells[1:4], ["remove-cell", "hide-input", "remove-output"], strict=True):
+        cell.metadata["tags"] = [tag]
+    for cell, text in zip(cells[1:], ["SETUP-OUT", "FIGURE-OUT", "CODE-OUT", "PLAIN-OUT"], strict=True):
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
+    path = tmp_path / "tags.ipynb"
+    nbformat.write(_notebook(*cells), path)
+    for page in (export_html([path], tmp_path / "html")[0], export_slides([path], tmp_path / "slides")[0]):
+        text = page.read_text(encoding="utf-8")
+        assert "setup_wall" not in text and "SETUP-OUT" not in text  # remove-cell: gone
+        assert "draw_the_figure" not in text and "FIGURE-OUT" in text  # hide-input: output only
+        assert "shown_code" in text and "CODE-OUT" not in text  # remove-output: code only
+        assert "plain_cell" in text and "PLAIN-OUT" in text
+
+
+def test_each_index_page_links_the_other_exports_index_page(tmp_path):
+    path = ROOT / "notebooks" / "00_index.ipynb"
+    html_index = export_html([path], tmp_path / "html")[0].with_name("index.html")
+    slides_index = export_slides([path], tmp_path / "slides")[0].with_name("index.html")
+    for index in (html_index, slides_index):
+        links = re.findall(r'href="(\.\./[^"]+)"', index.read_text(encoding="utf-8"))
+        assert links and all((index.parent / link).resolve().is_file() for link in links), links
+    assert 'href="../slides/index.html">To present them: the slides</a>' in html_index.read_text(encoding="utf-8")
 
 
 def test_links_between_notebooks_point_at_the_exported_pages():

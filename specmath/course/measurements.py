@@ -1,0 +1,137 @@
+"""The committed measurements as the course shows them: Markdown tables read from ``data/measurements/``.
+
+A measurement is a folder ``data/measurements/<machine>_<date>/`` written by the command that measured
+it (``scripts/gpu_check.py``): ``environment.json`` names the machine and the commit, and each
+``<run>.json`` is one run, a bench (``BenchResult.to_json``, whose docstring defines every field) or
+a histogram check (``HistogramCheck.to_json`` per check). Notebook 07 shows timings only through this
+module, so what it prints is what the files say, whatever machine runs the notebook and however busy
+it is; nothing here measures anything.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)),
+c = a draft proposal per drafted token / one target pass over 1 token, k = target pass over gamma + 1
+tokens / over 1 token. The model's prediction is ``cost_model_speedup`` with the run's measured costs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from specmath.validation import InvalidFile, check_choice
+
+__all__ = ["MEASUREMENTS", "Measurement", "BenchRow", "load_measurement", "bench_table", "histogram_table", "model_gap_line"]
+
+#: the committed raw results, one folder per machine and date
+MEASUREMENTS = Path(__file__).resolve().parents[2] / "data" / "measurements"
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """What the course shows of one bench run (the JSON fields of the same names)."""
+
+    run: str
+    pair: str
+    dtype: str
+    verify: str  # "token" or "block"
+    temperature: float
+    gamma: int
+    prompts: int
+    max_new_tokens: int
+    plain_tokens_per_s: float
+    speculative_tokens_per_s: float
+    alpha: float
+    c: float  # cost_ratio_c
+    k: float
+    predicted_k1: float  # the model with k = 1 and no overheads (Leviathan et al.'s premise)
+    predicted: float  # the model with the measured costs, for the workload as run
+    measured: float  # speculative tokens/s over plain tokens/s
+
+    @classmethod
+    def from_json(cls, run: dict) -> BenchRow:
+        return cls(run["run"], run["pair"], run["dtype"], run["verify"], float(run["sampling"]["temperature"]),
+                   int(run["gamma"]), int(run["prompts"]), int(run["max_new_tokens"]), run["tokens_per_s"]["plain"],
+                   run["tokens_per_s"]["speculative"], run["alpha"], run["cost_ratio_c"], run["k"],
+                   run["predicted_speedup_k1"], run["predicted_speedup"], run["measured_speedup_vs_plain"])
+
+    @property
+    def gap(self) -> float:
+        """measured / predicted - 1: how far the measurement lies from the model with measured costs."""
+        return self.measured / self.predicted - 1
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One folder of raw results: the machine it ran on and every run, by run name."""
+
+    name: str
+    environment: dict
+    runs: dict[str, dict]
+
+    @property
+    def machine(self) -> str:
+        """One line naming the machine, the software and the commit, from ``environment.json``."""
+        env = self.environment
+        device = env.get("device") or "CPU"
+        parts = [device + (f" (CUDA {env['cuda']}, driver {env['driver']})" if env.get("cuda") else "")]
+        parts.append(", ".join(f"{name} {env[name]}" for name in ("torch", "transformers", "python") if env.get(name)))
+        if env.get("cpu_threads"):
+            parts.append(f"{env['cpu_threads']} CPU threads")
+        return "; ".join(parts) + f"; commit {str(env.get('commit', '?'))[:7]}, {env.get('date', '?')}"
+
+    @property
+    def bench(self) -> list[BenchRow]:
+        """The bench runs that finished, in run-name order."""
+        return [BenchRow.from_json(r) for name, r in sorted(self.runs.items()) if name.startswith("bench-") and r.get("ok")]
+
+    def histograms(self, name: str) -> dict[str, dict]:
+        """The checks of one histogram run (``hist-<pair>``), by check name."""
+        check_choice(name, f"histogram run of {self.name}", sorted(n for n in self.runs if n.startswith("hist-")))
+        return self.runs[name]["checks"]
+
+
+def load_measurement(name: str, root: str | Path = MEASUREMENTS) -> Measurement:
+    """Read ``<root>/<name>/``: ``environment.json`` and every other ``*.json`` as a run named by its stem."""
+    root = Path(root)
+    measured = sorted(p.parent.name for p in root.glob("*/environment.json"))
+    folder = root / check_choice(name, f"measurement in {root}", measured)
+    runs = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise InvalidFile(f"{path}: not JSON ({error.msg}, line {error.lineno})") from None
+        if path.stem != "environment":
+            runs[path.stem] = data
+    return Measurement(name, json.loads((folder / "environment.json").read_text(encoding="utf-8")), runs)
+
+
+def bench_table(rows: list[BenchRow]) -> str:
+    """A Markdown table, one bench run per row: tokens/s, alpha, costs, the model, the measurement, gap = measured / model - 1."""
+    lines = ["| run | dtype | verify | T | gamma | plain tok/s | speculative tok/s | alpha | c | k | model, k = 1 "
+             "| model, measured costs | **measured** | gap |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r.run.removeprefix('bench-')} | {r.dtype} | {r.verify} | {r.temperature:g} | {r.gamma} "
+                     f"| {r.plain_tokens_per_s:.1f} | {r.speculative_tokens_per_s:.1f} | {r.alpha:.2f} | {r.c:.3f} | {r.k:.2f} "
+                     f"| {r.predicted_k1:.2f}x | {r.predicted:.2f}x | **{r.measured:.2f}x** | {r.gap:+.0%} |")
+    return "\n".join(lines)
+
+
+def model_gap_line(rows: list[BenchRow], within: float = 0.10) -> str:
+    """One sentence: on how many runs the measurement lies within ``within`` of the model, and the largest gap."""
+    close = [r for r in rows if abs(r.gap) <= within]
+    worst = max(rows, key=lambda r: abs(r.gap))
+    return (f"measured within {within:.0%} of the model with measured costs: {len(close)} of {len(rows)} runs "
+            f"({', '.join(r.run.removeprefix('bench-') for r in close) or 'none'}); largest gap "
+            f"{worst.gap:+.0%} ({worst.run.removeprefix('bench-')})")
+
+
+def histogram_table(checks: dict[str, dict]) -> str:
+    """A Markdown table of histogram checks: G, dof, p-value, TV with its 99% bound, and the power."""
+    lines = ["| check | N | G | dof | p-value | TV (99% upper bound) | smallest TV detected (level 1e-6, power 0.99) |",
+             "|---|---|---|---|---|---|---|"]
+    for c in checks.values():
+        lines.append(f"| {c['what']} | {c['n']} | {c['G']:.1f} | {c['dof']} | {c['p_value']:.3g} | {c['tv']:.4f} "
+                     f"({c['tv_upper_99']:.4f}) | {c['detectable_tv_at_1e-6_power_0.99']:.4f} |")
+    return "\n".join(lines)
