@@ -27,6 +27,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from specmath.course.measurements import load_measurement
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "measurements"
 PAGES = ROOT / "docs" / "measurements"
@@ -62,14 +64,9 @@ class Measurement:
 
 
 def load(name: str) -> Measurement:
-    folder = DATA / name
-    environment = json.loads((folder / "environment.json").read_text())
-    runs = {}
-    for path in sorted(folder.glob("*.json")):
-        if path.name != "environment.json":
-            record = json.loads(path.read_text())
-            runs[record["run"]] = record
-    return Measurement(name, environment, runs)
+    """The folder read as the course reads it (``specmath.course.measurements``), its runs as raw records."""
+    read = load_measurement(name, DATA)
+    return Measurement(read.name, read.environment, read.runs)
 
 
 # -- formatting: one place for the precision of each kind of number ---------------------------------------
