@@ -3,7 +3,7 @@
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
 
-Three assertions, from exact to statistical:
+Four assertions, from exact to statistical:
 
 * ``assert_rule_lossless(rule)``: a verification rule ``rule(p, q, x) -> (accept_probability,
   resample_law)`` (``specmath.speculative.step``) is run *exactly* over the rule battery
@@ -21,9 +21,14 @@ Three assertions, from exact to statistical:
   just below 1), and exact replay when its draw protocol is declared. It fails a lossless sampler
   with probability <= 1e-6 (derived in its docstring); a failure's AssertionError shows each failing
   case's worst cells, failed probes and the table.
+* ``assert_tree_sampler_lossless(sample_tree, children=...)``: a batched token-tree sampler (the
+  tree as parent indices, as engines pass it; ``specmath.audit.tree_adapters``) gets the tree
+  audit: trees drafted as its verifier assumes (``children``: i.i.d., without replacement, top-k),
+  each emitted path completed with draws from p and G-tested against the autoregressive law, and
+  edge probes; the same guarantee.
 
 An exception raised *by the code under test*, or output that is not what it must return (a rule's
-bare number, a sampler's None or float token ids), is never a "lossy" verdict: it surfaces as a
+bare number, a sampler's None or float token ids, a tree sampler's path that is not in its tree), is never a "lossy" verdict: it surfaces as a
 ``SamplerError`` that names where it happened, with the original exception chained as its cause.
 Every sampler call gets fresh copies of its inputs; one that writes into them is told so with a
 ``SamplerInputWarning`` (the verdict does not depend on it, nor on what ran before).
@@ -46,7 +51,7 @@ from specmath.speculative.rule_check import RuleFailure, RuleInstance, check_ins
 from specmath.validation import InvalidArgument, check_generator_kind, check_integer, check_seed
 
 __all__ = ["SamplerError", "SamplerInputWarning", "assert_rule_lossless", "assert_lossless", "assert_sampler_lossless",
-           "FAMILY_LEVEL", "DEFAULT_ROUNDS"]
+           "assert_tree_sampler_lossless", "FAMILY_LEVEL", "DEFAULT_ROUNDS"]
 
 #: the largest probability with which ``assert_sampler_lossless`` fails a lossless sampler
 FAMILY_LEVEL = 1e-6
@@ -277,7 +282,6 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     """
     from specmath.audit.adapters import Adapter, declared_warp
     from specmath.audit.cases import cases_named
-    from specmath.audit.report import failure_text, table, writes_text
     from specmath.audit.runner import run_audit
 
     if not callable(sample_round):
@@ -295,14 +299,67 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     adapter = Adapter(_name(sample_round), doc[0] if doc else "sampler under test", sample_round, generator,
                       warp=warp, draws=draws, batched=bool(batched))
     report = run_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=FAMILY_LEVEL - slack)
+    return _verdict(sample_round, report)
+
+
+def _verdict(sampler: Callable, report):
+    """``report`` when the audit passed; else the SamplerError or AssertionError it calls for (writes: a warning)."""
+    from specmath.audit.report import failure_text, table, writes_text
+
     if report.input_writes:
-        warnings.warn(SamplerInputWarning(f"the sampler {_name(sample_round)}: {writes_text(report)}"), stacklevel=2)
+        warnings.warn(SamplerInputWarning(f"the sampler {_name(sampler)}: {writes_text(report)}"), stacklevel=3)
     if report.errored:
-        raise _sampler_error(sample_round, report)
+        raise _sampler_error(sampler, report)
     if not report.passed:
         failing = [c for c in report.cases if not c.passed]
         raise AssertionError(
-            f"the sampler {_name(sample_round)} is NOT lossless: {len(failing)} of {len(report.cases)} cases fail\n"
+            f"the sampler {_name(sampler)} is NOT lossless: {len(failing)} of {len(report.cases)} cases fail\n"
             f"{failure_text(report)}\n\n{table(report)}"
         )
     return report
+
+
+def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy", n: int = DEFAULT_ROUNDS, seed: int = 0, *,
+                                 children: str, cases: Any = None, sequential: bool = False):
+    """Assert that a batched token-tree sampler is lossless; return the report.
+
+    ``sample_tree(parents [nodes], target_probs [N, nodes+1, V], draft_probs [N, nodes, V],
+    draft_tokens [N, nodes], generator) -> [N, depth+1]`` integer ids takes the tree as engines pass
+    it (``specmath.audit.tree_adapters``: ``parents[i]`` is node i's parent, -1 for the root's
+    children, parents first; row 0 of ``target_probs`` is the root's p, row i + 1 the p after node
+    i; ``draft_probs[i]`` the q node i was drawn from) and returns each row's accepted path, then one
+    token, then -1. ``children`` (required) says how the auditor draws each node's children, i.e.
+    the premise of the verifier: "iid" (SpecInfer's rule), "without-replacement" (recursive rejection
+    without replacement) or "top-k" (EAGLE's and Medusa's drafters; SGLang's target-only rule).
+    ``generator``, ``n``, ``seed``, ``cases`` (names of ``specmath.audit.tree_cases.TREE_BATTERY``)
+    and ``sequential`` are as for ``assert_sampler_lossless``.
+
+    What runs (``specmath.audit.tree_runner``): per case N drafted trees in a few calls; each emitted
+    tuple completed to depth + 1 tokens with the auditor's draws from p, and G-tests of that completed
+    law against the autoregressive law A(depth + 1) (the criterion of every lossless verifier, whatever
+    path it accepts) and of its depth + 1 per-position marginals; edge probes with a uniform exactly 0
+    or just below 1 at each draw 0..nodes. Output that is not a root-to-node path of the row's tree
+    followed by one token (and -1s) is invalid output: a ``SamplerError``, never a loss.
+
+    False-failure probability <= 1e-6, derived as for ``assert_sampler_lossless`` with T_c = depth_c + 2
+    tests per case and the rounding slack ``tree_runner.tree_rounding_slack`` (the auditor's own float
+    draws included). Power: each case's detectable TV at probability 0.99 is in the report, about
+    0.03-0.06 at N = 20000 (0.09-0.15 at N = 2000).
+    """
+    from specmath.audit.tree_adapters import TreeAdapter
+    from specmath.audit.tree_cases import tree_cases_named
+    from specmath.audit.tree_runner import run_tree_audit, tree_rounding_slack
+
+    if not callable(sample_tree):
+        raise InvalidArgument(f"sample_tree must be callable, got {type(sample_tree).__name__} {sample_tree!r}")
+    check_generator_kind(generator, "generator")
+    n = check_integer(n, "n (rounds per case)", min_value=1)
+    seed = check_seed(seed)
+    cases = tree_cases_named(cases)
+    slack = tree_rounding_slack(cases, n)
+    if slack >= FAMILY_LEVEL / 2:
+        raise InvalidArgument(f"n = {n} rounds on these cases leave float rounding slack {slack:.2g}: use fewer rounds")
+    doc = (getattr(sample_tree, "__doc__", None) or "").strip().splitlines()
+    adapter = TreeAdapter(_name(sample_tree), doc[0] if doc else "tree sampler under test", sample_tree, generator, children)
+    report = run_tree_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=FAMILY_LEVEL - slack)
+    return _verdict(sample_tree, report)
