@@ -323,14 +323,38 @@ def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy"
                                  children: str, cases: Any = None, sequential: bool = False):
     """Assert that a batched token-tree sampler is lossless; return the report.
 
-    ``sample_tree(parents [nodes], target_probs [N, nodes+1, V], draft_probs [N, nodes, V],
-    draft_tokens [N, nodes], generator) -> [N, depth+1]`` integer ids takes the tree as engines pass
-    it (``specmath.audit.tree_adapters``: ``parents[i]`` is node i's parent, -1 for the root's
-    children, parents first; row 0 of ``target_probs`` is the root's p, row i + 1 the p after node
-    i; ``draft_probs[i]`` the q node i was drawn from) and returns each row's accepted path, then one
-    token, then -1. ``children`` (required) says how the auditor draws each node's children, i.e.
-    the premise of the verifier: "iid" (SpecInfer's rule), "without-replacement" (recursive rejection
-    without replacement) or "top-k" (EAGLE's and Medusa's drafters; SGLang's target-only rule).
+    The sampler, called on a batch of N rounds that share one tree shape::
+
+        sample_tree(parents, target_probs, draft_probs, draft_tokens, generator) -> ids
+
+        parents       int64 [nodes]        parents[i]: node i's parent, -1 for a child of the root
+                                           (the context); parents before children, siblings tried
+                                           in index order (the battery's trees are breadth first)
+        target_probs  float64 [N, nodes+1, V]  row 0: p(. | context); row i + 1: p after node i's
+                                           path (node i's token included), as the target's one
+                                           tree-attention pass scores it
+        draft_probs   float64 [N, nodes, V]    draft_probs[:, i]: the q node i was drawn from (its
+                                           parent's row of the draft, before any renormalisation);
+                                           siblings share it
+        draft_tokens  int64 [N, nodes]     the drafted token of each node
+        generator     numpy.random.Generator (``generator="torch"``: a torch.Generator)
+        ids           integer [N, depth+1] each row's accepted path (root to node), then one token
+                                           (the correction after a rejection, or the bonus below a
+                                           leaf), then -1 (vLLM's placeholder)
+
+    This is the layout of ``specmath.speculative.tree_reference.sample_tree_rounds`` (the float
+    reference, which passes). Engines write the tree otherwise and convert with
+    ``specmath.speculative.tree_layouts``: vLLM's ``speculative_token_tree`` (and Medusa's and
+    TensorRT-LLM's choices) lists child-rank paths, ``parents_from_paths``; SGLang's
+    ``retrive_next_token`` / ``retrive_next_sibling`` rows give first child and next sibling per
+    position, ``parents_from_sglang`` (SGLang's target_probs [bs, num_draft_tokens, V] is
+    target_probs here row for row, its position 0 being the root).
+
+    ``children`` (required) says how the auditor draws each node's children, i.e. the premise of
+    the verifier: "iid" (SpecInfer's rule), "without-replacement" (recursive rejection without
+    replacement) or "top-k" (EAGLE's and Medusa's drafters; SGLang's target-only rule). The same
+    verifier may be lossless under one and lossy under another: SpecInfer's rule on top-k children,
+    SGLang's running sum on i.i.d. children (a repeated child counted twice).
     ``generator``, ``n``, ``seed``, ``cases`` (names of ``specmath.audit.tree_cases.TREE_BATTERY``)
     and ``sequential`` are as for ``assert_sampler_lossless``.
 

@@ -36,6 +36,7 @@ from specmath.choices import (
     BUG_NAMES,
     GENERATOR_KINDS,
     TREE_AUDIT_CASES,
+    TREE_BUG_NAMES,
     TREE_CHILDREN,
     TREE_SAMPLERS,
 )
@@ -51,7 +52,8 @@ TREE_ADAPTERS = (*TREE_SAMPLERS, *(f"tree-bug:{name}" for name in AUDITED_TREE_B
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("adapter", nargs="?", metavar="ADAPTER",
-                        help=f"which sampler (see --list), or {FUNCTION_REFERENCE} with the adapter interface")
+                        help=f"which sampler (see --list; tree-* are token-tree samplers), or {FUNCTION_REFERENCE} with the adapter "
+                             "interface (a tree sampler: with --tree)")
     parser.add_argument("--generator", choices=GENERATOR_KINDS, default=GENERATOR_KINDS[0],
                         help="generator kind a module:function sampler draws from (default numpy)")
     parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
@@ -71,12 +73,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the module:function sampler applies temperature T >= 0 to p and q (it must emit the warped p)")
     parser.add_argument("--top-k", metavar="K", action=IntegerValue, min_value=1, default=None,
                         help="the module:function sampler keeps the K >= 1 most likely tokens of p and q")
-    parser.add_argument("--tree", metavar="CHILDREN", choices=TREE_CHILDREN, default=None,
-                        help="a tree sampler (parents, target_probs [N, nodes+1, V], draft_probs [N, nodes, V], draft_tokens "
-                             "[N, nodes], generator) -> [N, depth+1] whose verifier assumes children drawn as CHILDREN "
-                             f"({', '.join(TREE_CHILDREN)}); with a registered tree sampler: audit it under these children")
     parser.add_argument("--top-p", metavar="P", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
                         help="the module:function sampler keeps the most likely tokens of p and q up to mass P in (0, 1]")
+    parser.add_argument("--tree", metavar="CHILDREN", choices=TREE_CHILDREN, default=None,
+                        help="the module:function is a token-tree sampler (parents [nodes], target_probs [N, nodes+1, V], "
+                             "draft_probs [N, nodes, V], draft_tokens [N, nodes], generator) -> [N, depth+1] (the accepted "
+                             "path, one token, -1s), the tree as parent indices (-1: a child of the root; "
+                             "specmath.speculative.tree_layouts converts vLLM's speculative_token_tree paths and SGLang's "
+                             "next-token/next-sibling arrays), whose verifier assumes children drawn as CHILDREN "
+                             f"({', '.join(TREE_CHILDREN)}); it runs on the tree battery. With a registered tree sampler: "
+                             "audit it under these children")
 
 
 def _user_function(name: str | None) -> bool:
@@ -112,6 +118,10 @@ def check_arguments(args: argparse.Namespace) -> None:
     if _user_function(args.adapter):
         resolve_function(args.adapter, "tree sampler" if tree else "sampler")
     elif args.adapter:
+        if args.adapter.startswith("tree-bug:") and args.adapter.removeprefix("tree-bug:") in TREE_BUG_NAMES \
+                and args.adapter not in TREE_ADAPTERS:
+            raise InvalidArgument(f"{args.adapter!r} is not audited: Medusa's fast mode hangs its tree below argmax p, "
+                                  "not below the context (its exact TV: specmath bugzoo)")
         check_choice(args.adapter, "adapter", (*ADAPTERS, *TREE_ADAPTERS), also=f"or {FUNCTION_REFERENCE}")
         if chain_options or (args.tree and not tree):
             raise InvalidArgument("--batched, --temperature, --top-k, --top-p and --tree describe a module:function sampler; "

@@ -6,7 +6,7 @@ audit must then pass every case where that TV is 0 (probability >= 1 - 1e-6) and
 where it is at least the joint test's detectable TV at the final N (probability >= 0.99 each; the
 detectable TV is 0.09-0.15 at N = 2000 and 0.030-0.061 at N = 20000, per case in each report).
 Between the two, either verdict is allowed. The tree zoo's entries are far above the bound at
-N = 2000 (completed TV 0.17-0.83); SGLang's rule on repeated children and SpecInfer's rule on children
+N = 2000 (completed TV 0.16-0.83); SGLang's rule on repeated children and SpecInfer's rule on children
 drawn without replacement are small (0.002-0.1) and run at the default N = 20000.
 """
 
@@ -56,7 +56,7 @@ def test_every_audited_tree_bug_fails_wherever_its_exact_completed_tv_is_detecta
 
     tvs = {case.name: tv(case) for case in TREE_BATTERY}
     failing = check_verdicts(run_tree_audit(adapter, n=2000), tvs)
-    assert len(failing) >= 8 and min(tvs[c] for c in failing) > 0.17
+    assert len(failing) >= 8 and min(tvs[c] for c in failing) > 0.16
 
 
 @pytest.mark.parametrize("name,children", [("tree-target-only", "iid"), ("tree-specinfer", "without-replacement")])
