@@ -284,22 +284,33 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     from specmath.audit.cases import cases_named
     from specmath.audit.runner import run_audit
 
-    if not callable(sample_round):
-        raise InvalidArgument(f"sample_round must be callable, got {type(sample_round).__name__} {sample_round!r}")
+    n, seed, cases, level = _audit_arguments(sample_round, "sample_round", generator, n, seed, cases, cases_named,
+                                             _rounding_slack)
+    warp = declared_warp(temperature, top_k, top_p)
+    adapter = Adapter(_name(sample_round), _first_line(sample_round, "sampler under test"), sample_round, generator,
+                      warp=warp, draws=draws, batched=bool(batched))
+    report = run_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=level)
+    return _verdict(sample_round, report)
+
+
+def _audit_arguments(sampler: Callable, what: str, generator: str, n: int, seed: int, cases: Any, named: Callable,
+                     rounding_slack: Callable) -> tuple:
+    """(n, seed, the cases ``named`` reads, family level) checked, the level lowered by the rounding slack of n rounds."""
+    if not callable(sampler):
+        raise InvalidArgument(f"{what} must be callable, got {type(sampler).__name__} {sampler!r}")
     check_generator_kind(generator, "generator")
     n = check_integer(n, "n (rounds per case)", min_value=1)
     seed = check_seed(seed)
-    cases = cases_named(cases)
-    warp = declared_warp(temperature, top_k, top_p)
-    slack = _rounding_slack(cases, n)
+    cases = named(cases)
+    slack = rounding_slack(cases, n)
     if slack >= FAMILY_LEVEL / 2:
         raise InvalidArgument(f"n = {n} rounds on these cases leave float rounding slack {slack:.2g}: use fewer rounds")
+    return n, seed, cases, FAMILY_LEVEL - slack
 
-    doc = (getattr(sample_round, "__doc__", None) or "").strip().splitlines()
-    adapter = Adapter(_name(sample_round), doc[0] if doc else "sampler under test", sample_round, generator,
-                      warp=warp, draws=draws, batched=bool(batched))
-    report = run_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=FAMILY_LEVEL - slack)
-    return _verdict(sample_round, report)
+
+def _first_line(function: Callable, default: str) -> str:
+    doc = (getattr(function, "__doc__", None) or "").strip().splitlines()
+    return doc[0] if doc else default
 
 
 def _verdict(sampler: Callable, report):
@@ -374,16 +385,9 @@ def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy"
     from specmath.audit.tree_cases import tree_cases_named
     from specmath.audit.tree_runner import run_tree_audit, tree_rounding_slack
 
-    if not callable(sample_tree):
-        raise InvalidArgument(f"sample_tree must be callable, got {type(sample_tree).__name__} {sample_tree!r}")
-    check_generator_kind(generator, "generator")
-    n = check_integer(n, "n (rounds per case)", min_value=1)
-    seed = check_seed(seed)
-    cases = tree_cases_named(cases)
-    slack = tree_rounding_slack(cases, n)
-    if slack >= FAMILY_LEVEL / 2:
-        raise InvalidArgument(f"n = {n} rounds on these cases leave float rounding slack {slack:.2g}: use fewer rounds")
-    doc = (getattr(sample_tree, "__doc__", None) or "").strip().splitlines()
-    adapter = TreeAdapter(_name(sample_tree), doc[0] if doc else "tree sampler under test", sample_tree, generator, children)
-    report = run_tree_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=FAMILY_LEVEL - slack)
+    n, seed, cases, level = _audit_arguments(sample_tree, "sample_tree", generator, n, seed, cases, tree_cases_named,
+                                             tree_rounding_slack)
+    adapter = TreeAdapter(_name(sample_tree), _first_line(sample_tree, "tree sampler under test"), sample_tree, generator,
+                          children)
+    report = run_tree_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=level)
     return _verdict(sample_tree, report)

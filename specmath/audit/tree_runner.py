@@ -24,7 +24,6 @@ There is no replay: tree samplers declare no draw order. The report is the chain
 
 from __future__ import annotations
 
-import platform
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -34,7 +33,7 @@ import numpy as np
 from specmath.audit.adapters import make_generator
 from specmath.audit.edge_draws import EDGE_VALUES, EDGES, edge_generator
 from specmath.audit.power import looks, run_tests, tests_per_case
-from specmath.audit.runner import DEFAULT_ROUNDS, AuditReport, CaseResult
+from specmath.audit.runner import DEFAULT_ROUNDS, AuditReport, CaseResult, run_cases, versions
 from specmath.audit.sampler_calls import BATCH_ELEMENTS, SamplerCalls, SamplerFailure
 from specmath.audit.tree_adapters import TreeAdapter
 from specmath.audit.tree_cases import TREE_BATTERY, TreeAuditCase
@@ -160,18 +159,8 @@ def run_tree_audit(adapter: TreeAdapter, cases: tuple[TreeAuditCase, ...] = TREE
     family_level = check_real(family_level, "family_level", min_value=0, max_value=1, open_min=True, open_max=True)
     level = family_level / (sum(tests_per_case(c.depth) for c in cases) * len(looks(n, sequential)))
     start = time.perf_counter()
-    results: list[CaseResult] = []
-    not_run: list[str] = []
-    for index, case in enumerate(cases):
-        if sequential and results and not results[-1].passed:
-            not_run = [c.name for c in cases[index:]]
-            break
-        results.append(run_tree_case(adapter, case, n, seed + index, sequential, level, power))
-    versions = {"python": platform.python_version(), "numpy": np.__version__}
-    if adapter.generator_kind == "torch":
-        import torch
-
-        versions["torch"] = torch.__version__
+    results, not_run = run_cases(cases, sequential, lambda index, case: run_tree_case(
+        adapter, case, n, seed + index, sequential, level, power))
     description = f"{adapter.description.rstrip('.')}; {adapter.children} children drafted by the auditor"
     return AuditReport(adapter.name, description, n, sequential, family_level, power, results, not_run,
-                       time.perf_counter() - start, versions)
+                       time.perf_counter() - start, versions(adapter))

@@ -57,6 +57,31 @@ def _normalise(rows: np.ndarray) -> np.ndarray:
     return rows / np.where(total > 0, total, 1.0)
 
 
+def walk_trees(parents, target_probs, draft_tokens, rng, judge):
+    """Every row walks its own tree from the root, all rows one level at a time.
+
+    ``judge(p [n, V], kids [n, K], tokens [n, K], walking [n], rng) -> (chosen [n], final [n, V])`` decides
+    at each row's current node: the child node it keeps (-1: none; kids -1 pad), or the law of the
+    round's last token (the correction after rejections; at a leaf, p itself: the bonus token).
+    """
+    tp, dt = np.asarray(target_probs), np.asarray(draft_tokens)
+    table, depth = children_table(parents)
+    n, rows = len(dt), np.arange(len(dt))
+    out = np.full((n, depth + 1), -1, dtype=np.int64)
+    at = np.zeros(n, dtype=np.int64)  # each row's current node, as its row of target_probs (0: the root)
+    walking = np.ones(n, dtype=bool)
+    for level in range(depth + 1):
+        kids = table[at]
+        chosen, final = judge(tp[rows, at], kids, dt[rows[:, None], np.maximum(kids, 0)], walking, rng)
+        moved = chosen >= 0
+        out[moved, level] = dt[rows[moved], chosen[moved]]
+        stop = walking & ~moved
+        out[stop, level] = sample_rows(final[stop], rng)
+        walking &= moved
+        at[moved] = chosen[moved] + 1
+    return out
+
+
 def recursive_rejection(parents, target_probs, draft_probs, draft_tokens, rng, *, update_residual=True,
                         without_replacement=False, accept_at_zero=False):
     """SpecInfer's multi-step speculative sampling over each row's tree, batched.
@@ -66,105 +91,70 @@ def recursive_rejection(parents, target_probs, draft_probs, draft_tokens, rng, *
     leaf: the bonus token ~ p. q_j = q (i.i.d. children) or q without the siblings drawn before x_j,
     renormalised (``without_replacement``, Jeon et al. 2024).
     """
-    tp, dp, dt = np.asarray(target_probs), np.asarray(draft_probs), np.asarray(draft_tokens)
-    table, depth = children_table(parents)
-    n, rows = len(dt), np.arange(len(dt))
-    out = np.full((n, depth + 1), -1, dtype=np.int64)
-    at = np.zeros(n, dtype=np.int64)  # each row's current node, as its row of target_probs (0: the root)
-    walking = np.ones(n, dtype=bool)
-    for level in range(depth + 1):
-        p = tp[rows, at].copy()  # p^(j), updated in place as siblings are rejected
+    dp = np.asarray(draft_probs)
+    rows = np.arange(len(dp))
+
+    def judge(p, kids, tokens, walking, rng):
+        p = p.copy()  # p^(j), updated in place as siblings are rejected
         seen = np.zeros_like(p, dtype=bool)
-        chosen = np.full(n, -1)
-        first_q = None
-        for rank in range(table.shape[1]):
-            kid = table[at, rank]
-            live = walking & (kid >= 0) & (chosen < 0)
-            if not live.any():
-                continue
-            node = np.maximum(kid, 0)
-            x, q = dt[rows, node], dp[rows, node]
-            first_q = q if first_q is None else first_q
+        chosen = np.full(len(p), -1)
+        for rank in range(kids.shape[1]):
+            live = walking & (kids[:, rank] >= 0) & (chosen < 0)
+            x, q = tokens[:, rank], dp[rows, np.maximum(kids[:, rank], 0)]
             if without_replacement:
                 q = _normalise(np.where(seen, 0.0, q))
-            u = rng.random(n)
+            u = rng.random(len(p))
             hit = u * q[rows, x] <= p[rows, x] if accept_at_zero else u * q[rows, x] < p[rows, x]
-            chosen[live & hit] = kid[live & hit]
+            chosen[live & hit] = kids[live & hit, rank]
             rejected = live & ~hit
             if update_residual:
                 p[rejected] = _normalise(np.maximum(p[rejected] - q[rejected], 0.0))
             seen[rows[live], x[live]] = True
-        moved = chosen >= 0
-        out[moved, level] = dt[rows[moved], chosen[moved]]
-        stop = walking & ~moved
-        if not update_residual and first_q is not None:
+        if not update_residual:
             # TensorRT-LLM: all siblings rejected -> norm(max(0, p - q)) with the node's own p (leaves keep p)
-            corrected = np.maximum(p - first_q, 0.0)
-            rejected_all = stop & (table[at, 0] >= 0) & (corrected.sum(axis=1) > 0)
+            corrected = np.maximum(p - dp[rows, np.maximum(kids[:, 0], 0)], 0.0)
+            rejected_all = (kids[:, 0] >= 0) & (corrected.sum(axis=1) > 0)
             p[rejected_all] = corrected[rejected_all]
-        out[stop, level] = sample_rows(p[stop], rng)
-        walking &= moved
-        at[moved] = chosen[moved] + 1
-    return out
+        return chosen, p
+
+    return walk_trees(parents, target_probs, draft_tokens, rng, judge)
 
 
 def sglang_target_only(parents, target_probs, draft_probs, draft_tokens, rng):
     """SGLang's target-only kernel, batched: one u per node, child j kept when u < p(x_1) + ... + p(x_j);
     none kept: the final token ~ relu(p - q') with q' = p on the children (at a leaf: p, the bonus)."""
-    tp, dt = np.asarray(target_probs), np.asarray(draft_tokens)
-    table, depth = children_table(parents)
-    n, rows = len(dt), np.arange(len(dt))
-    out = np.full((n, depth + 1), -1, dtype=np.int64)
-    at = np.zeros(n, dtype=np.int64)
-    walking = np.ones(n, dtype=bool)
-    for level in range(depth + 1):
-        p = tp[rows, at]
+
+    def judge(p, kids, tokens, walking, rng):
+        rows = np.arange(len(p))
         rest = p.copy()
-        coin = rng.random(n)
-        prob_acc = np.zeros(n)
-        chosen = np.full(n, -1)
-        for rank in range(table.shape[1]):
-            kid = table[at, rank]
-            live = walking & (kid >= 0) & (chosen < 0)
-            x = dt[rows, np.maximum(kid, 0)]
+        coin = rng.random(len(p))
+        prob_acc = np.zeros(len(p))
+        chosen = np.full(len(p), -1)
+        for rank in range(kids.shape[1]):
+            live = walking & (kids[:, rank] >= 0) & (chosen < 0)
+            x = tokens[:, rank]
             prob_acc = prob_acc + np.where(live, p[rows, x], 0.0)  # a repeated child is added twice
-            chosen[live & (coin < prob_acc)] = kid[live & (coin < prob_acc)]
+            keep = live & (coin < prob_acc)
+            chosen[keep] = kids[keep, rank]
             rest[rows[live], x[live]] = 0.0
-        moved = chosen >= 0
-        out[moved, level] = dt[rows[moved], chosen[moved]]
-        stop = walking & ~moved
-        out[stop, level] = sample_rows(rest[stop], rng)
-        walking &= moved
-        at[moved] = chosen[moved] + 1
-    return out
+        return chosen, rest
+
+    return walk_trees(parents, target_probs, draft_tokens, rng, judge)
 
 
 def typical_first_child(parents, target_probs, draft_probs, draft_tokens, rng):
     """Typical acceptance walked down the tree: the first child with p(x) > min(epsilon, delta exp(-H(p)))
     is kept, H(p) = -sum p ln(p + 1e-5) as Medusa's and vLLM's code; none: the final token ~ p (vLLM V0)."""
-    tp, dt = np.asarray(target_probs), np.asarray(draft_tokens)
-    table, depth = children_table(parents)
-    n, rows = len(dt), np.arange(len(dt))
-    out = np.full((n, depth + 1), -1, dtype=np.int64)
-    at = np.zeros(n, dtype=np.int64)
-    walking = np.ones(n, dtype=bool)
-    for level in range(depth + 1):
-        p = tp[rows, at]
+
+    def judge(p, kids, tokens, walking, rng):
         entropy = -(p * np.log(p + TYPICAL_OFFSET)).sum(axis=1)
         threshold = np.minimum(TYPICAL_EPSILON, TYPICAL_DELTA * np.exp(-entropy))
-        chosen = np.full(n, -1)
-        for rank in range(table.shape[1]):
-            kid = table[at, rank]
-            live = walking & (kid >= 0) & (chosen < 0)
-            keep = live & (p[rows, dt[rows, np.maximum(kid, 0)]] > threshold)
-            chosen[keep] = kid[keep]
-        moved = chosen >= 0
-        out[moved, level] = dt[rows[moved], chosen[moved]]
-        stop = walking & ~moved
-        out[stop, level] = sample_rows(p[stop], rng)
-        walking &= moved
-        at[moved] = chosen[moved] + 1
-    return out
+        above = (kids >= 0) & (np.take_along_axis(p, tokens, axis=1) > threshold[:, None])
+        first = np.argmax(above, axis=1)
+        found = walking & above.any(axis=1)
+        return np.where(found, kids[np.arange(len(p)), first], -1), p
+
+    return walk_trees(parents, target_probs, draft_tokens, rng, judge)
 
 
 def specinfer_tree(parents, target_probs, draft_probs, draft_tokens, rng):
