@@ -23,6 +23,11 @@ __all__ = [
     "AUDIT_SAMPLERS",
     "AUDIT_CASES",
     "BUG_NAMES",
+    "TREE_CHILDREN",
+    "TREE_SAMPLERS",
+    "TREE_BUG_NAMES",
+    "AUDITED_TREE_BUGS",
+    "TREE_AUDIT_CASES",
     "GENERATOR_KINDS",
     "SYMBOLIC_RULES",
 ]
@@ -71,6 +76,24 @@ BUG_NAMES = ("q-from-raw-logits", "target-probs-unwarped", "first-draft-unverifi
 AUDIT_CASES = ("context-g1", "context-g3", "context-g5", "p-equals-q", "equal-up-to-rounding", "disjoint-supports",
                "one-hot-draft", "zeros-in-target", "zeros-in-draft", "top-k-target-only", "top-k-draft-only",
                "near-underflow", "vocab-2", "vocab-1000")
+
+#: how the auditor draws a tree node's children (``specmath.speculative.tree.CHILDREN``), ``specmath audit --tree``
+TREE_CHILDREN = ("iid", "without-replacement", "top-k")
+
+#: the tree samplers ``specmath audit`` names besides the tree zoo's (``specmath.audit.tree_adapters.tree_adapters``)
+TREE_SAMPLERS = ("tree-specinfer", "tree-without-replacement", "tree-target-only")
+
+#: the entries of the tree zoo (``specmath.bugzoo.TREE_BUGS``)
+TREE_BUG_NAMES = ("top-k-children-specinfer-rule", "top-k-siblings-no-residual", "medusa-typical-acceptance",
+                  "typical-acceptance-sampled-correction")
+
+#: the tree-zoo entries audited as ``tree-bug:NAME`` (Medusa's fast mode hangs its tree below argmax p, not the context)
+AUDITED_TREE_BUGS = ("top-k-children-specinfer-rule", "top-k-siblings-no-residual", "typical-acceptance-sampled-correction")
+
+#: the cases of the tree battery (``specmath.audit.tree_cases.TREE_BATTERY``), for ``specmath audit --cases``
+TREE_AUDIT_CASES = ("tree-example-2x2", "tree-context-2", "tree-context-3", "tree-context-3x1", "tree-context-2x1x1",
+                    "tree-zeros-in-target-2x2", "tree-zeros-in-draft-3", "tree-disjoint-supports-2", "tree-p-equals-q-2x2",
+                    "tree-sparse-v64-2x2")
 
 #: the generators a ``module:function`` sampler may draw from (``specmath.audit.adapters.make_generator``)
 GENERATOR_KINDS = ("numpy", "torch")

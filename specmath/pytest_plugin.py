@@ -11,7 +11,8 @@ that has specmath installed gets, without a conftest line:
   ini option ``specmath_seed``);
 * the fixture ``specmath_audit``: ``specmath_audit(sampler, **options)`` is
   ``specmath.testing.assert_sampler_lossless(sampler, n=<--specmath-n>, seed=<--specmath-seed>,
-  **options)`` (an ``n`` or ``seed`` passed in the call wins); its ``n`` and ``seed`` say what it runs;
+  **options)`` (an ``n`` or ``seed`` passed in the call wins); its ``n`` and ``seed`` say what it runs,
+  and ``specmath_audit.tree(sample_tree, children=...)`` is ``assert_tree_sampler_lossless`` the same way;
 * the marker ``specmath``: every test that uses the fixture carries it, so ``-m "not specmath"``
   leaves the audits out and ``-m specmath`` runs only them;
 * a header line naming n and seed, so a CI log says how strong its audits were.
@@ -92,7 +93,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @dataclass(frozen=True)
 class SamplerAudit:
-    """``assert_sampler_lossless`` with this run's n and seed (``--specmath-n``, ``--specmath-seed``)."""
+    """``assert_sampler_lossless`` (and, as ``.tree``, ``assert_tree_sampler_lossless``) with this run's n and
+    seed (``--specmath-n``, ``--specmath-seed``)."""
 
     n: int
     seed: int
@@ -103,6 +105,14 @@ class SamplerAudit:
         options.setdefault("n", self.n)
         options.setdefault("seed", self.seed)
         return assert_sampler_lossless(sample_round, **options)
+
+    def tree(self, sample_tree: Any, **options: Any):
+        """``assert_tree_sampler_lossless`` with this run's n and seed: ``specmath_audit.tree(my_tree, children="top-k")``."""
+        from specmath.testing import assert_tree_sampler_lossless
+
+        options.setdefault("n", self.n)
+        options.setdefault("seed", self.seed)
+        return assert_tree_sampler_lossless(sample_tree, **options)
 
 
 @pytest.fixture

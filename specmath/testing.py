@@ -3,7 +3,7 @@
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
 
-Three assertions, from exact to statistical:
+Four assertions, from exact to statistical:
 
 * ``assert_rule_lossless(rule)``: a verification rule ``rule(p, q, x) -> (accept_probability,
   resample_law)`` (``specmath.speculative.step``) is run *exactly* over the rule battery
@@ -21,9 +21,14 @@ Three assertions, from exact to statistical:
   just below 1), and exact replay when its draw protocol is declared. It fails a lossless sampler
   with probability <= 1e-6 (derived in its docstring); a failure's AssertionError shows each failing
   case's worst cells, failed probes and the table.
+* ``assert_tree_sampler_lossless(sample_tree, children=...)``: a batched token-tree sampler (the
+  tree as parent indices, as engines pass it; ``specmath.audit.tree_adapters``) gets the tree
+  audit: trees drafted as its verifier assumes (``children``: i.i.d., without replacement, top-k),
+  each emitted path completed with draws from p and G-tested against the autoregressive law, and
+  edge probes; the same guarantee.
 
 An exception raised *by the code under test*, or output that is not what it must return (a rule's
-bare number, a sampler's None or float token ids), is never a "lossy" verdict: it surfaces as a
+bare number, a sampler's None or float token ids, a tree sampler's path that is not in its tree), is never a "lossy" verdict: it surfaces as a
 ``SamplerError`` that names where it happened, with the original exception chained as its cause.
 Every sampler call gets fresh copies of its inputs; one that writes into them is told so with a
 ``SamplerInputWarning`` (the verdict does not depend on it, nor on what ran before).
@@ -46,7 +51,7 @@ from specmath.speculative.rule_check import RuleFailure, RuleInstance, check_ins
 from specmath.validation import InvalidArgument, check_generator_kind, check_integer, check_seed
 
 __all__ = ["SamplerError", "SamplerInputWarning", "assert_rule_lossless", "assert_lossless", "assert_sampler_lossless",
-           "FAMILY_LEVEL", "DEFAULT_ROUNDS"]
+           "assert_tree_sampler_lossless", "FAMILY_LEVEL", "DEFAULT_ROUNDS"]
 
 #: the largest probability with which ``assert_sampler_lossless`` fails a lossless sampler
 FAMILY_LEVEL = 1e-6
@@ -277,32 +282,112 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     """
     from specmath.audit.adapters import Adapter, declared_warp
     from specmath.audit.cases import cases_named
-    from specmath.audit.report import failure_text, table, writes_text
     from specmath.audit.runner import run_audit
 
-    if not callable(sample_round):
-        raise InvalidArgument(f"sample_round must be callable, got {type(sample_round).__name__} {sample_round!r}")
+    n, seed, cases, level = _audit_arguments(sample_round, "sample_round", generator, n, seed, cases, cases_named,
+                                             _rounding_slack)
+    warp = declared_warp(temperature, top_k, top_p)
+    adapter = Adapter(_name(sample_round), _first_line(sample_round, "sampler under test"), sample_round, generator,
+                      warp=warp, draws=draws, batched=bool(batched))
+    report = run_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=level)
+    return _verdict(sample_round, report)
+
+
+def _audit_arguments(sampler: Callable, what: str, generator: str, n: int, seed: int, cases: Any, named: Callable,
+                     rounding_slack: Callable) -> tuple:
+    """(n, seed, the cases ``named`` reads, family level) checked, the level lowered by the rounding slack of n rounds."""
+    if not callable(sampler):
+        raise InvalidArgument(f"{what} must be callable, got {type(sampler).__name__} {sampler!r}")
     check_generator_kind(generator, "generator")
     n = check_integer(n, "n (rounds per case)", min_value=1)
     seed = check_seed(seed)
-    cases = cases_named(cases)
-    warp = declared_warp(temperature, top_k, top_p)
-    slack = _rounding_slack(cases, n)
+    cases = named(cases)
+    slack = rounding_slack(cases, n)
     if slack >= FAMILY_LEVEL / 2:
         raise InvalidArgument(f"n = {n} rounds on these cases leave float rounding slack {slack:.2g}: use fewer rounds")
+    return n, seed, cases, FAMILY_LEVEL - slack
 
-    doc = (getattr(sample_round, "__doc__", None) or "").strip().splitlines()
-    adapter = Adapter(_name(sample_round), doc[0] if doc else "sampler under test", sample_round, generator,
-                      warp=warp, draws=draws, batched=bool(batched))
-    report = run_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=FAMILY_LEVEL - slack)
+
+def _first_line(function: Callable, default: str) -> str:
+    doc = (getattr(function, "__doc__", None) or "").strip().splitlines()
+    return doc[0] if doc else default
+
+
+def _verdict(sampler: Callable, report):
+    """``report`` when the audit passed; else the SamplerError or AssertionError it calls for (writes: a warning)."""
+    from specmath.audit.report import failure_text, table, writes_text
+
     if report.input_writes:
-        warnings.warn(SamplerInputWarning(f"the sampler {_name(sample_round)}: {writes_text(report)}"), stacklevel=2)
+        warnings.warn(SamplerInputWarning(f"the sampler {_name(sampler)}: {writes_text(report)}"), stacklevel=3)
     if report.errored:
-        raise _sampler_error(sample_round, report)
+        raise _sampler_error(sampler, report)
     if not report.passed:
         failing = [c for c in report.cases if not c.passed]
         raise AssertionError(
-            f"the sampler {_name(sample_round)} is NOT lossless: {len(failing)} of {len(report.cases)} cases fail\n"
+            f"the sampler {_name(sampler)} is NOT lossless: {len(failing)} of {len(report.cases)} cases fail\n"
             f"{failure_text(report)}\n\n{table(report)}"
         )
     return report
+
+
+def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy", n: int = DEFAULT_ROUNDS, seed: int = 0, *,
+                                 children: str, cases: Any = None, sequential: bool = False):
+    """Assert that a batched token-tree sampler is lossless; return the report.
+
+    The sampler, called on a batch of N rounds that share one tree shape::
+
+        sample_tree(parents, target_probs, draft_probs, draft_tokens, generator) -> ids
+
+        parents       int64 [nodes]        parents[i]: node i's parent, -1 for a child of the root
+                                           (the context); parents before children, siblings tried
+                                           in index order (the battery's trees are breadth first)
+        target_probs  float64 [N, nodes+1, V]  row 0: p(. | context); row i + 1: p after node i's
+                                           path (node i's token included), as the target's one
+                                           tree-attention pass scores it
+        draft_probs   float64 [N, nodes, V]    draft_probs[:, i]: the q node i was drawn from (its
+                                           parent's row of the draft, before any renormalisation);
+                                           siblings share it
+        draft_tokens  int64 [N, nodes]     the drafted token of each node
+        generator     numpy.random.Generator (``generator="torch"``: a torch.Generator)
+        ids           integer [N, depth+1] each row's accepted path (root to node), then one token
+                                           (the correction after a rejection, or the bonus below a
+                                           leaf), then -1 (vLLM's placeholder)
+
+    This is the layout of ``specmath.speculative.tree_reference.sample_tree_rounds`` (the float
+    reference, which passes). Engines write the tree otherwise and convert with
+    ``specmath.speculative.tree_layouts``: vLLM's ``speculative_token_tree`` (and Medusa's and
+    TensorRT-LLM's choices) lists child-rank paths, ``parents_from_paths``; SGLang's
+    ``retrive_next_token`` / ``retrive_next_sibling`` rows give first child and next sibling per
+    position, ``parents_from_sglang`` (SGLang's target_probs [bs, num_draft_tokens, V] is
+    target_probs here row for row, its position 0 being the root).
+
+    ``children`` (required) says how the auditor draws each node's children, i.e. the premise of
+    the verifier: "iid" (SpecInfer's rule), "without-replacement" (recursive rejection without
+    replacement) or "top-k" (EAGLE's and Medusa's drafters; SGLang's target-only rule). The same
+    verifier may be lossless under one and lossy under another: SpecInfer's rule on top-k children,
+    SGLang's running sum on i.i.d. children (a repeated child counted twice).
+    ``generator``, ``n``, ``seed``, ``cases`` (names of ``specmath.audit.tree_cases.TREE_BATTERY``)
+    and ``sequential`` are as for ``assert_sampler_lossless``.
+
+    What runs (``specmath.audit.tree_runner``): per case N drafted trees in a few calls; each emitted
+    tuple completed to depth + 1 tokens with the auditor's draws from p, and G-tests of that completed
+    law against the autoregressive law A(depth + 1) (the criterion of every lossless verifier, whatever
+    path it accepts) and of its depth + 1 per-position marginals; edge probes with a uniform exactly 0
+    or just below 1 at each draw 0..nodes. Output that is not a root-to-node path of the row's tree
+    followed by one token (and -1s) is invalid output: a ``SamplerError``, never a loss.
+
+    False-failure probability <= 1e-6, derived as for ``assert_sampler_lossless`` with T_c = depth_c + 2
+    tests per case and the rounding slack ``tree_runner.tree_rounding_slack`` (the auditor's own float
+    draws included). Power: each case's detectable TV at probability 0.99 is in the report, about
+    0.03-0.06 at N = 20000 (0.09-0.15 at N = 2000).
+    """
+    from specmath.audit.tree_adapters import TreeAdapter
+    from specmath.audit.tree_cases import tree_cases_named
+    from specmath.audit.tree_runner import run_tree_audit, tree_rounding_slack
+
+    n, seed, cases, level = _audit_arguments(sample_tree, "sample_tree", generator, n, seed, cases, tree_cases_named,
+                                             tree_rounding_slack)
+    adapter = TreeAdapter(_name(sample_tree), _first_line(sample_tree, "tree sampler under test"), sample_tree, generator,
+                          children)
+    report = run_tree_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=level)
+    return _verdict(sample_tree, report)

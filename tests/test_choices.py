@@ -29,6 +29,7 @@ def _action(command: str, dest: str) -> argparse.Action:
     ("audit-generate", "engine", choices.AUDIT_ENGINES, None),
     ("audit-generate", "pair", choices.AUDIT_PAIRS, None),
     ("audit", "generator", choices.GENERATOR_KINDS, "numpy"),
+    ("audit", "tree", choices.TREE_CHILDREN, None),
 ])
 def test_each_command_offers_the_choices_of_specmath_choices(command, dest, offered, default):
     action = _action(command, dest)
@@ -79,3 +80,17 @@ def test_the_names_the_audit_checks_without_torch_are_those_of_its_registries():
     from specmath.audit.adapters import adapters
 
     assert tuple(adapters()) == (*choices.AUDIT_SAMPLERS, *(f"bug:{name}" for name in choices.BUG_NAMES))
+
+
+def test_the_tree_names_the_audit_checks_without_torch_are_those_of_its_registries():
+    from specmath.audit.tree_adapters import TREE_REFERENCES, tree_adapters
+    from specmath.audit.tree_cases import TREE_BATTERY
+    from specmath.bugzoo import TREE_BUGS
+    from specmath.speculative.tree import CHILDREN
+
+    assert tuple(CHILDREN) == choices.TREE_CHILDREN
+    assert tuple(bug.name for bug in TREE_BUGS) == choices.TREE_BUG_NAMES
+    assert tuple(bug.name for bug in TREE_BUGS if not bug.greedy_root) == choices.AUDITED_TREE_BUGS
+    assert tuple(case.name for case in TREE_BATTERY) == choices.TREE_AUDIT_CASES
+    assert tuple(TREE_REFERENCES) == choices.TREE_SAMPLERS
+    assert tuple(tree_adapters()) == (*choices.TREE_SAMPLERS, *(f"tree-bug:{name}" for name in choices.AUDITED_TREE_BUGS))

@@ -37,7 +37,7 @@ from specmath.speculative.round import round_law
 from specmath.speculative.toy_lm import ToyLM, Warp, random_toy_lm, top_k, warp
 from specmath.validation import InvalidArgument, check_choice
 
-__all__ = ["END", "AuditCase", "BATTERY", "case_named", "cases_named", "position_law", "ExpectedLaws"]
+__all__ = ["END", "AuditCase", "BATTERY", "case_named", "cases_named", "named_cases", "position_law", "ExpectedLaws"]
 
 #: marker of "no token at this position" in the per-position laws
 END = -1
@@ -234,19 +234,26 @@ def case_named(name: str) -> AuditCase:
 def cases_named(cases: object) -> tuple[AuditCase, ...]:
     """The audit cases meant by ``cases``: None (the whole battery), a case name, or a list of names and
     ``AuditCase`` objects; ``InvalidArgument`` / ``UnknownName`` (did you mean?) naming a bad one."""
+    return named_cases(cases, BATTERY, AuditCase, "audit case")
+
+
+def named_cases(cases: object, battery: tuple, kind: type, what: str) -> tuple:
+    """``cases`` read against ``battery``: None (all of it), a name, or a list of names and ``kind`` objects."""
     if cases is None:
-        return BATTERY
-    listed = [cases] if isinstance(cases, (str, AuditCase)) else cases
+        return battery
+    by_name = {case.name: case for case in battery}
+    wrong = f"cases must be {what} names or {kind.__name__} objects, got"
+    listed = [cases] if isinstance(cases, (str, kind)) else cases
     try:
         listed = list(listed)
     except TypeError:
-        raise InvalidArgument(f"cases must be audit case names or AuditCase objects, got {type(cases).__name__} {cases!r}") from None
+        raise InvalidArgument(f"{wrong} {type(cases).__name__} {cases!r}") from None
     out = []
     for case in listed:
         if isinstance(case, str):
-            case = case_named(case)
-        elif not isinstance(case, AuditCase):
-            raise InvalidArgument(f"cases must be audit case names or AuditCase objects, got {type(case).__name__} {case!r}")
+            case = by_name[check_choice(case, what, by_name)]
+        elif not isinstance(case, kind):
+            raise InvalidArgument(f"{wrong} {type(case).__name__} {case!r}")
         out.append(case)
     if not out:
         raise InvalidArgument("cases is empty: nothing to audit (None audits the whole battery)")

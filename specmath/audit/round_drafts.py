@@ -31,7 +31,7 @@ import numpy as np
 from specmath.audit.cases import AuditCase
 from specmath.speculative.toy_lm import Warp
 
-__all__ = ["RoundDrafts"]
+__all__ = ["RoundDrafts", "first_change"]
 
 
 class RoundDrafts:
@@ -111,17 +111,24 @@ class RoundDrafts:
 
     def wrote_into(self, nodes: np.ndarray, tokens: np.ndarray, target_probs: np.ndarray, draft_probs: np.ndarray,
                    draft_tokens: np.ndarray) -> str | None:
-        """Which input the sampler changed (compared with the tables), as words, or None.
-
-        The bytes are compared first (one memcmp each); only a changed array is searched for the entry."""
+        """Which input the sampler changed (compared with the tables), as words, or None."""
         p_table, q_table = self._stacked()
-        for name, handed, kept in (("target_probs", target_probs, p_table[nodes]),
-                                   ("draft_probs", draft_probs, q_table[nodes[..., :-1]]),
-                                   ("draft_tokens", draft_tokens, tokens)):
-            if handed.tobytes() != kept.tobytes():
-                changed = ~(handed == kept)  # NaN counts as changed
-                if not changed.any():  # equal values, other bits: a zero's sign
-                    changed = np.signbit(handed) != np.signbit(kept)
-                where = tuple(np.argwhere(changed)[0].tolist())
-                return f"{name}[{', '.join(map(str, where))}] changed from {kept[where].item()!r} to {handed[where].item()!r}"
-        return None
+        return first_change((("target_probs", target_probs, p_table[nodes]),
+                             ("draft_probs", draft_probs, q_table[nodes[..., :-1]]),
+                             ("draft_tokens", draft_tokens, tokens)))
+
+
+def first_change(arrays) -> str | None:
+    """The first entry in which a handed array differs from the auditor's copy, as words, or None.
+
+    ``arrays``: (name, handed, kept) triples. The bytes are compared first (one memcmp each); only a
+    changed array is searched for the entry (NaN counts as changed, and so does a zero's sign).
+    """
+    for name, handed, kept in arrays:
+        if handed.tobytes() != kept.tobytes():
+            changed = ~(handed == kept)  # NaN counts as changed
+            if not changed.any():  # equal values, other bits: a zero's sign
+                changed = np.signbit(handed) != np.signbit(kept)
+            where = tuple(np.argwhere(changed)[0].tolist())
+            return f"{name}[{', '.join(map(str, where))}] changed from {kept[where].item()!r} to {handed[where].item()!r}"
+    return None

@@ -45,7 +45,7 @@ from specmath.audit.round_drafts import RoundDrafts
 from specmath.audit.sampler_calls import SamplerCalls, SamplerFailure
 from specmath.validation import check_real
 
-__all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "DEFAULT_ROUNDS"]
+__all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "run_cases", "versions", "DEFAULT_ROUNDS"]
 
 #: rounds per case of the full audit (the CLI default)
 DEFAULT_ROUNDS = 20_000
@@ -198,19 +198,21 @@ def run_audit(adapter: Adapter, cases: tuple[AuditCase, ...] = BATTERY, n: int =
     total_tests = sum(tests_per_case(c.gamma) for c in cases) * len(looks(n, sequential))
     level = family_level / total_tests
     start = time.perf_counter()
-    results, not_run = _run_cases(adapter, cases, n, seed, sequential, level, power, replay_rounds)
+    results, not_run = run_cases(cases, sequential, lambda index, case: run_case(
+        adapter, case, n, seed + index, sequential, level, power, replay_rounds))
     return AuditReport(adapter.name, adapter.description, n, sequential, family_level, power, results, not_run,
-                       time.perf_counter() - start, _versions(adapter))
+                       time.perf_counter() - start, versions(adapter))
 
 
-def _run_cases(adapter, cases, n, seed, sequential, level, power, replay_rounds) -> tuple[list[CaseResult], list[str]]:
+def run_cases(cases, sequential: bool, run_one) -> tuple[list[CaseResult], list[str]]:
+    """(results, names not run): ``run_one(index, case)`` for each case; sequential mode stops after a failed one."""
     results: list[CaseResult] = []
     not_run: list[str] = []
     for index, case in enumerate(cases):
         if sequential and results and not results[-1].passed:
             not_run = [c.name for c in cases[index:]]
             break
-        results.append(run_case(adapter, case, n, seed + index, sequential, level, power, replay_rounds))
+        results.append(run_one(index, case))
     return results, not_run
 
 
@@ -238,7 +240,8 @@ def _single_torch_thread(adapter: Adapter):
         yield
 
 
-def _versions(adapter: Adapter) -> dict:
+def versions(adapter) -> dict:
+    """The versions a report records: python, numpy, and torch or transformers when the adapter uses them."""
     import platform
 
     out = {"python": platform.python_version(), "numpy": np.__version__}

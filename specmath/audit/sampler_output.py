@@ -113,11 +113,14 @@ def _strip_padding(row: np.ndarray, gamma: int, vocab: int, where: str) -> np.nd
     return row
 
 
-def batch_tokens(output: Any, n: int, gamma: int, vocab: int) -> tuple[np.ndarray, np.ndarray]:
-    """(lengths [n], ids [n, gamma + 1] int64 padded with -1) of a batched sampler's output, checked."""
-    ids = _as_integer_array(output, "an [N, gamma + 1] array of token ids")
+def batch_tokens(output: Any, n: int, gamma: int, vocab: int, width: str = "gamma + 1") -> tuple[np.ndarray, np.ndarray]:
+    """(lengths [n], ids [n, gamma + 1] int64 padded with -1) of a batched sampler's output, checked.
+
+    ``width`` names gamma + 1 in the messages (a tree sampler's rows are "depth + 1" wide).
+    """
+    ids = _as_integer_array(output, f"an [N, {width}] array of token ids")
     if ids.shape != (n, gamma + 1):
-        raise InvalidSamplerOutput(f"the sampler returned shape {ids.shape}, expected (N, gamma + 1) = ({n}, {gamma + 1}): "
+        raise InvalidSamplerOutput(f"the sampler returned shape {ids.shape}, expected (N, {width}) = ({n}, {gamma + 1}): "
                                    "one row per round, -1 after each row's last emitted token")
     real = ids != PLACEHOLDER
     lengths = real.sum(axis=1)

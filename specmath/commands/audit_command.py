@@ -15,24 +15,45 @@ arguments (one line on stderr, found before scipy and torch are imported). ``--l
 adapters; ``--all-bugs`` audits every bug-zoo adapter and prints which cases catch each (with
 ``--sequential``: the first, stopping there). ``--markdown`` prints the table in Markdown (the
 README's audit section).
+
+``--tree CHILDREN`` audits a token-tree sampler instead (``specmath.audit.tree_runner``): a
+``module:function`` taking (parents [nodes], target_probs [N, nodes+1, V], draft_probs [N, nodes, V],
+draft_tokens [N, nodes], generator) and returning [N, depth+1] (the accepted path, one token, -1s),
+whose verifier assumes children drawn as CHILDREN says (iid, without-replacement, top-k); it runs on
+the tree battery. The registered tree samplers are ``tree-specinfer``, ``tree-without-replacement``,
+``tree-target-only`` and ``tree-bug:NAME``; ``--tree`` audits one of them under other children
+(``tree-specinfer --tree top-k`` is SpecInfer's rule on EAGLE's top-k trees).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from specmath.choices import AUDIT_CASES, AUDIT_SAMPLERS, BUG_NAMES, GENERATOR_KINDS
+from specmath.choices import (
+    AUDIT_CASES,
+    AUDIT_SAMPLERS,
+    AUDITED_TREE_BUGS,
+    BUG_NAMES,
+    GENERATOR_KINDS,
+    TREE_AUDIT_CASES,
+    TREE_BUG_NAMES,
+    TREE_CHILDREN,
+    TREE_SAMPLERS,
+)
 from specmath.cli import IntegerValue, RealValue
 from specmath.function_reference import FUNCTION_REFERENCE, resolve_function
 from specmath.validation import InvalidArgument, check_choice, check_output_file
 
 #: every sampler the audit names (``specmath.audit.adapters.adapters``), torch-free
 ADAPTERS = (*AUDIT_SAMPLERS, *(f"bug:{name}" for name in BUG_NAMES))
+#: every tree sampler the audit names (``specmath.audit.tree_adapters.tree_adapters``), torch-free
+TREE_ADAPTERS = (*TREE_SAMPLERS, *(f"tree-bug:{name}" for name in AUDITED_TREE_BUGS))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("adapter", nargs="?", metavar="ADAPTER",
-                        help=f"which sampler (see --list), or {FUNCTION_REFERENCE} with the adapter interface")
+                        help=f"which sampler (see --list; tree-* are token-tree samplers), or {FUNCTION_REFERENCE} with the adapter "
+                             "interface (a tree sampler: with --tree)")
     parser.add_argument("--generator", choices=GENERATOR_KINDS, default=GENERATOR_KINDS[0],
                         help="generator kind a module:function sampler draws from (default numpy)")
     parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
@@ -54,6 +75,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the module:function sampler keeps the K >= 1 most likely tokens of p and q")
     parser.add_argument("--top-p", metavar="P", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
                         help="the module:function sampler keeps the most likely tokens of p and q up to mass P in (0, 1]")
+    parser.add_argument("--tree", metavar="CHILDREN", choices=TREE_CHILDREN, default=None,
+                        help="the module:function is a token-tree sampler (parents [nodes], target_probs [N, nodes+1, V], "
+                             "draft_probs [N, nodes, V], draft_tokens [N, nodes], generator) -> [N, depth+1] (the accepted "
+                             "path, one token, -1s), the tree as parent indices (-1: a child of the root; "
+                             "specmath.speculative.tree_layouts converts vLLM's speculative_token_tree paths and SGLang's "
+                             "next-token/next-sibling arrays), whose verifier assumes children drawn as CHILDREN "
+                             f"({', '.join(TREE_CHILDREN)}); it runs on the tree battery. With a registered tree sampler: "
+                             "audit it under these children")
+
+
+def _user_function(name: str | None) -> bool:
+    return bool(name) and ":" in name and not name.startswith(("bug:", "tree-bug:"))
+
+
+def _is_tree(args: argparse.Namespace) -> bool:
+    """Whether the ADAPTER is a tree sampler: a registered one, or a module:function given with --tree."""
+    return bool(args.adapter) and (args.adapter in TREE_ADAPTERS or args.adapter.startswith("tree-bug:")
+                                   or (_user_function(args.adapter) and args.tree is not None))
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -64,17 +103,32 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise InvalidArgument("give an ADAPTER or --all-bugs, not both")
     if not args.adapter and not args.all_bugs:
         raise InvalidArgument("give an ADAPTER, --all-bugs or --list")
+    tree = _is_tree(args)
+    offered = (*AUDIT_CASES, *TREE_AUDIT_CASES) if args.all_bugs else TREE_AUDIT_CASES if tree else AUDIT_CASES
     for name in args.cases.split(",") if args.cases else ():
-        check_choice(name.strip(), "audit case", AUDIT_CASES)
+        if name.strip() in (*AUDIT_CASES, *TREE_AUDIT_CASES) and name.strip() not in offered:
+            which = "the tree battery: a tree sampler is audited with --tree CHILDREN" if tree is False else "the chain battery"
+            raise InvalidArgument(f"audit case {name.strip()!r} is a case of {which} (see --list)")
+        check_choice(name.strip(), "tree audit case" if tree else "audit case", offered)
     if args.json:
         check_output_file(args.json, "--json file")
-    if args.adapter and ":" in args.adapter and not args.adapter.startswith("bug:"):
-        resolve_function(args.adapter, "sampler")
+    chain_options = args.batched or any(v is not None for v in (args.temperature, args.top_k, args.top_p))
+    if args.all_bugs and args.tree:
+        raise InvalidArgument("--tree gives the children of one tree sampler; --all-bugs audits each tree-zoo entry under its own")
+    if _user_function(args.adapter):
+        resolve_function(args.adapter, "tree sampler" if tree else "sampler")
     elif args.adapter:
-        check_choice(args.adapter, "adapter", ADAPTERS, also=f"or {FUNCTION_REFERENCE}")
-        if args.batched or any(v is not None for v in (args.temperature, args.top_k, args.top_p)):
-            raise InvalidArgument("--batched, --temperature, --top-k and --top-p describe a module:function sampler; "
+        if args.adapter.startswith("tree-bug:") and args.adapter.removeprefix("tree-bug:") in TREE_BUG_NAMES \
+                and args.adapter not in TREE_ADAPTERS:
+            raise InvalidArgument(f"{args.adapter!r} is not audited: Medusa's fast mode hangs its tree below argmax p, "
+                                  "not below the context (its exact TV: specmath bugzoo)")
+        check_choice(args.adapter, "adapter", (*ADAPTERS, *TREE_ADAPTERS), also=f"or {FUNCTION_REFERENCE}")
+        if chain_options or (args.tree and not tree):
+            raise InvalidArgument("--batched, --temperature, --top-k, --top-p and --tree describe a module:function sampler; "
                                   f"{args.adapter!r} is a registered adapter (see --list)")
+    if tree and chain_options:
+        raise InvalidArgument("--batched, --temperature, --top-k and --top-p describe a chain sampler; a tree sampler is "
+                              "batched and emits the law of the raw p")
 
 
 def _cases(text: str | None):
@@ -83,15 +137,33 @@ def _cases(text: str | None):
     return BATTERY if not text else tuple(case_named(name.strip()) for name in text.split(","))
 
 
-def _all_bugs(args: argparse.Namespace, n: int) -> int:
-    """One line per bug-zoo adapter: the case that caught it (sequential) or every case that does."""
-    from specmath.audit import adapters, run_audit
+def _tree_cases(text: str | None):
+    from specmath.audit.tree_cases import tree_cases_named
 
+    return tree_cases_named(None if not text else [name.strip() for name in text.split(",")])
+
+
+def _all_bugs(args: argparse.Namespace, n: int) -> int:
+    """One line per bug-zoo adapter, chain and tree: the case that caught it (sequential) or every case that does.
+
+    With ``--cases``, each zoo runs on the named cases of its own battery (a zoo with none named is skipped).
+    """
+    from specmath.audit import adapters, run_audit
+    from specmath.audit.tree_adapters import tree_adapters
+    from specmath.audit.tree_runner import run_tree_audit
+
+    named = [name.strip() for name in args.cases.split(",")] if args.cases else None
+    chain = None if named is None else [name for name in named if name in AUDIT_CASES]
+    tree = None if named is None else [name for name in named if name in TREE_AUDIT_CASES]
+    runs = []
+    if chain != []:
+        runs += [(name, a, run_audit, _cases(",".join(chain or ()))) for name, a in adapters().items() if name.startswith("bug:")]
+    if tree != []:
+        runs += [(name, a, run_tree_audit, _tree_cases(",".join(tree or ()))) for name, a in tree_adapters().items()
+                 if name.startswith("tree-bug:")]
     escaped = 0
-    for name, adapter in adapters().items():
-        if not name.startswith("bug:"):
-            continue
-        report = run_audit(adapter, _cases(args.cases), n=n, seed=args.seed, sequential=args.sequential)
+    for name, adapter, audit, cases in runs:
+        report = audit(adapter, cases, n=n, seed=args.seed, sequential=args.sequential)
         failed = [c for c in report.cases if not c.passed]
         errored = [c for c in report.cases if c.errors]
         escaped += not failed or bool(errored)
@@ -103,31 +175,50 @@ def _all_bugs(args: argparse.Namespace, n: int) -> int:
             caught = f"caught by {failed[0].case} after {failed[0].n} rounds: {failed[0].reasons[0]}"
         else:
             caught = f"caught by {len(failed)} of {len(report.cases)} cases ({', '.join(c.case for c in failed)}); first: {failed[0].reasons[0]}"
-        print(f"{name:36s} {report.seconds:6.1f} s  {caught}", flush=True)
+        print(f"{name:48s} {report.seconds:6.1f} s  {caught}", flush=True)
     return 1 if escaped else 0
+
+
+def _list() -> None:
+    from specmath.audit import adapters
+    from specmath.audit.cases import BATTERY
+    from specmath.audit.tree_adapters import tree_adapters
+    from specmath.audit.tree_cases import TREE_BATTERY
+
+    for name, adapter in adapters().items():
+        print(f"{name:48s} {adapter.description}")
+    for name, tree_adapter in tree_adapters().items():
+        print(f"{name:48s} (tree, {tree_adapter.children} children) {tree_adapter.description}")
+    print()
+    for case in BATTERY:
+        print(f"{case.name:26s} gamma={case.gamma} V={case.vocab_size}: {case.description}")
+    for tree_case in TREE_BATTERY:
+        print(f"{tree_case.name:26s} nodes={tree_case.nodes} V={tree_case.vocab_size}: {tree_case.description}")
 
 
 def run(args: argparse.Namespace) -> int:
     check_arguments(args)
-    from specmath.audit import DEFAULT_ROUNDS, adapter_named, adapters, run_audit
-    from specmath.audit.cases import BATTERY
+    from specmath.audit import DEFAULT_ROUNDS, adapter_named, run_audit
     from specmath.audit.report import failure_text, markdown_table, table, write_json
 
     n = DEFAULT_ROUNDS if args.n is None else args.n
     if args.list:
-        for name, adapter in adapters().items():
-            print(f"{name:36s} {adapter.description}")
-        print()
-        for case in BATTERY:
-            print(f"{case.name:20s} gamma={case.gamma} V={case.vocab_size}: {case.description}")
+        _list()
         return 0
     if args.all_bugs:
         return _all_bugs(args, n)
-    from specmath.audit.adapters import declared_warp
+    if _is_tree(args):
+        from specmath.audit.tree_adapters import tree_adapter_named
+        from specmath.audit.tree_runner import run_tree_audit
 
-    warp = declared_warp(args.temperature, args.top_k, args.top_p)
-    adapter = adapter_named(args.adapter, args.generator, batched=args.batched, warp=warp)
-    report = run_audit(adapter, _cases(args.cases), n=n, seed=args.seed, sequential=args.sequential)
+        tree_adapter = tree_adapter_named(args.adapter, args.generator, children=args.tree)
+        report = run_tree_audit(tree_adapter, _tree_cases(args.cases), n=n, seed=args.seed, sequential=args.sequential)
+    else:
+        from specmath.audit.adapters import declared_warp
+
+        warp = declared_warp(args.temperature, args.top_k, args.top_p)
+        adapter = adapter_named(args.adapter, args.generator, batched=args.batched, warp=warp)
+        report = run_audit(adapter, _cases(args.cases), n=n, seed=args.seed, sequential=args.sequential)
     print(markdown_table(report) if args.markdown else table(report))
     if not report.passed and not args.markdown:
         print(f"\nwhat points at the bug:\n{failure_text(report)}")

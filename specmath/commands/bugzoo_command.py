@@ -1,5 +1,7 @@
 """``specmath bugzoo [NAME] [--json]``: every bug-zoo entry (or the one named), its instance, exact TV,
-explanation and citation.
+explanation and citation: the chain entries (``BUGS``), then the token-tree verifiers (``TREE_BUGS``),
+each group most lossy first. The audit name of each is ``bug:NAME`` or ``tree-bug:NAME``
+(``specmath audit``; Medusa's fast mode has none, its tree hangs below argmax p).
 
 Also prints E[accepted draft tokens per round] for token-wise, block, multi-draft and sample-match
 verification on the notebook's example pairs (``--accepted``), the numbers quoted in the README.
@@ -10,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from specmath.choices import BUG_NAMES
+from specmath.choices import AUDITED_TREE_BUGS, BUG_NAMES, TREE_BUG_NAMES
 from specmath.validation import InvalidArgument, check_choice
 
 
@@ -40,10 +42,10 @@ def _accepted_rows() -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     if args.name is not None:
-        check_choice(args.name, "bug", BUG_NAMES)
+        check_choice(args.name, "bug", (*BUG_NAMES, *TREE_BUG_NAMES))
         if args.accepted:
             raise InvalidArgument("--accepted prints the accepted lengths of the correct algorithms: give it without NAME")
-    from specmath.bugzoo import BUGS
+    from specmath.bugzoo import BUGS, TREE_BUGS
     from specmath.laws import tv_distance
     from specmath.proofs.verification import fraction_text
 
@@ -57,23 +59,33 @@ def run(args: argparse.Namespace) -> int:
             print(f"{r['pair']:5s} gamma={r['gamma']}: " + "; ".join(cells))
         return 0
     entries = []
-    chosen = {args.name: BUGS[args.name]} if args.name else BUGS
-    for name, bug in sorted(chosen.items(), key=lambda item: -item[1].tv()):
-        tv = bug.tv()
-        entries.append({
-            "name": name,
-            "tv": fraction_text(tv),
-            "tv_float": float(tv),
-            "correct_tv": fraction_text(tv_distance(bug.correct_law(), bug.target_law())),
-            "instance": bug.instance().description,
-            "explanation": bug.explanation,
-            "citation": bug.citation,
-        })
+    groups = (("chain", "bug", BUGS), ("tree", "tree-bug", {bug.name: bug for bug in TREE_BUGS}))
+    for kind, prefix, zoo in groups:
+        chosen = {name: bug for name, bug in zoo.items() if args.name in (None, name)}
+        for name, bug in sorted(chosen.items(), key=lambda item: -item[1].tv()):
+            tv = bug.tv()
+            audited = kind == "chain" or name in AUDITED_TREE_BUGS
+            entries.append({
+                "name": name,
+                "kind": kind,
+                "audit": f"{prefix}:{name}" if audited else None,
+                "tv": fraction_text(tv),
+                "tv_float": float(tv),
+                "correct_tv": fraction_text(tv_distance(bug.correct_law(), bug.target_law())),
+                "instance": bug.instance().description,
+                "explanation": bug.explanation,
+                "citation": bug.citation,
+            })
     if args.json:
         print(json.dumps(entries, indent=2))
         return 0
+    kind = "chain"
     for e in entries:
-        print(f"{e['name']}: TV = {e['tv']} ~ {e['tv_float']:.4g} (correct algorithm: TV {e['correct_tv']})")
+        if e["kind"] != kind:
+            kind = e["kind"]
+            print("token-tree verifiers (specmath.bugzoo.TREE_BUGS):")
+        audit = f"; specmath audit {e['audit']}" if e["audit"] else "; not audited: its tree hangs below argmax p"
+        print(f"{e['name']}: TV = {e['tv']} ~ {e['tv_float']:.4g} (correct algorithm: TV {e['correct_tv']}{audit})")
         print(f"  instance: {e['instance']}")
         print(f"  {e['explanation']}")
         print(f"  [{e['citation']}]")

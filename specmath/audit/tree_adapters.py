@@ -1,0 +1,103 @@
+"""Tree adapters: a token-tree verifier, wrapped as one batched function the tree audit can call.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round (a tree's nodes),
+alpha = sum_x min(p(x), q(x)).
+
+The interface is the layout of ``specmath.speculative.tree_reference`` (the one engines hand their
+tree verification kernels, one tree shape for the batch)::
+
+    sample_tree(parents [nodes] int64, target_probs [N, nodes + 1, V] float64,
+                draft_probs [N, nodes, V] float64, draft_tokens [N, nodes] int64, generator)
+        -> [N, depth + 1] integer ids: the accepted path, then one token, then -1
+
+``parents[i]`` is node i's parent (-1: a child of the root), parents before children, siblings in
+index order; row 0 of ``target_probs`` is p(. | context), row i + 1 is p after node i's path;
+``draft_probs[i]`` is the q node i was drawn from (its parent's). ``children`` says how the auditor
+draws each node's children: the premise of the sampler's verifier (SpecInfer's rule needs ``iid``,
+recursive rejection without replacement needs ``without-replacement``, SGLang's target-only rule
+takes distinct children: ``without-replacement`` or ``top-k``).
+
+Adapters here:
+
+* ``tree-specinfer``, ``tree-without-replacement``, ``tree-target-only``: the float reference
+  (``tree_reference.sample_tree_rounds``) with each lossless verifier, under the children it is
+  proved for (SGLang's rule under ``top-k``, as SGLang drafts EAGLE trees);
+* ``tree-bug:NAME`` for the entries of ``specmath.bugzoo.TREE_BUGS`` whose float sampler takes these
+  trees, under the children of their instance. Medusa's fast mode is not one of them: its first token
+  is argmax p and the tree hangs below that token, which the battery's trees do not do (its loss,
+  deterministic output, is exact in the zoo);
+* ``module:function`` or ``path/to/file.py:function``: any function with the interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+
+from specmath.speculative.tree import CHILDREN
+from specmath.validation import check_choice, check_generator_kind
+
+__all__ = ["TreeAdapter", "tree_adapters", "tree_adapter_named", "TREE_REFERENCES"]
+
+#: reference adapter -> (verifier of ``sample_tree_rounds``, the children it is audited under)
+TREE_REFERENCES = {
+    "tree-specinfer": ("specinfer", "iid"),
+    "tree-without-replacement": ("without-replacement", "without-replacement"),
+    "tree-target-only": ("target-only", "top-k"),
+}
+
+
+@dataclass(frozen=True)
+class TreeAdapter:
+    """A tree sampler under audit: its function, its generator kind and the children its verifier assumes."""
+
+    name: str
+    description: str
+    sample_tree: Callable  # (parents, target_probs, draft_probs, draft_tokens, generator) -> [N, depth + 1]
+    generator_kind: str  # "numpy" or "torch"
+    children: str  # how the auditor draws each node's children (CHILDREN)
+
+    def __post_init__(self) -> None:
+        check_choice(self.children, "way of drawing children", CHILDREN)
+        check_generator_kind(self.generator_kind)
+
+
+def _bug_sampler(bug, parents, target_probs, draft_probs, draft_tokens, generator):
+    from specmath.speculative.tree_reference import TreeArrays
+
+    vocabulary = tuple(range(target_probs.shape[-1]))
+    return bug.sample_rounds(TreeArrays(parents, target_probs, draft_probs, draft_tokens, vocabulary), generator)
+
+
+def tree_adapters() -> dict[str, TreeAdapter]:
+    """Every registered tree adapter by name: the references, then the tree zoo's entries."""
+    from specmath.bugzoo import TREE_BUGS
+    from specmath.speculative.tree_reference import sample_tree_rounds
+
+    listed = [
+        TreeAdapter(name, f"specmath's float64 numpy tree sampler, {verifier} verifier, {children} children (correct)",
+                    partial(sample_tree_rounds, verifier=verifier), "numpy", children)
+        for name, (verifier, children) in TREE_REFERENCES.items()
+    ]
+    listed += [TreeAdapter(f"tree-bug:{bug.name}", bug.explanation, partial(_bug_sampler, bug), "numpy",
+                           bug.instance().shape.children)
+               for bug in TREE_BUGS if not bug.greedy_root]
+    return {a.name: a for a in listed}
+
+
+def tree_adapter_named(name: str, generator_kind: str = "numpy", *, children: str | None = None) -> TreeAdapter:
+    """The tree adapter ``name`` (audited under ``children`` when given), or a user's ``module:function``
+    drawing from ``generator_kind`` under ``children`` (required then); ValueError naming the problem."""
+    known = tree_adapters()
+    if name not in known and ":" in name and not name.startswith("tree-bug:"):
+        from specmath.function_reference import resolve_function
+        from specmath.validation import InvalidArgument
+
+        if children is None:
+            raise InvalidArgument(f"say how the children of the tree sampler {name!r} are drawn: children one of {', '.join(CHILDREN)}")
+        function = resolve_function(name, "tree sampler")
+        doc = (function.__doc__ or "").strip().splitlines()
+        return TreeAdapter(name, doc[0] if doc else f"user tree sampler {name}", function, generator_kind, children)
+    adapter = known[check_choice(name, "tree adapter", known, also="or module:function")]
+    return adapter if children is None else replace(adapter, children=children)
