@@ -48,6 +48,7 @@ vllm/model_executor/layers/typical_acceptance_sampler.py (V0).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -119,15 +120,42 @@ def _interval_compare(px: Fraction, p: Law, rule: TypicalAcceptance) -> bool:
     raise NotExactError(f"p(x) = {px} and delta exp(-H) agree to 4096 bits: a tie the interval bounds cannot decide")
 
 
+def _exceeds(px: Fraction, p: Law, rule: TypicalAcceptance) -> bool:
+    """p(x) > min(epsilon, delta exp(-H_c(p))) for one positive probability px of p."""
+    if px > rule.epsilon or rule.delta == 0:
+        return True
+    decided = _power_compare(px, p, rule)
+    return _interval_compare(px, p, rule) if decided is None else decided
+
+
+@functools.lru_cache(maxsize=4096)
+def _least_accepted(p: Law, rule: TypicalAcceptance) -> Fraction | None:
+    """The least positive p(x) the rule accepts, or None when it accepts none.
+
+    The threshold depends on p alone and the test p(x) > threshold is monotone in p(x), so a binary
+    search over p's distinct positive probabilities decides every token of p in about log2(V)
+    exact comparisons; a tree round asks about the same p once per node, and each comparison raises
+    rationals to a power up to the common denominator of p, so deciding each p once is what keeps the
+    exact tree laws quick (V = 64: seconds, not minutes).
+    """
+    values = sorted({w for w in p.values() if w > 0})
+    low, high = 0, len(values)  # invariant: values[high:] accepted, values[:low] rejected
+    while low < high:
+        middle = (low + high) // 2
+        if _exceeds(values[middle], p, rule):
+            high = middle
+        else:
+            low = middle + 1
+    return values[high] if high < len(values) else None
+
+
 def exceeds_typical_threshold(p: Law, x, rule: TypicalAcceptance) -> bool:
     """True iff p(x) > min(epsilon, delta exp(-H_c(p))), decided exactly (see the module docstring)."""
     px = p[x]
     if px == 0:
         return False  # the threshold is >= 0 and the test is strict
-    if px > rule.epsilon or rule.delta == 0:
-        return True
-    decided = _power_compare(px, p, rule)
-    return _interval_compare(px, p, rule) if decided is None else decided
+    least = _least_accepted(p, rule)
+    return least is not None and px >= least
 
 
 def greedy_token(p: Law):

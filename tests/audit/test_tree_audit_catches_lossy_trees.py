@@ -54,8 +54,12 @@ def test_every_audited_tree_bug_fails_wherever_its_exact_completed_tv_is_detecta
         inst = TreeInstance(case.target, case.draft, TreeShape(case.branching, adapter.children))
         return completed_tv(case, round_law_of(bug.lossy_round, inst, ()))
 
-    tvs = {case.name: tv(case) for case in TREE_BATTERY}
-    failing = check_verdicts(run_tree_audit(adapter, n=2000), tvs)
+    # The exact law enumerates every drafted tree: i.i.d. children on the 64-token case are 8^6 trees
+    # (p and q on 8 tokens each, 6 nodes) times the target's sample, minutes of Fractions. Those cases
+    # are left out here; the other nine decide it, eight of them far above detectable.
+    exact_cases = tuple(c for c in TREE_BATTERY if adapter.children != "iid" or len(c.target(())) <= 16)
+    tvs = {case.name: tv(case) for case in exact_cases}
+    failing = check_verdicts(run_tree_audit(adapter, exact_cases, n=2000), tvs)
     assert len(failing) >= 8 and min(tvs[c] for c in failing) > 0.16
 
 
