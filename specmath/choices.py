@@ -48,7 +48,7 @@ SMOLLM2_DRAFTS = ("int8", "lookup", "skipK", "trained[=PATH]", "ngram[=PATH]", "
 PAIR_FORMS = f"bundled, smollm2[:{'|'.join(SMOLLM2_DRAFTS)}] or TARGET,DRAFT (two paths or hub names)"
 
 #: the engines ``specmath audit-generate`` audits (``specmath.audit.engines.ENGINES``)
-AUDIT_ENGINES = ("specmath", "hf-assisted", "hf-lookup", "llama-cpp")
+AUDIT_ENGINES = ("specmath", "hf-assisted", "hf-lookup")
 
 #: the pairs an engine audit runs on (``specmath.audit.generate_pairs.PAIRS``)
 AUDIT_PAIRS = ("tiny", "bundled", "smollm2")
