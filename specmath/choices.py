@@ -2,7 +2,9 @@
 
 The commands build their parsers from these tuples (``choices=`` and help texts), so ``specmath --help``
 and ``specmath verify`` stay free of torch; the code that implements each choice imports the same
-tuple (its registry is keyed by it, or it checks a name against it), so the two cannot drift apart.
+tuple (its registry is keyed by it, or it checks a name against it) or ``tests/test_choices.py``
+compares the two, so they cannot drift apart. A command checks a user's names against these tuples
+before it imports the registry, which for the audit means scipy and torch: seconds on a busy machine.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ __all__ = [
     "PAIR_FORMS",
     "AUDIT_ENGINES",
     "AUDIT_PAIRS",
+    "AUDIT_SAMPLERS",
+    "AUDIT_CASES",
+    "BUG_NAMES",
     "GENERATOR_KINDS",
     "SYMBOLIC_RULES",
 ]
@@ -52,6 +57,19 @@ AUDIT_ENGINES = ("specmath", "hf-assisted", "hf-lookup")
 
 #: the pairs an engine audit runs on (``specmath.audit.generate_pairs.PAIRS``)
 AUDIT_PAIRS = ("tiny", "bundled", "smollm2")
+
+#: the samplers ``specmath audit`` names besides the bug zoo's (``specmath.audit.adapters.adapters``)
+AUDIT_SAMPLERS = ("reference", "specmath-torch", "specmath-torch-float32", "specmath-torch-target-residual", "hf")
+
+#: the entries of the bug zoo (``specmath.bugzoo.BUGS``), each also audited as ``bug:NAME``
+BUG_NAMES = ("q-from-raw-logits", "target-probs-unwarped", "first-draft-unverified", "logits-off-by-one",
+             "bonus-from-wrong-row", "one-uniform-for-all-positions", "residual-softmax", "accept-on-u-equal-zero",
+             "uniform-fixed-at-zero", "residual-clamped-at-tiny")
+
+#: the cases of the audit battery (``specmath.audit.cases.BATTERY``), for ``specmath audit --cases``
+AUDIT_CASES = ("context-g1", "context-g3", "context-g5", "p-equals-q", "equal-up-to-rounding", "disjoint-supports",
+               "one-hot-draft", "zeros-in-target", "zeros-in-draft", "top-k-target-only", "top-k-draft-only",
+               "near-underflow", "vocab-2", "vocab-1000")
 
 #: the generators a ``module:function`` sampler may draw from (``specmath.audit.adapters.make_generator``)
 GENERATOR_KINDS = ("numpy", "torch")

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from specmath.validation import InvalidFile, check_choices
+
 __all__ = ["figure", "figures_in", "PLOT_MODULES", "load_all", "regenerate"]
 
 #: modules holding plotting functions (one line per module)
@@ -64,17 +66,25 @@ def load_all(modules: tuple[str, ...] | list[str] | None = None) -> dict[str, Ca
 
 
 def regenerate(out_dir: str | Path = "figures", only: list[str] | None = None) -> list[Path]:
-    """Write every figure (or those in ``only``) to ``out_dir``; return the paths."""
+    """Write every figure (or those in ``only``) to ``out_dir``; return the paths.
+
+    A name in ``only`` that no plotting function claims is an ``UnknownName`` (with the nearest
+    one), and an ``out_dir`` that is a file an ``InvalidFile``, both before anything is drawn.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InvalidFile(f"output folder {str(out)!r} is a file")
+    plots = load_all()
+    chosen = set(check_choices(only, "figure", plots)) if only is not None else set(plots)
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for file_name, fn in load_all().items():
-        if only and file_name not in only:
+    for file_name, fn in plots.items():
+        if file_name not in chosen:
             continue
         fig = fn()
         path = out / file_name

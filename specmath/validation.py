@@ -55,6 +55,7 @@ __all__ = [
     "check_generator_kind",
     "GENERATOR_KINDS",
     "check_file",
+    "check_output_file",
     "did_you_mean",
 ]
 
@@ -238,4 +239,18 @@ def check_file(path: Any, what: str = "file") -> Path:
         raise InvalidFile(f"{what} {str(p)!r}: no such file")
     if not p.is_file():
         raise InvalidFile(f"{what} {str(p)!r} is not a file")
+    return p
+
+
+
+def check_output_file(path: Any, what: str = "output file") -> Path:
+    """A file to write: its folder exists and it is not a folder itself (checked before the work that fills it)."""
+    try:
+        p = Path(path)
+    except TypeError:
+        raise InvalidArgument(f"{what} must be a path, got {_shown(path)}") from None
+    if p.is_dir():
+        raise InvalidFile(f"{what} {str(p)!r} is a folder; give a file name")
+    if not p.parent.is_dir():
+        raise InvalidFile(f"{what} {str(p)!r}: no such folder {str(p.parent)!r}")
     return p

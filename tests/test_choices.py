@@ -65,3 +65,17 @@ def test_the_pair_loader_and_the_lean_option_name_the_choices_in_their_errors():
         load_named_pair("bundle")
     with pytest.raises(ValueError, match="choose from: none, draft, all"):
         load_named_pair("bundled", lean="target")
+
+
+def test_the_names_the_audit_checks_without_torch_are_those_of_its_registries():
+    # specmath audit and bugzoo check a name against these tuples before importing scipy and torch;
+    # a sampler, bug or case added to a registry needs its name in specmath/choices.py too
+    from specmath.audit.cases import BATTERY
+    from specmath.bugzoo import BUGS
+
+    assert tuple(BUGS) == choices.BUG_NAMES
+    assert tuple(case.name for case in BATTERY) == choices.AUDIT_CASES
+    pytest.importorskip("torch")
+    from specmath.audit.adapters import adapters
+
+    assert tuple(adapters()) == (*choices.AUDIT_SAMPLERS, *(f"bug:{name}" for name in choices.BUG_NAMES))

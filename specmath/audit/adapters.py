@@ -30,7 +30,7 @@ Adapters here:
 * ``reference``: the correct float reference round (``specmath.audit.reference_round``).
 * ``bug:NAME`` for every entry of ``specmath.bugzoo.BUGS``: its lossy float (numpy) sampler, with the
   warp the correct algorithm would apply;
-* ``module:function``: any importable function with the interface (``adapter_named``).
+* ``module:function`` or ``path/to/file.py:function``: any function with the interface (``adapter_named``).
 
 References: Leviathan et al., ICML 2023, Algorithm 1; transformers ``_speculative_sampling``
 (huggingface/transformers, src/transformers/generation/utils.py).
@@ -168,15 +168,9 @@ def adapter_named(name: str, generator_kind: str = "numpy") -> Adapter:
 
 
 def _user_adapter(spec: str, generator_kind: str) -> Adapter:
-    import importlib
+    from specmath.function_reference import resolve_function
 
-    module_name, _, function_name = spec.partition(":")
     check_generator_kind(generator_kind)
-    try:
-        function = getattr(importlib.import_module(module_name), function_name)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"cannot load the sampler {spec!r}: {exc}") from exc
-    if not callable(function):
-        raise ValueError(f"{spec!r} is not callable")
+    function = resolve_function(spec, "sampler")
     doc = (function.__doc__ or "").strip().splitlines()
     return Adapter(spec, doc[0] if doc else f"user sampler {spec}", function, generator_kind)

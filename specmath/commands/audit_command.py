@@ -1,35 +1,66 @@
 """``specmath audit ADAPTER [--json PATH] [--n N] [--sequential]``: audit a speculative sampler.
 
-ADAPTER is a registered name (``--list``) or ``module:function`` taking (target_probs [gamma+1, V],
+ADAPTER is a registered name (``--list``) or ``module:function`` / ``path/to/file.py:function``
+(``specmath.function_reference``) taking (target_probs [gamma+1, V],
 draft_probs [gamma, V], draft_tokens [gamma], generator) and returning the emitted token ids, with
 ``--generator numpy|torch`` saying which generator it draws from.
 
 Prints one row per battery case (case, N, worst test, G, dof, p-value, detectable TV, edge probes,
 replay, verdict), writes the full JSON with ``--json``, and exits 1 when any case fails, 2 when the
-sampler raised (reported as an ERROR naming the exception, never as a loss) or on a bad argument. ``--list`` names the adapters; ``--all-bugs`` audits every bug-zoo adapter and prints which
-cases catch each (with ``--sequential``: the first, stopping there). ``--markdown`` prints the table in Markdown (the README's audit section).
+sampler raised (reported as an ERROR naming the exception, never as a loss) or on a mistake in the
+arguments (one line on stderr, found before scipy and torch are imported). ``--list`` names the
+adapters; ``--all-bugs`` audits every bug-zoo adapter and prints which cases catch each (with
+``--sequential``: the first, stopping there). ``--markdown`` prints the table in Markdown (the
+README's audit section).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from specmath.choices import GENERATOR_KINDS
+from specmath.choices import AUDIT_CASES, AUDIT_SAMPLERS, BUG_NAMES, GENERATOR_KINDS
+from specmath.cli import IntegerValue
+from specmath.function_reference import FUNCTION_REFERENCE, resolve_function
+from specmath.validation import InvalidArgument, check_choice, check_output_file
+
+#: every sampler the audit names (``specmath.audit.adapters.adapters``), torch-free
+ADAPTERS = (*AUDIT_SAMPLERS, *(f"bug:{name}" for name in BUG_NAMES))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("adapter", nargs="?", help="which sampler (see --list), or module:function with the adapter interface")
+    parser.add_argument("adapter", nargs="?", metavar="ADAPTER",
+                        help=f"which sampler (see --list), or {FUNCTION_REFERENCE} with the adapter interface")
     parser.add_argument("--generator", choices=GENERATOR_KINDS, default=GENERATOR_KINDS[0],
                         help="generator kind a module:function sampler draws from (default numpy)")
-    parser.add_argument("--n", type=int, default=None, help="rounds per case (default 20000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the drafts and of the sampler's generator")
+    parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
+                        help="rounds per case, an int >= 1 (default 20000)")
+    parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0,
+                        help="seed of the drafts and of the sampler's generator, an int >= 0 (default 0)")
     parser.add_argument("--sequential", action="store_true", help="looks at N/16..N; stop at the first clear failure")
     parser.add_argument("--json", metavar="PATH", help="write the full report as JSON to PATH")
     parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
-    parser.add_argument("--cases", help="comma-separated case names (default: the whole battery)")
+    parser.add_argument("--cases", metavar="NAMES", help="comma-separated case names (default: the whole battery; see --list)")
     parser.add_argument("--list", action="store_true", help="list the adapters and the cases")
     parser.add_argument("--all-bugs", action="store_true",
                         help="audit every bug-zoo adapter, print which cases catch it (with --sequential: the first); exit 1 if one escapes")
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Every name and file the command line gives, checked before the audit imports scipy and torch."""
+    if args.list:
+        return
+    if args.adapter and args.all_bugs:
+        raise InvalidArgument("give an ADAPTER or --all-bugs, not both")
+    if not args.adapter and not args.all_bugs:
+        raise InvalidArgument("give an ADAPTER, --all-bugs or --list")
+    for name in args.cases.split(",") if args.cases else ():
+        check_choice(name.strip(), "audit case", AUDIT_CASES)
+    if args.json:
+        check_output_file(args.json, "--json file")
+    if args.adapter and ":" in args.adapter and not args.adapter.startswith("bug:"):
+        resolve_function(args.adapter, "sampler")
+    elif args.adapter:
+        check_choice(args.adapter, "adapter", ADAPTERS, also=f"or {FUNCTION_REFERENCE}")
 
 
 def _cases(text: str | None):
@@ -63,14 +94,12 @@ def _all_bugs(args: argparse.Namespace, n: int) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_arguments(args)
     from specmath.audit import DEFAULT_ROUNDS, adapter_named, adapters, run_audit
     from specmath.audit.cases import BATTERY
     from specmath.audit.report import markdown_table, table, write_json
 
     n = DEFAULT_ROUNDS if args.n is None else args.n
-    if n < 1:
-        print(f"--n must be a positive number of rounds, got {n}")
-        return 2
     if args.list:
         for name, adapter in adapters().items():
             print(f"{name:36s} {adapter.description}")
@@ -78,18 +107,10 @@ def run(args: argparse.Namespace) -> int:
         for case in BATTERY:
             print(f"{case.name:20s} gamma={case.gamma} V={case.vocab_size}: {case.description}")
         return 0
-    try:
-        if args.all_bugs:
-            return _all_bugs(args, n)
-        if not args.adapter:
-            print("give an ADAPTER, --all-bugs or --list")
-            return 2
-        adapter = adapter_named(args.adapter, args.generator)
-        cases = _cases(args.cases)
-    except ValueError as exc:
-        print(exc)
-        return 2
-    report = run_audit(adapter, cases, n=n, seed=args.seed, sequential=args.sequential)
+    if args.all_bugs:
+        return _all_bugs(args, n)
+    report = run_audit(adapter_named(args.adapter, args.generator), _cases(args.cases), n=n, seed=args.seed,
+                       sequential=args.sequential)
     print(markdown_table(report) if args.markdown else table(report))
     if args.json:
         write_json(report, args.json)

@@ -11,7 +11,7 @@ in Markdown with ``--markdown``.
 
 Exit status: 0 when every audit passes (engine not rejected, control caught) or was skipped, 1 when an
 engine fails or a control is not caught (inconclusive), 2 when an engine raised (an error, named) or
-on a bad argument.
+on a mistake in the arguments (one line on stderr, found before torch is imported).
 """
 
 from __future__ import annotations
@@ -23,19 +23,30 @@ import platform
 import sys
 
 from specmath.choices import AUDIT_ENGINES, AUDIT_PAIRS
+from specmath.cli import IntegerValue, RealValue
+from specmath.validation import InvalidArgument
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("engine", nargs="?", choices=AUDIT_ENGINES, help="the engine whose generate path is audited")
     parser.add_argument("--pair", choices=AUDIT_PAIRS, help="target/draft pair (tiny is fast enough for CI)")
-    parser.add_argument("--n", type=int, default=None, help="generate calls per sampler (default 2000; --all: per pair)")
-    parser.add_argument("--temperature", type=float, default=1.0, help="temperature T > 0 (default 1)")
-    parser.add_argument("--top-k", type=int, default=None, help="keep the K most likely tokens")
-    parser.add_argument("--top-p", type=float, default=None, help="keep the most likely tokens up to mass P")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the first generate call")
+    parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
+                        help="generate calls per sampler, an int >= 1 (default 2000; --all: per pair)")
+    parser.add_argument("--temperature", metavar="T", action=RealValue, min_value=0, open_min=True, default=1.0,
+                        help="temperature T > 0 (the audit compares sampled laws; default 1)")
+    parser.add_argument("--top-k", metavar="K", action=IntegerValue, min_value=1, default=None, help="keep the K >= 1 most likely tokens")
+    parser.add_argument("--top-p", metavar="P", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
+                        help="keep the most likely tokens up to mass P in (0, 1]")
+    parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0, help="seed of the first generate call, an int >= 0")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--all", action="store_true", help="the whole table: engines x pairs x the three configurations")
     parser.add_argument("--markdown", action="store_true", help="with --all: a Markdown table")
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """The mistakes argparse cannot see, named before torch is imported."""
+    if not args.all and (not args.engine or not args.pair):
+        raise InvalidArgument("give an ENGINE and --pair PAIR, or --all")
 
 
 #: generate calls per sampler in the full table: the shared 2-core CPU affords fewer for larger models
@@ -124,28 +135,16 @@ def _threads() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_arguments(args)
     from specmath.audit.generate_audit import run_generate_audit
     from specmath.lm.warps import Sampling
 
-    if args.n is not None and args.n < 1:
-        print(f"--n must be a positive number of generate calls, got {args.n}")
-        return 2
-    try:
-        if args.all:
-            return _run_all(args)
-        if not args.engine or not args.pair:
-            print("give an ENGINE and --pair PAIR, or --all")
-            return 2
-        if args.temperature <= 0:
-            raise ValueError(f"--temperature must be > 0 (the audit compares sampled laws), got {args.temperature}")
-        sampling = Sampling(args.temperature, top_k=args.top_k, top_p=args.top_p)
-        audit = run_generate_audit(args.engine, args.pair, sampling, n=args.n or 2000, seed=args.seed)
-    except ValueError as exc:
-        print(exc)
-        return 2
-    if audit.skipped:
-        print(f"skipped: {audit.skipped}")
-        return 2
+    if args.all:
+        return _run_all(args)
+    sampling = Sampling(args.temperature, top_k=args.top_k, top_p=args.top_p)
+    audit = run_generate_audit(args.engine, args.pair, sampling, n=args.n or 2000, seed=args.seed)
+    if audit.skipped:  # the engine cannot run here (a package or a model file is missing): say why
+        raise InvalidArgument(f"engine {args.engine!r} cannot run here: {audit.skipped}")
     if args.json:
         print(json.dumps(audit.to_json(), indent=2))
     else:

@@ -18,34 +18,44 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from specmath.choices import BENCH_PAIRS, DTYPES, GAMMA_AUTO, LEAN, PAIR_FORMS, VERIFY
-from specmath.validation import InvalidArgument, check_integer
+from specmath.cli import IntegerValue, RealValue
+from specmath.validation import InvalidArgument
 
 
-def _gamma(value: str) -> int | str:
-    if value == GAMMA_AUTO:
-        return value
-    try:
-        return check_integer(int(value), f"gamma (or {GAMMA_AUTO!r})", min_value=1)
-    except (ValueError, InvalidArgument):
-        raise argparse.ArgumentTypeError(f"gamma must be an integer >= 1 or {GAMMA_AUTO!r}, got {value!r}") from None
+class _GammaValue(IntegerValue):
+    """``--gamma``: draft tokens per round, an int >= 1, or ``auto``."""
+
+    def check(self, text: str, name: str) -> int | str:
+        if text == GAMMA_AUTO:
+            return text
+        try:
+            return super().check(text, name)
+        except InvalidArgument:
+            shown = text if text.lstrip("-").isdigit() else repr(text)
+            raise InvalidArgument(f"{name} must be an int >= 1 or {GAMMA_AUTO!r}, got {shown}") from None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pair", action="append", help=f"{PAIR_FORMS} (repeatable; default: {' and '.join(BENCH_PAIRS)})")
-    parser.add_argument("--gamma", type=_gamma, default=4,
-                        help=f"draft tokens per round, or {GAMMA_AUTO!r} (a short calibration picks it; default 4)")
-    parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--prompts-file", default=None, help="JSON Lines file, one JSON string (user message) per line")
-    parser.add_argument("--prompts", type=int, default=None, help="time only the first N prompts (default: 4 of the pair's own, all of a file)")
-    parser.add_argument("--temperature", type=float, default=1.0, help="0 = greedy")
-    parser.add_argument("--top-k", type=int, default=None)
-    parser.add_argument("--top-p", type=float, default=None)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
-    parser.add_argument("--dtype", default=DTYPES[0], choices=DTYPES)
+    parser.add_argument("--pair", metavar="NAME", action="append", help=f"{PAIR_FORMS} (repeatable; default: {' and '.join(BENCH_PAIRS)})")
+    parser.add_argument("--gamma", metavar="N|auto", action=_GammaValue, min_value=1, default=4,
+                        help=f"draft tokens per round, an int >= 1, or {GAMMA_AUTO!r} (a short calibration picks it; default 4)")
+    parser.add_argument("--max-new-tokens", metavar="N", action=IntegerValue, min_value=1, default=64,
+                        help="tokens generated per prompt, an int >= 1 (default 64; a chat model may stop earlier at its eos token)")
+    parser.add_argument("--prompts-file", metavar="FILE", default=None, help="JSON Lines file, one JSON string (user message) per line")
+    parser.add_argument("--prompts", metavar="N", action=IntegerValue, min_value=1, default=None,
+                        help="time only the first N >= 1 prompts (default: 4 of the pair's own, all of a file)")
+    parser.add_argument("--temperature", metavar="T", action=RealValue, min_value=0, default=1.0,
+                        help="temperature T >= 0 of p and q (0 = greedy; default 1)")
+    parser.add_argument("--top-k", metavar="K", action=IntegerValue, min_value=1, default=None,
+                        help="keep the K >= 1 most likely tokens of p and q (default: all)")
+    parser.add_argument("--top-p", metavar="P", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
+                        help="keep the most likely tokens up to mass P in (0, 1] (default: all)")
+    parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0,
+                        help="seed of every decoder's torch.Generator, an int >= 0 (default 0)")
+    parser.add_argument("--device", metavar="DEVICE", default=None, help="cpu, cuda or cuda:N (default: cuda if available)")
+    parser.add_argument("--dtype", default=DTYPES[0], choices=DTYPES, help=f"dtype the models run in (default {DTYPES[0]})")
     parser.add_argument("--pack-weights", action="store_true",
                         help="pack the Linear weights once for oneDNN (needs --dtype bfloat16 on a CPU with AMX or AVX-512 BF16; "
                              "specmath.lm.packed_linear): k(gamma) ~ 1; plain, speculative and HF decoding all run the packed models")
@@ -55,11 +65,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verify", default=VERIFY[0], choices=VERIFY,
                         help="how speculative decoding verifies a drafted block: token by token (Leviathan et al.; default) or "
                              "jointly ('block', Sun et al. 2024: never fewer accepted tokens, as lossless); HF always verifies token by token")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    parser.add_argument("--threads", metavar="N", action=IntegerValue, min_value=1, default=None, help="torch CPU threads, an int >= 1")
     parser.add_argument("--no-hf", action="store_true", help="skip HF assisted generation")
     parser.add_argument("--k-table", action="store_true", help="print k(gamma), c and o_round for gamma 1..8 (no decoding runs)")
-    parser.add_argument("--draft-threshold", type=float, default=0.0,
-                        help="a model draft stops a row when max_x q(x) falls below this (lossless: depends on q only)")
+    parser.add_argument("--draft-threshold", metavar="X", action=RealValue, min_value=0, max_value=1, default=0.0,
+                        help="a model draft stops a row when max_x q(x) falls below this threshold in [0, 1] "
+                             "(lossless: depends on q only; default 0)")
     parser.add_argument("--profile", action="store_true",
                         help="also time the parts of a round (draft, target, accept/reject, cache, other) and print ms per round")
     parser.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
@@ -97,36 +108,42 @@ def _k_table(name: str, costs, gammas) -> str:
     return "\n".join(lines)
 
 
+def _checked_inputs(args: argparse.Namespace):
+    """The pair names parsed and the prompts read, every mistake named before torch is imported."""
+    from specmath.lm.pair_names import check_device, parse_pair_name
+    from specmath.lm.workloads import read_prompts_file
+
+    pairs = [parse_pair_name(name) for name in args.pair or BENCH_PAIRS]
+    if args.device is not None:
+        check_device(args.device, "--device")
+        for pair in pairs:
+            pair.check_device(args.device)
+    if args.pack_weights and args.dtype != "bfloat16":
+        raise InvalidArgument(f"--pack-weights packs bfloat16 models: add --dtype bfloat16 (got --dtype {args.dtype})")
+    texts = read_prompts_file(args.prompts_file) if args.prompts_file else None
+    return pairs, texts
+
+
 def run(args: argparse.Namespace) -> int:
-    try:
-        for name in ("max_new_tokens", "prompts", "threads"):
-            if getattr(args, name) is not None:
-                check_integer(getattr(args, name), f"--{name.replace('_', '-')}", min_value=1)
-        return _run(args)
-    except ValueError as exc:  # a bad argument, prompts file or pair name: one line, exit 2
-        print(f"bench: {exc}", file=sys.stderr)
-        return 2
-
-
-def _run(args: argparse.Namespace) -> int:
+    pairs, texts = _checked_inputs(args)
     import torch
 
     from specmath.lm.bench import DecodeOptions, bench_pair
     from specmath.lm.cost_measure import GAMMAS, measure_costs, workload_context
     from specmath.lm.pairs import load_named_pair
     from specmath.lm.warps import Sampling
-    from specmath.lm.workloads import read_prompts_file
 
+    if args.device is not None and args.device.startswith("cuda") and not torch.cuda.is_available():
+        raise InvalidArgument(f"--device {args.device}: torch finds no CUDA device here; use --device cpu")
     if args.threads:
         torch.set_num_threads(args.threads)
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     sampling = Sampling(args.temperature, args.top_k, args.top_p)
     options = DecodeOptions(verify=args.verify, draft_threshold=args.draft_threshold)
-    texts = read_prompts_file(args.prompts_file) if args.prompts_file else None
     count = args.prompts or (None if texts else 4)
     results = []
-    for name in args.pair or BENCH_PAIRS:
-        pair = load_named_pair(name, dtype=getattr(torch, args.dtype), device=device, texts=texts,
+    for name in pairs:
+        pair = load_named_pair(name.text, dtype=getattr(torch, args.dtype), device=device, texts=texts,
                                pack_weights=args.pack_weights, lean=args.lean)
         prompts = pair.prompts[:count]
         if args.k_table:

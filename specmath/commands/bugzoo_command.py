@@ -1,4 +1,5 @@
-"""``specmath bugzoo [--json]``: every bug-zoo entry, its instance, exact TV, explanation and citation.
+"""``specmath bugzoo [NAME] [--json]``: every bug-zoo entry (or the one named), its instance, exact TV,
+explanation and citation.
 
 Also prints E[accepted draft tokens per round] for token-wise, block, multi-draft and sample-match
 verification on the notebook's example pairs (``--accepted``), the numbers quoted in the README.
@@ -9,8 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 
+from specmath.choices import BUG_NAMES
+from specmath.validation import InvalidArgument, check_choice
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", nargs="?", metavar="NAME", help="one entry of the zoo (default: every entry, most lossy first)")
     parser.add_argument("--json", action="store_true", help="print JSON with exact 'num/den' strings")
     parser.add_argument("--accepted", action="store_true", help="print expected accepted lengths: token-wise vs block vs multi-draft")
 
@@ -34,6 +39,10 @@ def _accepted_rows() -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.name is not None:
+        check_choice(args.name, "bug", BUG_NAMES)
+        if args.accepted:
+            raise InvalidArgument("--accepted prints the accepted lengths of the correct algorithms: give it without NAME")
     from specmath.bugzoo import BUGS
     from specmath.laws import tv_distance
     from specmath.proofs.verification import fraction_text
@@ -48,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{r['pair']:5s} gamma={r['gamma']}: " + "; ".join(cells))
         return 0
     entries = []
-    for name, bug in sorted(BUGS.items(), key=lambda item: -item[1].tv()):
+    chosen = {args.name: BUGS[args.name]} if args.name else BUGS
+    for name, bug in sorted(chosen.items(), key=lambda item: -item[1].tv()):
         tv = bug.tv()
         entries.append({
             "name": name,

@@ -6,8 +6,8 @@ import argparse
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default="figures", help="output folder (default: figures)")
-    parser.add_argument("--only", nargs="*", help="file names to regenerate (default: all)")
+    parser.add_argument("--out", default="figures", help="output folder, created if missing (default: figures)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="file names to regenerate, e.g. rand7_calls.png (default: all; see --list)")
     parser.add_argument("--list", action="store_true", help="list the registered figures")
 
 

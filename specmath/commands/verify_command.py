@@ -13,19 +13,25 @@ import json
 import sys
 
 from specmath.choices import SYMBOLIC_RULES
+from specmath.cli import IntegerValue
+from specmath.validation import InvalidArgument, check_choice
 
 SYMBOLIC_STEP = "symbolic-step"
 
+#: the vocabulary sizes ``symbolic-step`` proves by default
+DEFAULT_SIZES = (2, 3, 4)
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", nargs="?", help="which sampler (see --list)")
+    parser.add_argument("name", nargs="?", metavar="NAME", help=f"which sampler (see --list), or {SYMBOLIC_STEP}")
     parser.add_argument("--all", action="store_true", help="run every verification; exit 1 if any is not lossless")
     parser.add_argument("--json", action="store_true", help="print JSON (one object, or a list with --all)")
     parser.add_argument("--list", action="store_true", help="list the names")
-    parser.add_argument("--rule", default=SYMBOLIC_RULES[0],
-                        help=f"{SYMBOLIC_STEP} only: the rule to prove ({', '.join(SYMBOLIC_RULES)})")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[2, 3, 4],
-                        help=f"{SYMBOLIC_STEP} only: vocabulary sizes (default 2 3 4)")
+    parser.add_argument("--rule", choices=SYMBOLIC_RULES, default=None,
+                        help=f"{SYMBOLIC_STEP} only: the rule to prove ({', '.join(SYMBOLIC_RULES)}; default {SYMBOLIC_RULES[0]})")
+    parser.add_argument("--sizes", action=IntegerValue, min_value=2, max_value=26, nargs="+", default=None,
+                        help=f"{SYMBOLIC_STEP} only: vocabulary sizes, each an int in [2, 26] "
+                             f"(default {' '.join(map(str, DEFAULT_SIZES))})")
 
 
 def run_symbolic_step(args: argparse.Namespace) -> int:
@@ -33,21 +39,15 @@ def run_symbolic_step(args: argparse.Namespace) -> int:
     from specmath.speculative.symbolic_step import SYMBOLIC_RULES as RULES
     from specmath.speculative.symbolic_step import prove_step_symbolically
 
-    if args.rule not in SYMBOLIC_RULES:
-        print(f"unknown rule {args.rule!r}; known: {', '.join(SYMBOLIC_RULES)}")
-        return 2
-    try:
-        proofs = [prove_step_symbolically(n, RULES[args.rule], args.rule) for n in args.sizes]
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    rule = args.rule or SYMBOLIC_RULES[0]
+    proofs = [prove_step_symbolically(n, RULES[rule], rule) for n in args.sizes or DEFAULT_SIZES]
     lossless = all(p.lossless for p in proofs)
     for p in proofs:  # machine-dependent, so never part of the JSON
         print(f"{SYMBOLIC_STEP}: {len(p.tokens)} tokens, {p.cases} cases in {p.seconds:.2f} s", file=sys.stderr)
     if args.json:
         payload = {
             "name": SYMBOLIC_STEP,
-            "rule": args.rule,
+            "rule": rule,
             "lossless": lossless,
             "cases": {str(len(p.tokens)): p.cases for p in proofs},
             "sizes": [p.to_json() for p in proofs],
@@ -63,7 +63,7 @@ def run_symbolic_step(args: argparse.Namespace) -> int:
                 law = {k: "{" + ", ".join(f"{x}: {v}" for x, v in w[k].items()) + "}" for k in ("p", "q", "output")}
                 print(f"{len(p.tokens)} tokens: LOSSY in the region p >= q exactly on {list(bad.above)}; "
                       f"witness p = {law['p']}, q = {law['q']}: output {law['output']}, TV from p = {w['tv']}")
-        print(f"rule {args.rule!r}: " + ("lossless for every p, q" if lossless else "not lossless"))
+        print(f"rule {rule!r}: " + ("lossless for every p, q" if lossless else "not lossless"))
     return 0 if lossless else 1
 
 
@@ -73,18 +73,17 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         print("\n".join([*VERIFIERS, SYMBOLIC_STEP]))
         return 0
-    if args.name == SYMBOLIC_STEP and not args.all:
+    if args.name and args.all:
+        raise InvalidArgument("give a NAME or --all, not both")
+    if args.name:
+        check_choice(args.name, "verification", [*VERIFIERS, SYMBOLIC_STEP])
+    elif not args.all:
+        raise InvalidArgument("give a NAME, --all or --list")
+    if args.name != SYMBOLIC_STEP and (args.rule or args.sizes):
+        raise InvalidArgument(f"--rule and --sizes apply to {SYMBOLIC_STEP} only")
+    if args.name == SYMBOLIC_STEP:
         return run_symbolic_step(args)
-    if args.all:
-        names = list(VERIFIERS)
-    elif args.name:
-        if args.name not in VERIFIERS:
-            print(f"unknown verification {args.name!r}; known: {', '.join(VERIFIERS)}")
-            return 2
-        names = [args.name]
-    else:
-        print("give a NAME, --all or --list")
-        return 2
+    names = list(VERIFIERS) if args.all else [args.name]
     results = [verify(n) for n in names]
     if args.json:
         payload = [r.to_json() for r in results] if args.all else results[0].to_json()

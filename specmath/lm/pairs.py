@@ -33,12 +33,13 @@ from dataclasses import dataclass
 
 import torch
 
-from specmath.choices import LEAN, PAIR_FORMS, SMOLLM2_DRAFTS
+from specmath.choices import LEAN
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
 from specmath.lm.lean_llama import LeanLlama
 from specmath.lm.packed_linear import pack_linears
+from specmath.lm.pair_names import PairName, parse_pair_name
 from specmath.lm.workloads import encode_prompts
-from specmath.validation import InvalidArgument, UnknownName, check_choice
+from specmath.validation import InvalidArgument, check_choice
 
 __all__ = ["Pair", "load_named_pair", "EDIT_PROMPTS", "TEXT_PROMPTS"]
 
@@ -78,17 +79,23 @@ def _eos(tokenizer) -> int | None:
 
 def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
                     texts: list[str] | None = None, pack_weights: bool = False, lean: str = "none") -> Pair:
-    """A pair named as ``choices.PAIR_FORMS`` says -> Pair with prompts as token ids (``lean``: one of ``choices.LEAN``)."""
+    """A pair named as ``choices.PAIR_FORMS`` says -> Pair with prompts as token ids (``lean``: one of ``choices.LEAN``).
+
+    A mistake the user made (an unknown name, a missing or malformed file, a model that cannot be
+    loaded, options that do not fit the pair) is an ``InvalidArgument`` naming it.
+    """
+    parsed = parse_pair_name(name)
     if texts is not None and not texts:
         raise InvalidArgument("texts is empty: give at least one prompt")
     if pack_weights and (dtype != torch.bfloat16 or torch.device(device).type != "cpu"):
         raise InvalidArgument(f"pack_weights packs bfloat16 CPU models, got dtype {dtype} on {device}: use dtype=torch.bfloat16")
     check_choice(lean, "lean setting", LEAN)
-    pair = _load_named_pair(name, dtype, device, texts)
+    parsed.check_device(str(device))
+    pair = _load_named_pair(parsed, dtype, device, texts)
     models = [pair.target] + ([pair.draft.model] if isinstance(pair.draft, ModelDraft) else [])
     if pack_weights and any(p.dtype != torch.bfloat16 for m in models[1:] for p in m.parameters()):
-        raise ValueError(f"pair {name}: the draft is not a bfloat16 model (an int8 draft cannot be packed); pack a lookup, "
-                         "layer-skip or trained draft")
+        raise InvalidArgument(f"pair {name}: the draft is not a bfloat16 model (an int8 draft cannot be packed); pack a lookup, "
+                              "layer-skip or trained draft")
     # built before packing: LeanLlama stacks the float q/k/v and gate/up weights into one product each
     lean_models = []
     if lean != "none" and isinstance(pair.draft, ModelDraft):
@@ -103,41 +110,57 @@ def load_named_pair(name: str, dtype: torch.dtype = torch.float32, device: str |
     return pair
 
 
-def _load_named_pair(name: str, dtype: torch.dtype, device: str | torch.device, texts: list[str] | None) -> Pair:
-    if name == "bundled":
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
+def _load_named_pair(name: PairName, dtype: torch.dtype, device: str | torch.device, texts: list[str] | None) -> Pair:
+    if name.kind == "bundled":
         from specmath.lm.bundled import load_bundled_pair
 
         target, draft, tok = load_bundled_pair(dtype=dtype, device=device)
         prompts = encode_prompts(tok, texts or TEXT_PROMPTS)
-        return Pair(name, target, ModelDraft(draft), tok, None, prompts)
-    if name == "smollm2" or name.startswith("smollm2:"):
-        from specmath.lm.models import int8_draft, layer_skip_draft, load_smollm2
+        return Pair(name.text, target, ModelDraft(draft), tok, None, prompts)
+    if name.kind == "smollm2":
+        from specmath.lm.models import load_smollm2
 
-        target, tok = load_smollm2(dtype=dtype, device=device)
-        kind = name.partition(":")[2] or ("int8" if torch.device(device).type == "cpu" else "lookup")
-        if kind == "int8":
-            draft = ModelDraft(int8_draft(target))
-        elif kind == "lookup":
-            draft = PromptLookupDraft(max_ngram=3, device=device)
-        elif kind.startswith("skip") and kind[4:].isdigit():
-            draft = ModelDraft(layer_skip_draft(target, int(kind[4:])))
-        elif kind.partition("=")[0] in ("ngram", "lookup+ngram"):
-            from specmath.lm.ngram_draft import LookupNgramDraft, NgramDraft, NgramTable, default_table_file
+        try:
+            target, tok = load_smollm2(dtype=dtype, device=device)
+        except ValueError as error:  # the GGUF package is missing: say how to install it
+            raise InvalidArgument(f"pair {name.text!r}: {_first_line(error)}") from error
+        kind = name.draft or ("int8" if torch.device(device).type == "cpu" else "lookup")
+        label = name.text.partition(":")[2] or kind
+        try:
+            draft = _smollm2_draft(name, kind, target, device)
+        except ValueError as error:  # a draft or table file of the wrong kind, or too many layers for skipK
+            raise InvalidArgument(f"pair {name.text!r}: {_first_line(error)}") from error
+        return Pair(f"smollm2:{label}", target, draft, tok, None, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))
+    from specmath.lm.models import load_pair
 
-            # one table draft a round: its later guesses are rarely accepted, and each widens the verify pass
-            table = NgramDraft(NgramTable.load(kind.partition("=")[2] or default_table_file()), device=device, max_tokens=1)
-            draft = table if kind.startswith("ngram") else LookupNgramDraft(PromptLookupDraft(max_ngram=3, device=device), table)
-        elif kind == "trained" or kind.startswith("trained="):
-            from specmath.lm.early_exit_draft import load_early_exit_draft
+    try:
+        target, draft, tok, vocab = load_pair(*name.models, dtype=dtype, device=device)
+    except (OSError, ValueError) as error:  # not on the hub (or offline), not a model folder, two vocabularies
+        raise InvalidArgument(f"pair {name.text!r}: {_first_line(error)}") from error
+    return Pair(name.text, target, ModelDraft(draft, vocab), tok, vocab, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))
 
-            draft = ModelDraft(load_early_exit_draft(target, kind.partition("=")[2] or None))
-        else:
-            raise UnknownName(f"unknown SmolLM2 draft {kind!r}; choose from: {', '.join(SMOLLM2_DRAFTS)} (K: layers)")
-        return Pair(f"smollm2:{kind}", target, draft, tok, None, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))
-    if name.count(",") == 1:
-        from specmath.lm.models import load_pair
 
-        target_name, draft_name = name.split(",")
-        target, draft, tok, vocab = load_pair(target_name, draft_name, dtype=dtype, device=device)
-        return Pair(name, target, ModelDraft(draft, vocab), tok, vocab, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))
-    raise UnknownName(f"unknown pair {name!r}; choose from: {PAIR_FORMS}")
+def _smollm2_draft(name: PairName, kind: str, target: torch.nn.Module, device: str | torch.device):
+    """The draft ``smollm2:KIND`` names, for the loaded target."""
+    from specmath.lm.models import int8_draft, layer_skip_draft
+
+    if kind == "int8":
+        return ModelDraft(int8_draft(target))
+    if kind == "lookup":
+        return PromptLookupDraft(max_ngram=3, device=device)
+    if kind == "skip":
+        return ModelDraft(layer_skip_draft(target, name.layers))
+    if kind in ("ngram", "lookup+ngram"):
+        from specmath.lm.ngram_draft import LookupNgramDraft, NgramDraft, NgramTable, default_table_file
+
+        # one table draft a round: its later guesses are rarely accepted, and each widens the verify pass
+        table = NgramDraft(NgramTable.load(name.path or default_table_file()), device=device, max_tokens=1)
+        return table if kind == "ngram" else LookupNgramDraft(PromptLookupDraft(max_ngram=3, device=device), table)
+    from specmath.lm.early_exit_draft import load_early_exit_draft
+
+    return ModelDraft(load_early_exit_draft(target, name.path))

@@ -1,7 +1,8 @@
 """Workloads for ``specmath bench``: prompt files in JSON Lines, turned into token ids.
 
-A prompt file holds one JSON string per line: the user message. Blank lines are skipped; anything
-else (a number, an object, broken JSON, an empty string) is a ``ValueError`` naming the file and line.
+A prompt file holds one JSON string per line (UTF-8): the user message. Blank lines are skipped;
+anything else (a number, an object, broken JSON, an empty string, bytes that are not UTF-8) is an
+``InvalidFile`` naming the file and line.
 For a chat model (a tokenizer with a chat template, e.g. SmolLM2-Instruct) the message is wrapped
 in the template with the assistant turn opened; otherwise its plain token ids are used.
 
@@ -35,21 +36,28 @@ def shipped_prompts_file(name: str) -> Path:
 def read_prompts_file(path: str | Path) -> list[str]:
     """The user messages of a JSON Lines file: one JSON string per non-blank line."""
     path = check_file(path, "prompts file")
+    where = f"prompts file {str(path)!r}"
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark, as some editors write, is not part of line 1
+    except UnicodeDecodeError as error:
+        line = path.read_bytes()[: error.start].count(b"\n") + 1
+        raise InvalidFile(f"{where}, line {line}: not UTF-8 text (byte {error.object[error.start]:#x}); "
+                          "expected one JSON string per line") from None
     prompts = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
         except json.JSONDecodeError as error:
-            raise InvalidFile(f"{path}, line {number}: not valid JSON ({error.msg}); expected one JSON string") from None
+            raise InvalidFile(f"{where}, line {number}: not valid JSON ({error.msg}); expected one JSON string") from None
         if not isinstance(value, str):
-            raise InvalidFile(f"{path}, line {number}: expected a JSON string (the user message), got {type(value).__name__}")
+            raise InvalidFile(f"{where}, line {number}: expected a JSON string (the user message), got {type(value).__name__}")
         if not value.strip():
-            raise InvalidFile(f"{path}, line {number}: the prompt is empty")
+            raise InvalidFile(f"{where}, line {number}: the prompt is empty")
         prompts.append(value)
     if not prompts:
-        raise InvalidFile(f"prompts file {path} holds no prompt")
+        raise InvalidFile(f"{where} holds no prompt (one JSON string per line)")
     return prompts
 
 

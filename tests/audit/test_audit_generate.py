@@ -124,8 +124,7 @@ def test_bad_arguments_exit_two(capsys):
     assert main(["audit-generate", "specmath", "--pair", "tiny", "--temperature", "0"]) == 2
     assert main(["audit-generate", "specmath", "--pair", "tiny", "--n", "0"]) == 2
     assert main(["audit-generate", "specmath"]) == 2
-    with pytest.raises(SystemExit):
-        main(["audit-generate", "no-such-engine", "--pair", "tiny"])
+    assert main(["audit-generate", "no-such-engine", "--pair", "tiny"]) == 2
 
 
 def test_llama_cpp_is_skipped_with_a_reason_when_it_cannot_run():

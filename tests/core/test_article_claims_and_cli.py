@@ -32,7 +32,7 @@ def test_verify_json_has_the_documented_keys(capsys):
 
 def test_verify_unknown_name_fails_clearly(capsys):
     assert main(["verify", "rand8"]) == 2
-    assert "unknown verification" in capsys.readouterr().out
+    assert "unknown verification" in capsys.readouterr().err
 
 
 def test_cli_runs_as_a_module_without_importing_torch():

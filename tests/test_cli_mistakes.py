@@ -1,0 +1,233 @@
+"""Every mistake a user can make on the command line gets one line, exit status 2, and no torch.
+
+Each row of ``MISTAKES`` is a command line and a regular expression of the one line it must print
+on stderr. Each runs in a fresh interpreter (the way a user runs it), through a wrapper that calls
+``specmath.cli.main`` exactly as ``python -m specmath`` does and then reports whether torch was
+imported: a mistake is found before torch (seconds on a busy machine) is loaded. How long each
+takes is measured outside the tests, never asserted (CI machines are busy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: runs the command line as ``python -m specmath`` would, then says whether torch was imported
+WRAPPER = ("import sys\nfrom specmath.cli import main\nstatus = main(sys.argv[1:])\n"
+           "print('torch imported:', 'torch' in sys.modules)\nsys.exit(status)\n")
+
+#: the files the rows name, written into the folder the commands run in
+FILES = {
+    "broken_rules.py": "def rule(p, q, x:\n",
+    "needs_missing.py": "import nosuch_dependency_of_specmath_tests\n",
+    "raises_on_import.py": "raise RuntimeError('not ready yet')\n",
+    "bad_json.jsonl": '"a good prompt"\n{"not": json\n',
+    "number.jsonl": "42\n",
+    "blank.jsonl": "\n\n",
+    "empty_prompt.jsonl": '"fine"\n"  "\n',
+    "garbage.safetensors": "this is not a safetensors file",
+    "afile.txt": "a file, not a folder\n",
+}
+BINARY_FILES = {"latin1.jsonl": b'"caf\xe9"\n'}
+
+CHOOSE_PAIRS = r"; choose from: bundled, smollm2\[:int8\|lookup"
+NUMBERS = [
+    # (command line, option, value, the allowed range as the line states it)
+    (["audit", "reference"], "--n", "0", r"an int >= 1, got 0"),
+    (["audit", "reference"], "--n", "-5", r"an int >= 1, got -5"),
+    (["audit", "reference"], "--n", "2.5", r"an int >= 1, got '2.5'"),
+    (["audit", "reference"], "--seed", "-1", r"an int >= 0, got -1"),
+    (["audit-generate", "specmath", "--pair", "tiny"], "--n", "0", r"an int >= 1, got 0"),
+    (["audit-generate", "specmath", "--pair", "tiny"], "--temperature", "0", r"a finite number > 0, got 0.0"),
+    (["audit-generate", "specmath", "--pair", "tiny"], "--temperature", "-1", r"a finite number > 0, got -1.0"),
+    (["audit-generate", "specmath", "--pair", "tiny"], "--temperature", "nan", r"a finite number > 0, got nan"),
+    (["audit-generate", "specmath", "--pair", "tiny"], "--top-k", "0", r"an int >= 1, got 0"),
+    (["audit-generate", "specmath", "--pair", "tiny"], "--top-p", "0", r"a finite number in \(0, 1\], got 0.0"),
+    (["audit-generate", "specmath", "--pair", "tiny"], "--top-p", "2", r"a finite number in \(0, 1\], got 2.0"),
+    (["audit-generate", "specmath", "--pair", "tiny"], "--seed", "-1", r"an int >= 0, got -1"),
+    (["bench"], "--gamma", "0", r"an int >= 1 or 'auto', got 0"),
+    (["bench"], "--gamma", "many", r"an int >= 1 or 'auto', got 'many'"),
+    (["bench"], "--max-new-tokens", "0", r"an int >= 1, got 0"),
+    (["bench"], "--prompts", "-2", r"an int >= 1, got -2"),
+    (["bench"], "--temperature", "-1", r"a finite number >= 0, got -1.0"),
+    (["bench"], "--temperature", "inf", r"a finite number >= 0, got inf"),
+    (["bench"], "--top-k", "0", r"an int >= 1, got 0"),
+    (["bench"], "--top-p", "0", r"a finite number in \(0, 1\], got 0.0"),
+    (["bench"], "--top-p", "2", r"a finite number in \(0, 1\], got 2.0"),
+    (["bench"], "--seed", "-1", r"an int >= 0, got -1"),
+    (["bench"], "--threads", "0", r"an int >= 1, got 0"),
+    (["bench"], "--draft-threshold", "1.5", r"a finite number in \[0, 1\], got 1.5"),
+    (["verify", "symbolic-step"], "--sizes", "1", r"an int in \[2, 26\], got 1"),
+    (["verify", "symbolic-step"], "--sizes", "three", r"an int in \[2, 26\], got 'three'"),
+    (["verify-rule", "rules:rule"], "--random", "-1", r"an int >= 0, got -1"),
+    (["verify-rule", "rules:rule"], "--seed", "-1", r"an int >= 0, got -1"),
+]
+
+#: (command line, the one line on stderr after "specmath <command>: error: ")
+MISTAKES = [
+    # commands and options
+    ([], r"give a COMMAND; choose from: bench, figures, verify, "),
+    (["nosuch"], r"unknown command 'nosuch'; choose from: bench, figures, verify, verify-rule, article, audit, "),
+    (["verfy"], r"unknown command 'verfy' \(did you mean 'verify'\?\)"),
+    (["bench", "--tempreature", "1"], r"unknown option '--tempreature' \(did you mean '--temperature'\?\); choose from: .*--top-k"),
+    (["article", "extra"], r"unexpected argument 'extra'; see --help"),
+    (["audit", "--n"], r"--n: expected one argument"),
+    # verify
+    (["verify", "two_token"], r"unknown verification 'two_token' \(did you mean 'two-token'\?\); choose from: two-token, "),
+    (["verify", "nosuch"], r"unknown verification 'nosuch'; choose from: two-token, .*symbolic-step$"),
+    (["verify"], r"give a NAME, --all or --list"),
+    (["verify", "two-token", "--all"], r"give a NAME or --all, not both"),
+    (["verify", "two-token", "--sizes", "3"], r"--rule and --sizes apply to symbolic-step only"),
+    (["verify", "symbolic-step", "--rule", "standrd"],
+     r"unknown --rule value 'standrd' \(did you mean 'standard'\?\); choose from: standard, resample-from-target"),
+    # verify-rule and audit name a user's function the same way
+    (["verify-rule"], r"the following arguments are required: rule"),
+    (["verify-rule", "nocolon"], r"rule must be module:function or path/to/file\.py:function, got 'nocolon'"),
+    (["verify-rule", "nosuch.py:rule"], r"rule 'nosuch\.py:rule': no such file 'nosuch\.py'"),
+    (["verify-rule", "afile.txt:rule"], r"rule 'afile\.txt:rule': 'afile\.txt' is not a Python file \(its name must end in \.py\)"),
+    (["verify-rule", "nosuch_module:rule"], r"rule 'nosuch_module:rule': no module named 'nosuch_module'"),
+    (["verify-rule", "specmath.choices:nosuch"], r"rule 'specmath\.choices:nosuch': module 'specmath\.choices' has no attribute 'nosuch'"),
+    (["verify-rule", "specmath.choices:LEAN"], r"rule 'specmath\.choices:LEAN': 'LEAN' is not callable, it is a tuple"),
+    (["verify-rule", "broken_rules.py:rule"], r"rule 'broken_rules\.py:rule': loading 'broken_rules\.py' raised SyntaxError: "),
+    (["verify-rule", "raises_on_import.py:rule"],
+     r"rule 'raises_on_import\.py:rule': loading 'raises_on_import\.py' raised RuntimeError: not ready yet"),
+    (["verify-rule", "needs_missing:rule"], r"rule 'needs_missing:rule': importing module 'needs_missing' raised "
+                                            r"ModuleNotFoundError: No module named 'nosuch_dependency_of_specmath_tests'"),
+    (["audit"], r"give an ADAPTER, --all-bugs or --list"),
+    (["audit", "nosuch"], r"unknown adapter 'nosuch'; choose from: reference, specmath-torch, .*bug:residual-softmax, "
+                          r".*or module:function or path/to/file\.py:function$"),
+    (["audit", "bug:residual_softmax"], r"unknown adapter 'bug:residual_softmax' \(did you mean 'bug:residual-softmax'\?\)"),
+    (["audit", "reference", "--all-bugs"], r"give an ADAPTER or --all-bugs, not both"),
+    (["audit", "nosuch.py:round"], r"sampler 'nosuch\.py:round': no such file 'nosuch\.py'"),
+    (["audit", "tests/nosuch:round"], r"sampler 'tests/nosuch:round': 'tests/nosuch' is neither a dotted module name nor a file"),
+    (["audit", "nosuch_module:round"], r"sampler 'nosuch_module:round': no module named 'nosuch_module'"),
+    (["audit", "specmath.choices:nosuch"], r"sampler 'specmath\.choices:nosuch': module 'specmath\.choices' has no attribute 'nosuch'"),
+    (["audit", "specmath.choices:LEAN"], r"sampler 'specmath\.choices:LEAN': 'LEAN' is not callable, it is a tuple"),
+    (["audit", "broken_rules.py:rule"], r"sampler 'broken_rules\.py:rule': loading 'broken_rules\.py' raised SyntaxError: "),
+    (["audit", "reference", "--cases", "vocab2"], r"unknown audit case 'vocab2' \(did you mean 'vocab-2'\?\); choose from: context-g1, "),
+    (["audit", "reference", "--generator", "jax"], r"unknown --generator value 'jax'; choose from: numpy, torch"),
+    (["audit", "reference", "--json", "nosuch_folder/out.json"], r"--json file 'nosuch_folder/out\.json': no such folder 'nosuch_folder'"),
+    (["audit", "reference", "--json", "."], r"--json file '\.' is a folder; give a file name"),
+    # audit-generate
+    (["audit-generate", "nosuch", "--pair", "tiny"], r"unknown engine 'nosuch'; choose from: specmath, hf-assisted, hf-lookup, llama-cpp"),
+    (["audit-generate", "hf_assisted", "--pair", "tiny"], r"unknown engine 'hf_assisted' \(did you mean 'hf-assisted'\?\)"),
+    (["audit-generate", "specmath", "--pair", "tinyy"], r"unknown --pair value 'tinyy' \(did you mean 'tiny'\?\); choose from: tiny, bundled, smollm2"),
+    (["audit-generate", "specmath"], r"give an ENGINE and --pair PAIR, or --all"),
+    # bench: names, files, values that do not fit together
+    (["bench", "--pair", "nosuchpair"], r"unknown pair 'nosuchpair'" + CHOOSE_PAIRS),
+    (["bench", "--pair", "bundeld"], r"unknown pair 'bundeld' \(did you mean 'bundled'\?\)" + CHOOSE_PAIRS),
+    (["bench", "--pair", "bundled", "--pair", "smollm2:lookupp"],
+     r"unknown SmolLM2 draft 'lookupp' \(did you mean 'lookup'\?\); choose from: int8, lookup, skipK, "),
+    (["bench", "--pair", "smollm2:skip0"], r"K in smollm2:skipK \(the layers the draft keeps\) must be an int in \[1, 29\], got 0"),
+    (["bench", "--pair", "smollm2:skip30"], r"K in smollm2:skipK \(the layers the draft keeps\) must be an int in \[1, 29\], got 30"),
+    (["bench", "--pair", "smollm2:ngram=nosuch.safetensors"], r"ngram file 'nosuch\.safetensors': no such file"),
+    (["bench", "--pair", "smollm2:trained=garbage.safetensors"], r"trained file 'garbage\.safetensors' is not a safetensors file"),
+    (["bench", "--pair", "./nosuch-target,./nosuch-draft"], r"target model '\./nosuch-target': no such folder, and not a hub name"),
+    (["bench", "--pair", "afile.txt,afile.txt"], r"target model 'afile\.txt' is a file; give a model folder or a hub name"),
+    (["bench", "--prompts-file", "nosuch.jsonl"], r"prompts file 'nosuch\.jsonl': no such file"),
+    (["bench", "--prompts-file", "."], r"prompts file '\.' is not a file"),
+    (["bench", "--prompts-file", "bad_json.jsonl"], r"prompts file 'bad_json\.jsonl', line 2: not valid JSON \(.*\); expected one JSON string"),
+    (["bench", "--prompts-file", "number.jsonl"], r"prompts file 'number\.jsonl', line 1: expected a JSON string \(the user message\), got int"),
+    (["bench", "--prompts-file", "blank.jsonl"], r"prompts file 'blank\.jsonl' holds no prompt"),
+    (["bench", "--prompts-file", "empty_prompt.jsonl"], r"prompts file 'empty_prompt\.jsonl', line 2: the prompt is empty"),
+    (["bench", "--prompts-file", "latin1.jsonl"], r"prompts file 'latin1\.jsonl', line 1: not UTF-8 text \(byte 0xe9\)"),
+    (["bench", "--device", "gpu"], r"--device must be cpu, cuda or cuda:N, got 'gpu'"),
+    (["bench", "--dtype", "f32"], r"unknown --dtype value 'f32' \(did you mean 'float32'\?\); choose from: float32, bfloat16, float16"),
+    (["bench", "--lean", "drafts"], r"unknown --lean value 'drafts' \(did you mean 'draft'\?\); choose from: none, draft, all"),
+    (["bench", "--verify", "blocks"], r"unknown --verify value 'blocks' \(did you mean 'block'\?\); choose from: token, block"),
+    (["bench", "--pack-weights"], r"--pack-weights packs bfloat16 models: add --dtype bfloat16"),
+    (["bench", "--pair", "smollm2:int8", "--device", "cuda"], r"pair 'smollm2:int8': the int8 draft runs on the CPU only"),
+    # bugzoo, figures
+    (["bugzoo", "residual_softmax"], r"unknown bug 'residual_softmax' \(did you mean 'residual-softmax'\?\); choose from: q-from-raw-logits, "),
+    (["bugzoo", "nosuch"], r"unknown bug 'nosuch'; choose from: q-from-raw-logits, "),
+    (["bugzoo", "residual-softmax", "--accepted"], r"--accepted prints the accepted lengths .*: give it without NAME"),
+    (["figures", "--only", "nosuch.png"], r"unknown figure 'nosuch\.png'; choose from: two_token_paths\.png, "),
+    (["figures", "--only", "rand7_levels"], r"unknown figure 'rand7_levels' \(did you mean 'rand7_levels\.png'\?\)"),
+    (["figures", "--only"], r"--only: expected at least one argument"),
+    (["figures", "--out", "afile.txt"], r"output folder 'afile\.txt' is a file"),
+] + [(command + [option, value], rf"{re.escape(option)} must be {allowed}$") for command, option, value, allowed in NUMBERS]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    """A folder holding the files the rows name; the commands run in it."""
+    folder = tmp_path_factory.mktemp("cli_mistakes")
+    for name, text in FILES.items():
+        (folder / name).write_text(text)
+    for name, data in BINARY_FILES.items():
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def run_cli(args: list[str], cwd: Path, *prefix: str) -> subprocess.CompletedProcess:
+    """The command line run in a fresh interpreter that imports this checkout's specmath."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, *(prefix or ("-c", WRAPPER)), *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("args,line", MISTAKES, ids=[" ".join(args) or "(nothing)" for args, _ in MISTAKES])
+def test_a_mistake_is_one_line_and_exit_status_2_before_torch_is_imported(args, line, workdir):
+    from specmath.cli import COMMANDS
+
+    out = run_cli(args, workdir)
+    command = f"specmath {args[0]}" if args and args[0] in COMMANDS else "specmath"
+    assert "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    assert out.stderr.count("\n") == 1 and out.stderr.endswith("\n"), f"not one line: {out.stderr!r}"
+    assert re.match(rf"{re.escape(command)}: error: {line}", out.stderr.rstrip("\n")), out.stderr
+    assert out.stdout == "torch imported: False\n", out.stdout
+
+
+def test_the_mistakes_cover_every_command():
+    from specmath.cli import COMMANDS
+
+    covered = {args[0] for args, _ in MISTAKES if args}
+    assert set(COMMANDS) <= covered, f"no mistake row for {sorted(set(COMMANDS) - covered)}"
+
+
+def test_python_dash_m_specmath_prints_the_same_line(workdir):
+    wrapped = run_cli(["verify", "two_token"], workdir)
+    direct = run_cli(["verify", "two_token"], workdir, "-m", "specmath")
+    assert direct.returncode == 2 and direct.stdout == "" and direct.stderr == wrapped.stderr
+
+
+def test_version_prints_the_installed_version():
+    from specmath.cli import specmath_version
+
+    out = run_cli(["--version"], ROOT)
+    assert out.returncode == 0 and out.stdout.startswith(f"specmath {specmath_version()}\n")
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(action.choices)
+
+
+def test_every_option_of_every_command_has_help_text():
+    from specmath.cli import build_parser
+
+    parser = build_parser()
+    missing = [f"specmath {'/'.join(a.option_strings) or a.dest}" for a in parser._actions if not a.help]
+    for name, sub in _subparsers(parser).items():
+        missing += [f"specmath {name} {'/'.join(a.option_strings) or a.dest}" for a in sub._actions
+                    if not (a.help and a.help.strip()) or a.help == argparse.SUPPRESS]
+    assert not missing, f"options without help text: {missing}"
+
+
+def test_a_mistake_in_process_returns_2_and_prints_the_line(capsys):
+    # main() returns the status (it never raises SystemExit for a mistake), for callers and tests alike
+    from specmath.cli import main
+
+    assert main(["verify", "--sizes", "0"]) == 2
+    assert capsys.readouterr().err == "specmath verify: error: --sizes must be an int in [2, 26], got 0\n"
+    assert main(["audit", "reference", "--n", "0"]) == 2
+    assert capsys.readouterr().err == "specmath audit: error: --n must be an int >= 1, got 0\n"
