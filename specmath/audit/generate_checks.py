@@ -146,9 +146,14 @@ class GenerateAudit:
         return any(not c.passed for c in self.checks if c.role == "control")
 
     @property
+    def has_control(self) -> bool:
+        return any(c.role == "control" for c in self.checks)
+
+    @property
     def passed(self) -> bool:
-        """Lossless as far as this run can tell: the engine passes and the control is caught."""
-        return (self.error is None and self.skipped is None and self.engine_passed and self.control_caught
+        """Lossless as far as this run can tell: the engine passes and its control (where one ran) is caught."""
+        return (self.error is None and self.skipped is None and self.engine_passed
+                and (self.control_caught or not self.has_control)
                 and not (self.pathwise and self.pathwise.get("differences")))
 
     @property
@@ -161,6 +166,8 @@ class GenerateAudit:
             return "FAIL"
         if self.pathwise and self.pathwise.get("differences"):
             return "FAIL (pathwise)"
+        if not self.has_control:
+            return "pass (no negative control)"
         return "pass" if self.control_caught else "INCONCLUSIVE (control not caught)"
 
     def detectable(self, name: str, role: str = "engine") -> float:

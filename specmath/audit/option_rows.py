@@ -37,8 +37,8 @@ from specmath.audit.generate_pairs import PROMPT_CANDIDATES, lookup_draft_token
 from specmath.audit.sampling_options import EngineSemantics, SamplingOptions
 from specmath.validation import check_choice
 
-__all__ = ["Control", "OptionRow", "OPTION_ROWS", "REPETITIVE_PROMPTS", "BANNED", "control_shift", "choose_prompt",
-           "option_row_named"]
+__all__ = ["Control", "OptionRow", "OPTION_ROWS", "REPETITIVE_PROMPTS", "BANNED", "BOOST", "control_shift",
+           "choose_prompt", "option_row_named", "row_for"]
 
 #: texts where a penalty matters: the likely next tokens are already in the prompt
 REPETITIVE_PROMPTS = (
@@ -129,6 +129,27 @@ OPTION_ROWS = {r.name: r for r in (
 def option_row_named(name: str) -> OptionRow:
     """The row called ``name`` (``OPTION_ROWS``); UnknownName otherwise."""
     return OPTION_ROWS[check_choice(name, "option row", OPTION_ROWS)]
+
+
+def row_for(options: SamplingOptions) -> OptionRow:
+    """A row for options given one by one: theirs, with the control of the most specific option that is on."""
+    if options.frequency_penalty:
+        base = OPTION_ROWS["frequency 1.5"]
+    elif options.presence_penalty:
+        base = OPTION_ROWS["presence 1.5"]
+    elif options.repetition_penalty not in (None, 1):
+        base = OPTION_ROWS["repetition 1.5 window 4" if options.penalty_window else "repetition 1.5"]
+    elif options.logit_bias:
+        base = OPTION_ROWS["logit bias"]
+    elif options.min_p:
+        base = OPTION_ROWS["min-p 0.1"]
+    elif options.top_p is not None and options.top_p < 1:
+        base = OPTION_ROWS["top-p 0.9"]
+    elif options.top_k is not None:
+        base = OPTION_ROWS["T=0.7 top-k 20"]
+    else:
+        base = OPTION_ROWS["T=1"]
+    return dataclasses.replace(base, name=options.label(), options=options, bias=None)
 
 
 def control_shift(logits: Logits, c: Sequence[int], row: OptionRow, options: SamplingOptions,
