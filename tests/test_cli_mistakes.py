@@ -117,7 +117,8 @@ MISTAKES = [
     (["audit", "reference", "--json", "nosuch_folder/out.json"], r"--json file 'nosuch_folder/out\.json': no such folder 'nosuch_folder'"),
     (["audit", "reference", "--json", "."], r"--json file '\.' is a folder; give a file name"),
     # audit-generate
-    (["audit-generate", "nosuch", "--pair", "tiny"], r"unknown engine 'nosuch'; choose from: specmath, hf-assisted, hf-lookup, llama-cpp"),
+    (["audit-generate", "nosuch", "--pair", "tiny"], r"unknown engine 'nosuch'; choose from: specmath, hf-assisted, hf-lookup, llama-cpp-draft, llama-cpp-ngram, "
+     r"node-llama-cpp-lookup, node-llama-cpp-draft, or module:function"),
     (["audit-generate", "hf_assisted", "--pair", "tiny"], r"unknown engine 'hf_assisted' \(did you mean 'hf-assisted'\?\)"),
     (["audit-generate", "specmath", "--pair", "tinyy"], r"unknown --pair value 'tinyy' \(did you mean 'tiny'\?\); choose from: tiny, bundled, smollm2"),
     (["audit-generate", "specmath"], r"give an ENGINE and --pair PAIR, or --all"),

@@ -57,6 +57,15 @@ class AuditTarget:
         self.model.eval()
         return torch_logits(self.model)
 
+    def candidates(self, texts: tuple[str, ...]) -> list[list[int]]:
+        """Candidate prompts: ``texts`` encoded, or, for a target without a tokenizer (``tiny``), the random
+        ids of its audit pair ([a, b, c, d, a, b]: prompt lookup matches "a b" and proposes c)."""
+        if self.tokenizer is None:
+            from specmath.audit.generate_pairs import tiny_candidates
+
+            return tiny_candidates()
+        return [self.encode(text) for text in texts]
+
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (no special tokens); InvalidArgument when the target has no tokenizer."""
         if self.tokenizer is None:
@@ -68,20 +77,19 @@ class AuditTarget:
 
 
 def _pair_target(name: str):
-    from specmath.audit.generate_pairs import load_audit_pair
-
-    def load():
-        pair = load_audit_pair(name)
-        tokenizer = None
+    def load():  # the pair's target alone (its draft and prompt choice are the torch engines' business)
         if name == "bundled":
             from specmath.lm.bundled import load_bundled_pair
 
-            tokenizer = load_bundled_pair()[2]
-        elif name == "smollm2":
+            target, _, tokenizer = load_bundled_pair()
+            return target, tokenizer
+        if name == "smollm2":
             from specmath.lm.models import load_smollm2
 
-            tokenizer = load_smollm2()[1]
-        return pair.target, tokenizer
+            return load_smollm2()
+        from specmath.lm.tiny_pair import make_tiny_pair
+
+        return make_tiny_pair(0)[0], None
 
     return load
 

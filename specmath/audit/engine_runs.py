@@ -24,7 +24,7 @@ from specmath.audit.engine_audit import run_engine_audit
 from specmath.audit.engine_protocol import CallableEngine, EngineClient
 from specmath.audit.generate_checks import GenerateAudit
 from specmath.audit.gguf_engines import GGUF_ENGINES
-from specmath.audit.option_rows import OPTION_ROWS, OptionRow, choose_prompt
+from specmath.audit.option_rows import OPTION_ROWS, OptionRow, candidate_texts, choose_prompt
 from specmath.audit.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
@@ -100,11 +100,13 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int, 
     options, shift = row.options, float("nan")
     if prompt is None:
         minimum = _MIN_NGRAM_PROMPT if opened.lookup else 1
-        prompt, options, shift = choose_prompt(logits, target.encode, row, engine.semantics, lookup=opened.lookup,
-                                               min_length=minimum)
+        prompt, options, shift = choose_prompt(logits, target.candidates(candidate_texts(row)), row, engine.semantics,
+                                               lookup=opened.lookup, min_length=minimum)
     elif row.bias:
         raise InvalidArgument(f"the {row.name!r} row chooses its own prompt and biased token: leave out --prompt")
-    audit = run_engine_audit(engine, target.name, prompt, options, n=n, seed=seed, reference=target.reference,
+    # the target's forward: the law of an engine without logits; beside a GGUF engine's own, its quantisation
+    reference = target.reference if target.gguf is not None or not engine.has_logits else None
+    audit = run_engine_audit(engine, target.name, prompt, options, n=n, seed=seed, reference=reference,
                              control=row.control if opened.control_engine is not None else None,
                              control_engine=opened.control_engine, pathwise_seeds=pathwise_seeds, label=row.name)
     return audit, options, shift

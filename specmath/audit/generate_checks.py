@@ -47,6 +47,19 @@ class ExactLaws:
             return (OTHER,)
         return (x1, x2) if (x1, x2) in self.cells else (x1, OTHER)
 
+    def first_cells(self) -> dict:
+        """The first token's law on the test's cells: the frequent tokens (expected count >= 5 at this N are
+        exactly ``frequent``), the others pooled into OTHER, as the G-test pools them; tokens of law 0 stay
+        out, so that one sampled is an impossible outcome."""
+        cells = {x: float(self.first[x]) for x in self.frequent}
+        rest = float(self.first.sum() - sum(cells.values()))
+        if rest > 0:
+            cells[OTHER] = rest
+        return cells
+
+    def first_cell_of(self, x1: int):
+        return x1 if x1 in self.frequent or self.first[x1] == 0 else OTHER
+
 
 def exact_laws(logits: Logits, prompt: Sequence[int], options: SamplingOptions, semantics: EngineSemantics,
                n: int) -> ExactLaws:
@@ -88,11 +101,11 @@ def check_samples(samples: Sequence[Sequence[int]], role: str, laws: ExactLaws,
                   level: float = FAMILY_LEVEL / 2) -> list[Check]:
     """The two G-tests of one sampler's samples (each at least two tokens long)."""
     n = len(samples)
-    first = Law.from_weights({x: float(laws.first[x]) for x in np.flatnonzero(laws.first > 0).tolist()})
+    first = Law.from_weights(laws.first_cells())  # the G-test pools the same cells: the same test, 12 cells not 49152
     pair_law = Law.from_weights(laws.cells)
     out = []
     for name, law, counts in (
-        ("first token", first, Counter(s[0] for s in samples)),
+        ("first token", first, Counter(laws.first_cell_of(s[0]) for s in samples)),
         ("first two tokens", pair_law, Counter(laws.cell_of(s) for s in samples)),
     ):
         g = g_test(counts, law)

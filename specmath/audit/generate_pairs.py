@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["AuditPair", "PAIRS", "load_audit_pair", "lookup_draft_token", "control_shift"]
+__all__ = ["AuditPair", "PAIRS", "load_audit_pair", "lookup_draft_token", "control_shift", "tiny_candidates"]
 
 PAIRS = ("tiny", "bundled", "smollm2")
 
@@ -92,7 +92,8 @@ def _best_prompts(target: torch.nn.Module, draft: torch.nn.Module, candidates: l
     return candidates[best[0]], candidates[best[1]]
 
 
-def _tiny_candidates() -> list[list[int]]:
+def tiny_candidates() -> list[list[int]]:
+    """The tiny pair's candidate prompts: random ids, each repeating its first two."""
     # [a, b, c, d, a, b]: the lookup matches "a b" and proposes c
     g = torch.Generator().manual_seed(1234)
     out = []
@@ -109,7 +110,7 @@ def load_audit_pair(name: str) -> AuditPair:
         from specmath.lm.tiny_pair import TINY_VOCAB, make_tiny_pair
 
         target, draft = make_tiny_pair(0)
-        return AuditPair(name, target, draft, *_best_prompts(target, draft, _tiny_candidates()), TINY_VOCAB, 0)
+        return AuditPair(name, target, draft, *_best_prompts(target, draft, tiny_candidates()), TINY_VOCAB, 0)
     if name == "bundled":
         from specmath.lm.bundled import load_bundled_pair
 

@@ -35,10 +35,10 @@ import numpy as np
 from specmath.audit.engine_law import Logits, sampling_law
 from specmath.audit.generate_pairs import PROMPT_CANDIDATES, lookup_draft_token
 from specmath.audit.sampling_options import EngineSemantics, SamplingOptions
-from specmath.validation import check_choice
+from specmath.validation import InvalidArgument, check_choice
 
 __all__ = ["Control", "OptionRow", "OPTION_ROWS", "REPETITIVE_PROMPTS", "BANNED", "BOOST", "control_shift",
-           "choose_prompt", "option_row_named", "row_for"]
+           "candidate_texts", "choose_prompt", "option_row_named", "row_for"]
 
 #: texts where a penalty matters: the likely next tokens are already in the prompt
 REPETITIVE_PROMPTS = (
@@ -82,7 +82,9 @@ class Control:
             changed["logit_bias"] = tuple(tuple(p) for p in changed["logit_bias"])
         law = sampling_law(logits, dataclasses.replace(options, **changed), semantics, c, [x1])
         if self.drafted.get("temperature") == 0:  # argmax: truncations keep the most likely token, so it is law's
-            law = np.eye(law.size)[int(np.argmax(law))]
+            one_hot = np.zeros_like(law)
+            one_hot[int(np.argmax(law))] = 1.0
+            return one_hot
         return law
 
 
@@ -178,17 +180,21 @@ def _bias_token(logits: Logits, c: Sequence[int], row: OptionRow, options: Sampl
     return int(np.argmax(sampling_law(logits([[*c, x1]])[0], options, semantics, c, [x1])))
 
 
-def choose_prompt(logits: Logits, encode: Callable[[str], list[int]], row: OptionRow, semantics: EngineSemantics, *,
+def candidate_texts(row: OptionRow) -> tuple[str, ...]:
+    """The texts a row chooses its prompt among: repetitive ones for the penalty rows, all for the others."""
+    return REPETITIVE_PROMPTS if row.repetitive else tuple(dict.fromkeys(PROMPT_CANDIDATES + REPETITIVE_PROMPTS))
+
+
+def choose_prompt(logits: Logits, candidates: Sequence[Sequence[int]], row: OptionRow, semantics: EngineSemantics, *,
                   lookup: bool, min_length: int = 1) -> tuple[list[int], SamplingOptions, float]:
-    """(prompt ids, options, control shift): the row's candidate prompt where its control moves the law most."""
-    texts = REPETITIVE_PROMPTS if row.repetitive else tuple(dict.fromkeys(PROMPT_CANDIDATES + REPETITIVE_PROMPTS))
+    """(prompt ids, options, control shift): the candidate prompt where the row's control moves the law most."""
 
     def reach(c: Sequence[int], x1: int) -> float:
         return 1.0 if not lookup else float(lookup_draft_token(list(c)) == x1)
 
     best = None
-    for text in texts:
-        c = encode(text)
+    for c in candidates:
+        c = list(c)
         if len(c) < min_length:
             continue
         options = row.options
@@ -198,4 +204,6 @@ def choose_prompt(logits: Logits, encode: Callable[[str], list[int]], row: Optio
         shift = control_shift(logits, c, row, options, semantics, reach)
         if best is None or shift > best[2]:
             best = (c, options, shift)
+    if best is None:
+        raise InvalidArgument(f"no candidate prompt is {min_length} tokens long: give a longer --prompt")
     return best

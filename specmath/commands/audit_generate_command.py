@@ -132,7 +132,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise InvalidArgument("give an ENGINE and --pair PAIR (or --target MODEL), or --all")
     if kind == "torch":
         if not args.pair:
-            raise InvalidArgument(f"{args.engine} runs on a pair's torch models: give --pair ({', '.join(AUDIT_PAIRS)})")
+            raise InvalidArgument("give an ENGINE and --pair PAIR, or --all")
         if args.target or args.option or args.prompt or args.pathwise:
             raise InvalidArgument(f"{args.engine} takes --pair and sampling options (not --target, --option, --prompt, --pathwise)")
         from specmath.audit.sampling_options import SEMANTICS, EngineSemantics
