@@ -14,6 +14,9 @@ Notation: p = target law, z = the target's raw next-token logits, w = the engine
   law is computed for every first token x1 of expected count N w(p)(x1) >= ``MIN_EXPECTED``, from its own
   prefix (penalties count x1). Cells of expected count below it are pooled into (x1, OTHER), rarer x1
   into one (OTHER,) cell, so every cell of the G-test expects at least 5 (its chi-square approximation).
+  Outcomes of probability below ``NEGLIGIBLE`` (a banned token: logit bias -100, presence penalty 100)
+  are left out of every cell: one observed is an impossible outcome, a certain failure, which a correct
+  engine produces with probability below N * V^2 * NEGLIGIBLE < 1e-7 here, far below the audit's 1e-6.
 
 ``Logits`` is any function from contexts to their raw next-token logits: the torch target of a pair,
 or the engine's own non-speculative forward (so a quantised engine is held to its own model, and its
@@ -29,7 +32,8 @@ import numpy as np
 from specmath.audit.penalties import penalised_logits
 from specmath.audit.sampling_options import EngineSemantics, SamplingOptions
 
-__all__ = ["Logits", "sampling_law", "first_token_law", "two_token_law", "MIN_EXPECTED", "OTHER", "tv_distance"]
+__all__ = ["Logits", "sampling_law", "first_token_law", "two_token_law", "two_token_rows", "MIN_EXPECTED", "OTHER",
+           "NEGLIGIBLE", "tv_distance"]
 
 #: contexts -> (len(contexts), V) raw logits at each context's last position
 Logits = Callable[[list[list[int]]], np.ndarray]
@@ -37,6 +41,8 @@ Logits = Callable[[list[list[int]]], np.ndarray]
 #: smallest expected count of a cell of the two-token test
 MIN_EXPECTED = 5.0
 OTHER = "other"
+#: an outcome less likely than this is treated as impossible (see above)
+NEGLIGIBLE = 1e-20
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -79,27 +85,34 @@ def first_token_law(logits: Logits, prompt: Sequence[int], options: SamplingOpti
 
 
 def two_token_law(logits: Logits, prompt: Sequence[int], options: SamplingOptions, semantics: EngineSemantics, n: int,
-                  *, second: SamplingOptions | None = None, p1: np.ndarray | None = None) -> tuple[dict, set]:
-    """({cell: probability}, frequent x1): cells (x1, x2), (x1, OTHER), (OTHER,) as described above.
+                  *, p1: np.ndarray | None = None) -> tuple[dict, set]:
+    """({cell: probability}, frequent x1): cells (x1, x2), (x1, OTHER), (OTHER,) as described above."""
+    cells, rows = two_token_rows(logits, prompt, options, semantics, n, p1=p1)
+    return cells, set(rows)
 
-    ``second``: other options at the second position (a lossy control's law); ``p1``: the first law if known.
-    """
+
+def two_token_rows(logits: Logits, prompt: Sequence[int], options: SamplingOptions, semantics: EngineSemantics, n: int,
+                   *, p1: np.ndarray | None = None) -> tuple[dict, dict]:
+    """({cell: probability}, {frequent x1: the (V,) joint law P(x1, .)}): the cells and what they pool."""
     p1 = first_token_law(logits, prompt, options, semantics) if p1 is None else p1
     frequent = [int(x) for x in np.flatnonzero(n * p1 >= MIN_EXPECTED)]
-    rows = logits([[*prompt, x1] for x1 in frequent]) if frequent else []
     cells: dict = {}
-    for x1, row in zip(frequent, rows, strict=True):
-        joint = p1[x1] * sampling_law(row, second or options, semantics, prompt, [x1])  # P(x1, x2)
+    joints: dict = {}
+    for x1, row in zip(frequent, logits([[*prompt, x1] for x1 in frequent]) if frequent else [], strict=True):
+        joint = p1[x1] * sampling_law(row, options, semantics, prompt, [x1])  # P(x1, x2)
+        joints[x1] = joint
         big = n * joint >= MIN_EXPECTED
         for x2 in np.flatnonzero(big):
             cells[(x1, int(x2))] = float(joint[x2])
-        rest = float(joint[~big].sum())
+        rest = float(joint[~big & (joint >= NEGLIGIBLE)].sum())
         if rest > 0:
             cells[(x1, OTHER)] = rest
-    rare = float(p1.sum() - p1[frequent].sum()) if frequent else float(p1.sum())
-    if rare > 0:
-        cells[(OTHER,)] = rare
-    return cells, set(frequent)
+    rare = np.ones(p1.size, dtype=bool)
+    rare[frequent] = False
+    rare_mass = float(p1[rare & (p1 >= NEGLIGIBLE)].sum())
+    if rare_mass > 0:
+        cells[(OTHER,)] = rare_mass
+    return cells, joints
 
 
 def tv_distance(a: dict | np.ndarray, b: dict | np.ndarray) -> float:

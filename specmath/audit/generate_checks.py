@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from specmath.audit.engine_law import OTHER, Logits, first_token_law, two_token_law
+from specmath.audit.engine_law import NEGLIGIBLE, OTHER, Logits, first_token_law, two_token_rows
 from specmath.audit.sampling_options import EngineSemantics, SamplingOptions
 from specmath.laws import Law
 from specmath.stats import detectable_tv, g_test
@@ -39,34 +39,38 @@ class ExactLaws:
     first: np.ndarray
     cells: dict
     frequent: set
+    joints: dict = field(default_factory=dict)  # frequent x1 -> (V,) P(x1, .), to tell a negligible x2
 
     def cell_of(self, sample: Sequence[int]):
-        """The cell of the two-token test a sample (x1, x2) falls in."""
+        """The cell of the two-token test a sample (x1, x2) falls in; the sample itself where it is impossible."""
         x1, x2 = sample[0], sample[1]
         if x1 not in self.frequent:
-            return (OTHER,)
-        return (x1, x2) if (x1, x2) in self.cells else (x1, OTHER)
+            return (OTHER,) if self.first[x1] >= NEGLIGIBLE else (x1, x2)
+        if (x1, x2) in self.cells:
+            return (x1, x2)
+        joint = self.joints.get(x1)
+        return (x1, x2) if joint is not None and joint[x2] < NEGLIGIBLE else (x1, OTHER)
 
     def first_cells(self) -> dict:
         """The first token's law on the test's cells: the frequent tokens (expected count >= 5 at this N are
-        exactly ``frequent``), the others pooled into OTHER, as the G-test pools them; tokens of law 0 stay
-        out, so that one sampled is an impossible outcome."""
+        exactly ``frequent``), the others pooled into OTHER, as the G-test pools them; tokens of negligible
+        law (``engine_law.NEGLIGIBLE``) stay out, so that one sampled is an impossible outcome."""
         cells = {x: float(self.first[x]) for x in self.frequent}
-        rest = float(self.first.sum() - sum(cells.values()))
+        rest = float(self.first[self.first >= NEGLIGIBLE].sum() - sum(cells.values()))
         if rest > 0:
             cells[OTHER] = rest
         return cells
 
     def first_cell_of(self, x1: int):
-        return x1 if x1 in self.frequent or self.first[x1] == 0 else OTHER
+        return x1 if x1 in self.frequent or self.first[x1] < NEGLIGIBLE else OTHER
 
 
 def exact_laws(logits: Logits, prompt: Sequence[int], options: SamplingOptions, semantics: EngineSemantics,
                n: int) -> ExactLaws:
     """Both laws of an audit of N samples, from ``logits`` (``engine_law``)."""
     p1 = first_token_law(logits, prompt, options, semantics)
-    cells, frequent = two_token_law(logits, prompt, options, semantics, n, p1=p1)
-    return ExactLaws(p1, cells, frequent)
+    cells, joints = two_token_rows(logits, prompt, options, semantics, n, p1=p1)
+    return ExactLaws(p1, cells, set(joints), joints)
 
 
 @dataclass

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specmath.audit.jsonl_engine import JsonLinesEngine
-from specmath.validation import InvalidArgument, UnknownName
+from specmath.validation import InvalidArgument, check_choice
 
 __all__ = ["GGUF_ENGINES", "GgufEngine", "engines_dir", "gguf_engine_named"]
 
@@ -99,6 +99,4 @@ GGUF_ENGINES = {e.name: e for e in (
 
 def gguf_engine_named(name: str) -> GgufEngine:
     """The built-in GGUF engine called ``name``; UnknownName otherwise."""
-    if name not in GGUF_ENGINES:
-        raise UnknownName(f"unknown GGUF engine {name!r}; choose from: {', '.join(GGUF_ENGINES)}")
-    return GGUF_ENGINES[name]
+    return GGUF_ENGINES[check_choice(name, "GGUF engine", GGUF_ENGINES)]
