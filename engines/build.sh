@@ -20,7 +20,11 @@ BINS="$PWD/node/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
 SRC=build/llama.cpp
 mkdir -p build
 if [ ! -d "$SRC" ]; then
-  git clone --quiet node/node_modules/node-llama-cpp/llama/gitRelease.bundle "$SRC" 2>/dev/null
+  # the headers and the server's sources only (a sparse checkout: 20 MB instead of 200)
+  git clone --quiet --no-checkout node/node_modules/node-llama-cpp/llama/gitRelease.bundle "$SRC" 2>/dev/null
+  git -C "$SRC" sparse-checkout set --no-cone /include /ggml/include /common /vendor /tools/server /tools/mtmd \
+      /tools/ui /scripts/ui-assets.cmake
+  git -C "$SRC" checkout --quiet 2>/dev/null
 fi
 LIBS=(-L"$BINS" -l:libllama-common.so -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,"$BINS")
 INCLUDES=(-I"$SRC/include" -I"$SRC/ggml/include" -I"$SRC/common" -I"$SRC/vendor")
@@ -39,7 +43,7 @@ if [ "${1:-}" = server ]; then
   for f in mtmd mtmd-audio mtmd-image mtmd-helper mtmd-helper-gen clip; do sources+=("$SRC/tools/mtmd/$f.cpp"); done
   printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c \
     'o=build/server-obj/$(echo {} | tr / _).o; [ -f "$o" ] || g++ -std=c++17 -O1 -fPIC -w '"${INCLUDES[*]}"' -I'"$SRC"'/tools/mtmd -I'"$SRC"'/tools/server -I'"$SRC"'/vendor/hash -Ibuild/ui -I'"$SRC"' -c {} -o "$o"'
-  gcc -O1 -fPIC -w -c "$SRC/vendor/hash/sha256/sha256.c" -o build/server-obj/sha256.o
+  gcc -O1 -fPIC -w -I"$SRC/vendor/hash" -c "$SRC/vendor/hash/sha256/sha256.c" -o build/server-obj/sha256.o
   g++ build/server-obj/*.o -o build/llama-server "${LIBS[@]}" -lpthread
   echo "llama-server: compiled in $(( $(date +%s) - t )) s"
 fi

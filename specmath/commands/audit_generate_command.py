@@ -161,8 +161,9 @@ def _check_target(args: argparse.Namespace, gguf: bool) -> None:
 
 #: generate calls per sampler in the torch engines' table: the shared 2-core CPU affords fewer for larger models
 TABLE_N = {"tiny": 2000, "bundled": 1000, "smollm2": 200}
-#: generate calls per sampler in the options table, by engine (node-llama-cpp's calls cost about twice llama.cpp's)
-OPTIONS_TABLE_N = {"llama-cpp-draft": 1000, "llama-cpp-ngram": 1000, "node-llama-cpp-lookup": 600, "node-llama-cpp-draft": 600}
+#: generate calls per sampler in the options table, by engine: what the shared 2-core CPU affords in about two hours
+#: (a call of llama-cpp-draft runs its draft model, the same 135M-parameter model: 0.3 s; llama-cpp-ngram 0.07 s)
+OPTIONS_TABLE_N = {"llama-cpp-draft": 400, "llama-cpp-ngram": 800, "node-llama-cpp-lookup": 500, "node-llama-cpp-draft": 500}
 
 
 def _status(audits) -> int:

@@ -1,0 +1,73 @@
+"""The options table of the GGUF engines, measured and written where the docs read it.
+
+    .venv/bin/python scripts/measure_engines.py [--n-scale 1.0] [--engines NAME ...] [--out DIR]
+
+Runs ``specmath audit-generate --options-table`` (every option row x the four GGUF engines built by
+``make engines``, on the SmolLM2 GGUF, with each row's control and, on the T=1 rows, the pathwise check over
+50 seeds) and writes ``DIR/engines-smollm2.json`` (one record per engine x row) and ``DIR/environment.json``
+(machine, load, versions, commit). DIR defaults to ``data/measurements/cpu_<machine>_<date>``. The docs
+render their tables from these files (``specmath.audit.engine_table``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from specmath.audit.audit_target import load_target  # noqa: E402
+from specmath.audit.engine_runs import run_options_table  # noqa: E402
+from specmath.audit.gguf_engines import GGUF_ENGINES, engines_dir  # noqa: E402
+from specmath.commands.audit_generate_command import OPTIONS_TABLE_N  # noqa: E402
+
+
+def _run(*argv: str) -> str:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def environment() -> dict:
+    import torch
+    import transformers
+
+    return {"machine": platform.machine(), "processor": _run("sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"),
+            "cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg(), "python": platform.python_version(),
+            "torch": torch.__version__, "transformers": transformers.__version__, "node": _run("node", "--version"),
+            "node_llama_cpp": json.loads((engines_dir() / "node" / "package.json").read_text())["dependencies"],
+            "gxx": _run("g++", "--version").splitlines()[0], "commit": _run("git", "rev-parse", "HEAD"),
+            "date": datetime.date.today().isoformat(), "threads_per_engine": 1}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engines", nargs="*", default=list(GGUF_ENGINES))
+    parser.add_argument("--n-scale", type=float, default=1.0, help="multiply every engine's N")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    env = environment()
+    out = args.out or ROOT / "data" / "measurements" / f"cpu_{env['machine']}_{env['date']}"
+    out.mkdir(parents=True, exist_ok=True)
+    n = {e: max(1, round(OPTIONS_TABLE_N[e] * args.n_scale)) for e in args.engines}
+    start = time.perf_counter()
+    records = run_options_table(args.engines, load_target("smollm2"), n=n, pathwise_seeds=50,
+                                progress=lambda line: print(line, flush=True))
+    env["seconds"] = time.perf_counter() - start
+    env["load_average_at_end"] = os.getloadavg()
+    (out / "engines-smollm2.json").write_text(json.dumps(records, indent=1) + "\n")
+    (out / "environment.json").write_text(json.dumps(env, indent=1) + "\n")
+    print(f"wrote {out}/engines-smollm2.json ({len(records)} records) in {env['seconds']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
