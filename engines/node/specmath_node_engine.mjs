@@ -9,7 +9,8 @@
 // "info", "logits" (raw next-token logits of a plain sequence, float32 base64) and "generate".
 //
 // generate: call i runs `sequence.evaluate(prompt, options)` with seed S + i on a sequence that has node-llama-cpp's
-// token predictor (InputLookupTokenPredictor: prompt lookup; DraftSequenceTokenPredictor: a draft model), or, with
+// token predictor (InputLookupTokenPredictor: prompt lookup; DraftSequenceTokenPredictor: a draft model, made to draft
+// every round), or, with
 // "speculative": false, on a sequence without one; it keeps the first M yielded tokens (end-of-generation tokens
 // included: the audit counts them as tokens). The sequence keeps the prompt from call to call (its state is cut back
 // to the common prefix, as LlamaCompletion does). Penalties follow LlamaCompletion's definition: the last
@@ -47,7 +48,10 @@ if (args.predictor === "lookup") {
 } else {
     const draftModel = args.draft && args.draft !== args.model ? await llama.loadModel({ modelPath: args.draft }) : model;
     const draftContext = await draftModel.createContext({ contextSize, threads });
-    predictor = new DraftSequenceTokenPredictor(draftContext.getSequence(), { maxTokens: gamma });
+    // minTokens 1: wait for a draft each round; minConfidence 0: draft whatever the draft model's confidence.
+    // With the defaults (0 and 0.6) the predictor drafts in the background, when ready and confident, which within
+    // the first two tokens of a call is almost never: the audit would see plain decoding.
+    predictor = new DraftSequenceTokenPredictor(draftContext.getSequence(), { minTokens: 1, maxTokens: gamma, minConfidence: 0 });
 }
 const speculativeSequence = context.getSequence({ tokenPredictor: predictor });
 const plainSequence = context.getSequence();

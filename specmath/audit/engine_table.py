@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-__all__ = ["options_table", "describe_audit", "fmt"]
+__all__ = ["options_table", "engine_summary", "describe_audit", "fmt"]
 
 
 def fmt(x, spec: str = ".3f") -> str:
@@ -54,6 +54,38 @@ def options_table(records: Iterable[dict]) -> str:
                 r["engine"] if role == "engine" else "", r["row"] if role == "engine" else "",
                 role if role == "engine" else f"control: {r['control']}", str(r["n"]), f"{_p(first)} / {_p(two)}",
                 detectable, fmt(two and two.get("measured_tv")), fmt(seconds, ".0f"), verdict]) + " |")
+    return "\n".join(lines)
+
+
+def engine_summary(records: Iterable[dict]) -> str:
+    """A Markdown table, one line per engine: N, seconds per call, drafts accepted, quantisation, pathwise."""
+    by_engine: dict[str, list[dict]] = {}
+    for r in records:
+        by_engine.setdefault(r["engine"], []).append(r)
+    header = ["engine", "N per row", "s per call: engine / control", "drafted tokens kept", "quantisation TV (first token)",
+              "pathwise (T=1, 50 seeds x 16 tokens)", "verdicts"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, rows in by_engine.items():
+        calls = sum(r["n"] for r in rows)
+        drafted = sum(r["drafted"] or 0 for r in rows)
+        accepted = sum(r["accepted"] or 0 for r in rows)
+        tvs = [r["quantisation_tv"] for r in rows if r["quantisation_tv"] is not None]
+        pathwise = next((r["pathwise"] for r in rows if r["pathwise"]), None)
+        if pathwise is None:
+            paths = "-"
+        else:
+            promise = "promised" if pathwise["promised"] else "not promised"
+            paths = f"{pathwise['observed_differences']} of {pathwise['seeds']} seeds differ ({promise})"
+        verdicts: dict[str, int] = {}
+        for r in rows:
+            key = r["verdict"].split(":")[0].split(" (")[0]
+            verdicts[key] = verdicts.get(key, 0) + 1
+        lines.append("| " + " | ".join([
+            name, str(rows[0]["n"]),
+            f"{sum(r['seconds'] for r in rows) / calls:.2f} / {sum(r['control_seconds'] for r in rows) / calls:.2f}",
+            f"{accepted} of {drafted}" if drafted else "-",
+            f"{min(tvs):.4f} to {max(tvs):.4f}" if tvs else "-", paths,
+            ", ".join(f"{v} {k}" for k, v in verdicts.items())]) + " |")
     return "\n".join(lines)
 
 
