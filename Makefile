@@ -78,7 +78,7 @@ audit: $(STAMP)
 	$(PY) -m specmath audit hf --markdown
 	$(PY) -m specmath audit specmath-torch --markdown
 
-## the engines audit-generate reaches beyond Python (node >= 18 with npm, git, g++): node-llama-cpp in
+## the engines audit-generate reaches beyond Python (node >= 20 with npm, git, g++): node-llama-cpp in
 ## engines/node/node_modules and llama.cpp's speculative loop as engines/build/specmath-llama-engine (about 15 s)
 engines:
 	bash engines/build.sh

@@ -7,7 +7,7 @@
 #                               those headers and prebuilt libraries (llama.cpp's own speculative loop, JSON lines)
 #   engines/build/llama-server  (with the argument "server") llama.cpp's OpenAI-compatible server from the same
 #                               source and libraries, for the endpoint test (several minutes on 2 cores)
-# Needs node >= 18 with npm, git, g++ (C++17). Prints what it installed, how big and how long it took.
+# Needs node >= 20 with npm, git, g++ (C++17). Prints what it installed, how big and how long it took.
 set -euo pipefail
 cd "$(dirname "$0")"
 start=$(date +%s)

@@ -8,10 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 for tool in node npm g++ git; do
   if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "ci_engines: $tool is not installed; the GGUF engine rows are skipped (apt-get install nodejs npm g++ git)"
+    echo "ci_engines: $tool is not installed; the GGUF engine rows are skipped (node >= 20 with npm, g++, git)"
     exit 0
   fi
 done
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  echo "ci_engines: node $(node --version) is older than 20 (node-llama-cpp 3.22 needs 20); the GGUF engine rows are skipped"
+  exit 0
+fi
 if [ "${ENGINES_SERVER:-0}" = 1 ]; then
   make engines-server
 else

@@ -56,7 +56,7 @@ class GgufEngine:
                 return f"the llama.cpp driver is not built: run `make engines` ({root}/build.sh)"
         else:
             if shutil.which("node") is None:
-                return "node is not installed (node >= 18 runs node-llama-cpp)"
+                return "node is not installed (node >= 20 runs node-llama-cpp)"
             if not (root / "node" / "node_modules" / "node-llama-cpp").exists():
                 return f"node-llama-cpp is not installed: run `make engines` ({root}/build.sh)"
         return None
