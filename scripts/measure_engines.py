@@ -7,6 +7,10 @@ Runs ``specmath audit-generate --options-table`` (every option row x the four GG
 50 seeds) and writes ``DIR/engines-smollm2.json`` (one record per engine x row) and ``DIR/environment.json``
 (machine, load, versions, commit). DIR defaults to ``data/measurements/cpu_<machine>_<date>``. The docs
 render their tables from these files (``specmath.audit.engine_table``).
+
+``--hf`` instead audits Hugging Face's engines under the options they take beyond temperature, top-k and
+top-p (min-p, the repetition penalty) on the bundled pair, N = 1000, and writes ``DIR/engines-hf-bundled.json``
+(their controls are the engines' own: HF's biased verification, specmath's lookup with the residual from p).
 """
 
 from __future__ import annotations
@@ -54,10 +58,14 @@ def main() -> None:
     parser.add_argument("--engines", nargs="*", default=list(GGUF_ENGINES))
     parser.add_argument("--n-scale", type=float, default=1.0, help="multiply every engine's N")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--hf", action="store_true", help="Hugging Face's engines under min-p and repetition instead")
     args = parser.parse_args()
     env = environment()
     out = args.out or ROOT / "data" / "measurements" / f"cpu_{env['machine']}_{env['date']}"
     out.mkdir(parents=True, exist_ok=True)
+    if args.hf:
+        measure_hf(out, env)
+        return
     n = {e: max(1, round(OPTIONS_TABLE_N[e] * args.n_scale)) for e in args.engines}
     start = time.perf_counter()
     records = run_options_table(args.engines, load_target("smollm2"), n=n, pathwise_seeds=50,
@@ -67,6 +75,22 @@ def main() -> None:
     (out / "engines-smollm2.json").write_text(json.dumps(records, indent=1) + "\n")
     (out / "environment.json").write_text(json.dumps(env, indent=1) + "\n")
     print(f"wrote {out}/engines-smollm2.json ({len(records)} records) in {env['seconds']:.0f} s")
+
+
+def measure_hf(out: Path, env: dict) -> None:
+    from specmath.audit.generate_audit import run_generate_audit
+    from specmath.audit.sampling_options import SamplingOptions
+
+    rows = {"min-p 0.1": SamplingOptions(1.0, min_p=0.1), "repetition 1.3": SamplingOptions(1.0, repetition_penalty=1.3)}
+    records = []
+    for engine in ("hf-assisted", "hf-lookup"):
+        for name, options in rows.items():
+            audit = run_generate_audit(engine, "bundled", options, n=1000, seed=0)
+            records.append({**audit.to_json(), "row": name, "options": options.to_json(),
+                            "options_label": options.label()})
+            print(f"{engine:12s} {name:16s} {audit.verdict}  engine {audit.seconds:.0f} s, control "
+                  f"{audit.control_seconds:.0f} s", flush=True)
+    (out / "engines-hf-bundled.json").write_text(json.dumps({"environment": env, "records": records}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
