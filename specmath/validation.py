@@ -151,7 +151,7 @@ def check_fraction(value: Any, name: str, *, min_value: Any = None, max_value: A
     """``value`` as an exact Fraction in the given range: the exact side's ``check_real``.
 
     Read as ``specmath.laws.to_fraction`` reads a weight (a Python float as the decimal it prints
-    as, 0.7 -> 7/10; numpy and torch scalars exactly), so the bound is checked on the number the
+    as, 0.7 -> 7/10, and numpy and torch scalars likewise), so the bound is checked on the number the
     caller meant, never on a rounded double.
     """
     words = _range_words(min_value, max_value, open_min=open_min, open_max=open_max)

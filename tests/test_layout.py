@@ -1,4 +1,6 @@
-"""The layout a newcomer reads: no import cycles, one meaning per module name, README lists every module.
+"""The layout a newcomer reads: no import cycles, one meaning per module name, the docs list every module.
+
+The module list is the "## Layout" block of the docs' architecture page (docs/explanation/architecture.md).
 
 Imports are read with ``ast`` (nothing is imported), including those inside functions, since a
 function-level import that closes a circle is still a circle: it only hides until that function runs.
@@ -11,6 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "specmath"
+#: the page whose "## Layout" block lists every module with one line saying what it is
+ARCHITECTURE = ROOT / "docs" / "explanation" / "architecture.md"
 #: basenames that may repeat: package markers and the one examples module per track
 SHARED_BASENAMES = {"__init__", "__main__", "examples"}
 
@@ -103,9 +107,9 @@ def test_module_basenames_are_unique_except_package_markers_and_examples():
     assert not repeated, f"two modules share a basename: {repeated}"
 
 
-def readme_layout() -> list[tuple[str, str]]:
-    """(path, description) for every module line of the README's Layout block."""
-    text = (ROOT / "README.md").read_text()
+def documented_layout() -> list[tuple[str, str]]:
+    """(path, description) for every module line of the architecture page's Layout block."""
+    text = ARCHITECTURE.read_text()
     section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     block = section.split("```", 2)[1]
     rows, directory = [], None
@@ -116,19 +120,19 @@ def readme_layout() -> list[tuple[str, str]]:
         if not line.startswith(" "):
             directory = first if first.startswith("specmath/") else None
         elif first.endswith(".py"):
-            assert directory, f"README Layout lists {first} outside a specmath/ directory line"
+            assert directory, f"{ARCHITECTURE.name} Layout lists {first} outside a specmath/ directory line"
             rows.append((directory + first, rest.strip()))
     return rows
 
 
-def test_readme_layout_lists_every_module_once_with_what_it_is():
-    listed = readme_layout()
+def test_documented_layout_lists_every_module_once_with_what_it_is():
+    listed = documented_layout()
     paths = [path for path, _ in listed]
     on_disk = {str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py") if p.read_text().strip()}
     twice = sorted(path for path, n in Counter(paths).items() if n > 1)
-    assert not twice, f"README Layout lists these more than once: {twice}"
+    assert not twice, f"the Layout block lists these more than once: {twice}"
     missing = sorted(on_disk - set(paths))
-    assert not missing, "README Layout lacks a line for: " + ", ".join(missing)
+    assert not missing, "the Layout block of docs/explanation/architecture.md lacks a line for: " + ", ".join(missing)
     ghosts = sorted(set(paths) - on_disk)
-    assert not ghosts, f"README Layout lists modules that do not exist: {ghosts}"
+    assert not ghosts, f"the Layout block lists modules that do not exist: {ghosts}"
     assert all(re.search(r"\w", description) for _, description in listed), "every module line says what it is"

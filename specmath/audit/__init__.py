@@ -5,7 +5,8 @@ alpha = sum_x min(p(x), q(x)).
 
 Modules, one idea each:
 
-* ``adapters``    the interface (target_probs, draft_probs, draft_tokens, generator) -> tokens, and
+* ``adapters``    the interface (target_probs, draft_probs, draft_tokens, generator) -> tokens, one
+                  round per call or batched ([N, gamma+1, V] ... -> [N, gamma+1], -1 padded), and
                   adapters for specmath's torch sampler, transformers' ``_speculative_sampling``,
                   the bug zoo's reference samplers
 * ``cases``       the battery of (p, q, gamma) and the exact law of the whole round for each
@@ -13,7 +14,12 @@ Modules, one idea each:
 * ``edge_draws``  generators whose k-th draw is exactly 0 or the largest uniform below 1
 * ``replay``      the sampler's own torch draws fed to the exact algorithm, token by token
 * ``reference_round`` the correct float (numpy) round; the bug zoo's samplers swap one of its blocks
-* ``runner``      the audit loop; ``report`` the table and JSON (``specmath audit ADAPTER``)
+* ``reference_rounds`` the correct round on a whole batch (numpy, and specmath's torch step)
+* ``round_drafts``  the auditor's drafts for many rounds at once, and fresh arrays for each call
+* ``sampler_output`` a sampler's output read strictly (invalid output is an error, not a loss)
+* ``sampler_calls`` one call of the sampler: fresh inputs, writes into them noticed, errors named
+* ``probes``      the edge probes: which draw is 0 or just below 1, and what the sampler must emit
+* ``runner``      the audit loop; ``report`` the table, what points at a bug, and JSON (``specmath audit ADAPTER``)
 
 End-to-end audits of whole generate calls (``specmath audit-generate ENGINE --pair PAIR``):
 

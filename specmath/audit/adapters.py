@@ -14,6 +14,11 @@ w(q) where w is the adapter's declared warp (None: the identity). ``generator`` 
 ``numpy.random.Generator`` or a ``torch.Generator`` as the adapter declares; all its randomness must
 come from it, so a run is reproducible and can be replayed (``specmath.audit.replay``).
 
+A *batched* adapter (``batched=True``) has the shape of vLLM's and FlashInfer's chain rejection
+samplers instead: ``sample_rounds(target_probs [N, gamma+1, V], draft_probs [N, gamma, V],
+draft_tokens [N, gamma], generator) -> [N, gamma+1]`` integer ids, -1 after each row's last emitted
+token (vLLM's ``PLACEHOLDER_TOKEN_ID``); the auditor hands it every round of a case at once.
+
 Adapters here:
 
 * ``specmath-torch``: ``specmath.lm.accept_reject.accept_reject`` (batch of one, float64 tensors);
@@ -27,7 +32,9 @@ Adapters here:
   below what the audit detects. Randomness: inside ``torch.random.fork_rng`` the global CPU
   generator is set to the given generator's state, and the state afterwards is written back, so HF
   draws exactly the stream a ``torch.Generator`` would, and the caller's global state is untouched.
-* ``reference``: the correct float reference round (``specmath.audit.reference_round``).
+* ``reference``: the correct float reference round (``specmath.audit.reference_round``);
+  ``reference-batched`` and ``specmath-torch-batched`` are the batched references
+  (``specmath.audit.reference_rounds``: numpy, and ``accept_reject`` on the whole batch).
 * ``bug:NAME`` for every entry of ``specmath.bugzoo.BUGS``: its lossy float (numpy) sampler, with the
   warp the correct algorithm would apply;
 * ``module:function`` or ``path/to/file.py:function``: any function with the interface (``adapter_named``).
@@ -48,7 +55,7 @@ from specmath.audit.reference_round import reference_sample_round
 from specmath.speculative.toy_lm import Warp
 from specmath.validation import check_choice, check_generator_kind
 
-__all__ = ["Adapter", "DrawProtocol", "adapters", "adapter_named", "make_generator"]
+__all__ = ["Adapter", "DrawProtocol", "adapters", "adapter_named", "make_generator", "declared_warp"]
 
 SampleRound = Callable[[np.ndarray, np.ndarray, np.ndarray, Any], Sequence[int]]
 
@@ -76,9 +83,26 @@ class Adapter:
     generator_kind: str  # "numpy" or "torch"
     warp: Warp | None = None
     draws: DrawProtocol | None = None  # known draw order: exact replay is possible
+    batched: bool = False  # sample_round takes [N, gamma+1, V] ... and returns [N, gamma+1] padded with -1
 
     def __call__(self, target_probs, draft_probs, draft_tokens, generator) -> list[int]:
-        return [int(t) for t in self.sample_round(target_probs, draft_probs, draft_tokens, generator)]
+        """One round's emitted ids (a batched sampler runs a batch of one), read strictly (``sampler_output``)."""
+        from specmath.audit.sampler_output import batch_tokens, round_tokens
+
+        gamma, vocab = len(draft_tokens), np.shape(target_probs)[-1]
+        if not self.batched:
+            return list(round_tokens(self.sample_round(target_probs, draft_probs, draft_tokens, generator), gamma, vocab))
+        batch = (np.asarray(target_probs)[None], np.asarray(draft_probs)[None], np.asarray(draft_tokens)[None])
+        lengths, ids = batch_tokens(self.sample_round(*batch, generator), 1, gamma, vocab)
+        return ids[0, : lengths[0]].tolist()
+
+
+def declared_warp(temperature: Any = None, top_k: Any = None, top_p: Any = None) -> Warp | None:
+    """The warp a sampler declares (``Warp(temperature, top_k, top_p)``, temperature 1 when only top-k/top-p
+    are given), or None when it gives none: it then samples p itself."""
+    if temperature is None and top_k is None and top_p is None:
+        return None
+    return Warp(1 if temperature is None else temperature, top_k, top_p)
 
 
 def make_generator(kind: str, seed: int):
@@ -141,6 +165,7 @@ def adapters() -> dict[str, Adapter]:
     """Every adapter by name: the correct samplers, HF's, the negative control and the bug zoo."""
     from functools import partial
 
+    from specmath.audit.reference_rounds import reference_sample_rounds, specmath_torch_rounds
     from specmath.bugzoo.torch_controls import target_resample_accept_reject
 
     listed = [
@@ -153,24 +178,29 @@ def adapters() -> dict[str, Adapter]:
                 partial(specmath_torch_round, accept_reject=target_resample_accept_reject), "torch", draws=DrawProtocol("float32", "float64")),
         Adapter("hf", "transformers.generation.utils._speculative_sampling on float32 logits = log(probs)",
                 hf_round, "torch", draws=DrawProtocol("float32", "float32")),
+        Adapter("reference-batched", "specmath's vectorised float64 numpy round, every round of a case in one call (correct)",
+                reference_sample_rounds, "numpy", batched=True),
+        Adapter("specmath-torch-batched", "specmath.lm.accept_reject.accept_reject on the whole batch, float64 tensors",
+                specmath_torch_rounds, "torch", batched=True),
     ]
     listed += _bug_adapters()
     return {a.name: a for a in listed}
 
 
-def adapter_named(name: str, generator_kind: str = "numpy") -> Adapter:
+def adapter_named(name: str, generator_kind: str = "numpy", *, batched: bool = False, warp: Warp | None = None) -> Adapter:
     """The adapter called ``name``, or a user's ``module:function`` with the interface above drawing
-    from a generator of ``generator_kind`` (ValueError naming the problem otherwise)."""
+    from a generator of ``generator_kind`` (batched when ``batched``, emitting the law of ``warp(p)``);
+    ValueError naming the problem otherwise."""
     known = adapters()
     if name not in known and ":" in name and not name.startswith("bug:"):
-        return _user_adapter(name, generator_kind)
+        return _user_adapter(name, generator_kind, batched, warp)
     return known[check_choice(name, "adapter", known, also="or module:function")]
 
 
-def _user_adapter(spec: str, generator_kind: str) -> Adapter:
+def _user_adapter(spec: str, generator_kind: str, batched: bool, warp: Warp | None) -> Adapter:
     from specmath.function_reference import resolve_function
 
     check_generator_kind(generator_kind)
     function = resolve_function(spec, "sampler")
     doc = (function.__doc__ or "").strip().splitlines()
-    return Adapter(spec, doc[0] if doc else f"user sampler {spec}", function, generator_kind)
+    return Adapter(spec, doc[0] if doc else f"user sampler {spec}", function, generator_kind, warp=warp, batched=batched)

@@ -35,8 +35,9 @@ import numpy as np
 from specmath.laws import Law
 from specmath.speculative.round import round_law
 from specmath.speculative.toy_lm import ToyLM, Warp, random_toy_lm, top_k, warp
+from specmath.validation import InvalidArgument, check_choice
 
-__all__ = ["END", "AuditCase", "BATTERY", "case_named", "position_law", "ExpectedLaws"]
+__all__ = ["END", "AuditCase", "BATTERY", "case_named", "cases_named", "position_law", "ExpectedLaws"]
 
 #: marker of "no token at this position" in the per-position laws
 END = -1
@@ -225,8 +226,28 @@ BATTERY: tuple[AuditCase, ...] = _battery()
 
 
 def case_named(name: str) -> AuditCase:
-    """The battery case called ``name`` (ValueError listing the names otherwise)."""
-    for case in BATTERY:
-        if case.name == name:
-            return case
-    raise ValueError(f"no audit case named {name!r}; known: {', '.join(c.name for c in BATTERY)}")
+    """The battery case called ``name`` (``UnknownName`` listing the names, with the nearest one, otherwise)."""
+    by_name = {case.name: case for case in BATTERY}
+    return by_name[check_choice(name, "audit case", by_name)]
+
+
+def cases_named(cases: object) -> tuple[AuditCase, ...]:
+    """The audit cases meant by ``cases``: None (the whole battery), a case name, or a list of names and
+    ``AuditCase`` objects; ``InvalidArgument`` / ``UnknownName`` (did you mean?) naming a bad one."""
+    if cases is None:
+        return BATTERY
+    listed = [cases] if isinstance(cases, (str, AuditCase)) else cases
+    try:
+        listed = list(listed)
+    except TypeError:
+        raise InvalidArgument(f"cases must be audit case names or AuditCase objects, got {type(cases).__name__} {cases!r}") from None
+    out = []
+    for case in listed:
+        if isinstance(case, str):
+            case = case_named(case)
+        elif not isinstance(case, AuditCase):
+            raise InvalidArgument(f"cases must be audit case names or AuditCase objects, got {type(case).__name__} {case!r}")
+        out.append(case)
+    if not out:
+        raise InvalidArgument("cases is empty: nothing to audit (None audits the whole battery)")
+    return tuple(out)

@@ -23,6 +23,9 @@ So the auditor *places* the edge value at draw k:
 * torch (CPU mt19937): a float32 ``torch.rand`` element is (r & (2^24 - 1)) 2^-24 of one 32-bit
   output r. The stream of seed 0 has a 0.0 at draw 41,102,971 and a 1 - 2^-24 at draw 71,006,344
   (found by scanning, checked in the tests); skipping to them puts the edge at any draw index k.
+  Skipping takes about a second, so the generator states 64 draws before each edge are stored in
+  ``torch_edge_states.json`` (written by ``torch_edge_states``, compared with a fresh skip in the
+  tests); a stored state is used only after its edge draw is checked, else the skip runs.
 
 Reference: O'Neill, "PCG: A Family of Simple Fast Space-Efficient Statistically Good Algorithms for
 Random Number Generation", 2014 (the XSL-RR output and the 128-bit LCG step).
@@ -30,11 +33,16 @@ Random Number Generation", 2014 (the XSL-RR output and the 128-bit LCG step).
 
 from __future__ import annotations
 
+import base64
+import json
+from pathlib import Path
+
 import numpy as np
 
 from specmath.validation import check_choice, check_generator_kind, check_integer
 
-__all__ = ["EDGES", "numpy_edge_generator", "torch_edge_generator", "edge_generator", "TORCH_EDGE_OFFSETS"]
+__all__ = ["EDGES", "numpy_edge_generator", "torch_edge_generator", "edge_generator", "TORCH_EDGE_OFFSETS",
+           "torch_edge_states", "EDGE_VALUES"]
 
 #: the edge values a probe can place: "zero" (u = 0) and "max" (the largest uniform below 1)
 EDGES = ("zero", "max")
@@ -47,6 +55,10 @@ TORCH_EDGE_SEED = 0
 TORCH_EDGE_OFFSETS = {"zero": 41_102_971, "max": 71_006_344}
 _TORCH_SKIP_BASE = 64  # cached state sits this many draws before the edge
 _torch_state_cache: dict[str, object] = {}
+#: the stored generator states (base64 of ``torch.Generator.get_state()``), ``_TORCH_SKIP_BASE`` draws before each edge
+TORCH_EDGE_STATES_FILE = Path(__file__).with_name("torch_edge_states.json")
+#: the uniform an edge probe places, per generator kind, as a reader would write it
+EDGE_VALUES = {("numpy", "zero"): "0.0", ("numpy", "max"): "1 - 2^-53", ("torch", "zero"): "0.0", ("torch", "max"): "1 - 2^-24"}
 
 
 def _check(edge: str, k: int, most: int | None = None) -> int:
@@ -73,19 +85,52 @@ def numpy_edge_generator(k: int, edge: str = "zero", word: int = 0x9E3779B97F4A7
     return np.random.Generator(bit_generator)
 
 
+def _skipped_state(edge: str):
+    """The seed-0 generator state ``_TORCH_SKIP_BASE`` draws before the edge, by drawing every float up to it."""
+    import torch
+
+    g = torch.Generator().manual_seed(TORCH_EDGE_SEED)
+    remaining = TORCH_EDGE_OFFSETS[edge] - _TORCH_SKIP_BASE
+    while remaining > 0:  # skip in chunks to bound memory
+        step = min(remaining, 1 << 22)
+        torch.rand(step, generator=g)
+        remaining -= step
+    return g.get_state()
+
+
+def _places_the_edge(state, edge: str) -> bool:
+    import torch
+
+    g = torch.Generator()
+    g.set_state(state)
+    return torch.rand(_TORCH_SKIP_BASE + 1, generator=g)[_TORCH_SKIP_BASE].item() == (0.0 if edge == "zero" else 1 - 2.0**-24)
+
+
+def _stored_state(edge: str):
+    """The stored state, when the file is there, holds it, and it places the edge (else None)."""
+    import torch
+
+    try:
+        encoded = json.loads(TORCH_EDGE_STATES_FILE.read_text())[edge]
+        state = torch.frombuffer(bytearray(base64.b64decode(encoded)), dtype=torch.uint8)
+        return state if _places_the_edge(state, edge) else None
+    except (OSError, ValueError, KeyError, RuntimeError):
+        return None
+
+
+def torch_edge_states() -> dict[str, str]:
+    """The states to store: edge -> base64 of the seed-0 generator state 64 draws before it (computed by skipping)."""
+    return {edge: base64.b64encode(bytes(_skipped_state(edge).tolist())).decode("ascii") for edge in EDGES}
+
+
 def torch_edge_generator(k: int, edge: str = "zero"):
     """A torch CPU generator whose float32 ``torch.rand`` draw number k (0-based) is 0.0 or 1 - 2^-24."""
     import torch
 
     k = _check(edge, k, _TORCH_SKIP_BASE)
     if edge not in _torch_state_cache:
-        g = torch.Generator().manual_seed(TORCH_EDGE_SEED)
-        remaining = TORCH_EDGE_OFFSETS[edge] - _TORCH_SKIP_BASE
-        while remaining > 0:  # skip in chunks to bound memory
-            step = min(remaining, 1 << 22)
-            torch.rand(step, generator=g)
-            remaining -= step
-        _torch_state_cache[edge] = g.get_state()
+        state = _stored_state(edge)
+        _torch_state_cache[edge] = _skipped_state(edge) if state is None else state
     g = torch.Generator()
     g.set_state(_torch_state_cache[edge])
     if _TORCH_SKIP_BASE - k:

@@ -9,7 +9,12 @@ against its gamma + 1 per-position marginals (``position i``: the i-th emitted t
 per-position tests have few cells, so they are the most powerful against a wrong row at one
 position; the joint test sees correlations between positions (one uniform shared by all positions).
 Each is ``specmath.stats.g_test`` (cells pooled to expected count >= 5; any count on an outcome of
-exact probability 0 is a certain failure, p-value 0).
+exact probability 0 is a certain failure, p-value 0). Position gamma is named ``position gamma
+(bonus)``: a token there is always the bonus, drawn from p after all gamma drafts were accepted.
+
+A rejecting test keeps its *worst cells*: the outcomes whose observed count is furthest from the
+expected count n P(x) in standard deviations, (observed - expected) / sqrt(expected), an outcome
+of probability 0 that was observed first; so a failure shows where the sampler's law is off.
 
 Levels (Bonferroni): the whole audit may wrongly fail a correct sampler with probability at most
 ``family_level`` (default 1e-6): each of the T tests at each of the L looks runs at
@@ -25,6 +30,7 @@ Reference: Wald, "Sequential Analysis", 1947 (group sequential looks with alpha 
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import asdict, dataclass
 
@@ -32,7 +38,7 @@ from specmath.audit.cases import END, ExpectedLaws
 from specmath.stats import detectable_tv, g_test
 from specmath.validation import check_integer
 
-__all__ = ["TestResult", "looks", "run_tests", "SEQUENTIAL_LOOKS"]
+__all__ = ["TestResult", "looks", "run_tests", "worst_cells", "position_name", "SEQUENTIAL_LOOKS"]
 
 SEQUENTIAL_LOOKS = 5
 
@@ -41,7 +47,7 @@ SEQUENTIAL_LOOKS = 5
 class TestResult:
     """One G-test of one case: which law, N, G, dof, p-value, level, and the TV it detects at 0.99."""
 
-    name: str  # "joint" or "position i"
+    name: str  # "joint", "position i", or "position gamma (bonus)"
     n: int
     statistic: float
     dof: int
@@ -49,6 +55,7 @@ class TestResult:
     level: float
     detectable_tv: float | None  # computed at the final look only
     impossible: tuple  # observed outcomes of exact probability 0 (first few)
+    worst_cells: tuple = ()  # rejecting tests: (outcome, observed, expected count), worst first
 
     @property
     def rejects(self) -> bool:
@@ -57,6 +64,7 @@ class TestResult:
     def to_json(self) -> dict:
         out = asdict(self)
         out["impossible"] = [repr(x) for x in self.impossible]
+        out["worst_cells"] = [{"outcome": repr(x), "observed": o, "expected": e} for x, o, e in self.worst_cells]
         out["rejects"] = self.rejects
         return out
 
@@ -78,6 +86,23 @@ def position_counts(counts: Counter, i: int) -> Counter:
     return out
 
 
+def worst_cells(observed: Counter, law, n: int, shown: int = 3) -> tuple:
+    """The ``shown`` outcomes furthest from their expected count: (outcome, observed, expected = n P(x)),
+    by |observed - expected| / sqrt(expected) (an observed outcome of probability 0 first)."""
+    def distance(x) -> float:
+        expected = n * float(law.prob(x))
+        return math.inf if expected == 0 else abs(observed.get(x, 0) - expected) / math.sqrt(expected)
+
+    outcomes = set(observed) | {x for x in law if law[x] > 0}
+    worst = sorted(outcomes, key=lambda x: (-distance(x), repr(x)))[:shown]
+    return tuple((x, int(observed.get(x, 0)), n * float(law.prob(x))) for x in worst)
+
+
+def position_name(i: int, gamma: int) -> str:
+    """"position i", and "position gamma (bonus)" for the position only a bonus token reaches."""
+    return f"position {i} (bonus)" if i == gamma else f"position {i}"
+
+
 def run_tests(expected: ExpectedLaws, counts: Counter, level: float, power: float, final: bool,
               cache: dict | None = None) -> list[TestResult]:
     """G-tests of the joint law and each per-position marginal; detectable TV at ``power`` when ``final``.
@@ -87,7 +112,8 @@ def run_tests(expected: ExpectedLaws, counts: Counter, level: float, power: floa
     cache = {} if cache is None else cache
     n = sum(counts.values())
     laws = [("joint", expected.joint, counts)]
-    laws += [(f"position {i}", law, position_counts(counts, i)) for i, law in enumerate(expected.positions)]
+    gamma = len(expected.positions) - 1
+    laws += [(position_name(i, gamma), law, position_counts(counts, i)) for i, law in enumerate(expected.positions)]
     results = []
     for name, law, observed in laws:
         gof = g_test(observed, law)
@@ -97,7 +123,8 @@ def run_tests(expected: ExpectedLaws, counts: Counter, level: float, power: floa
             if key not in cache:
                 cache[key] = detectable_tv(law, n, alpha=level, power=power)
             eps = cache[key]
-        results.append(TestResult(name, n, gof.statistic, gof.dof, gof.p_value, level, eps, gof.impossible[:5]))
+        worst = worst_cells(observed, law, n) if gof.p_value < level else ()
+        results.append(TestResult(name, n, gof.statistic, gof.dof, gof.p_value, level, eps, gof.impossible[:5], worst))
     return results
 
 

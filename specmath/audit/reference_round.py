@@ -41,28 +41,34 @@ __all__ = [
 ]
 
 
-def check_round_arrays(target_probs, draft_probs, draft_tokens) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate shapes, finiteness, normalisation (1e-6) and token indices; return float64 arrays."""
+def check_round_arrays(target_probs, draft_probs, draft_tokens, *, batched: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate shapes, finiteness, normalisation (1e-6) and token indices of one round ([gamma+1, V],
+    [gamma, V], [gamma]) or, ``batched``, of N rounds ([N, gamma+1, V], [N, gamma, V], [N, gamma]);
+    return float64 arrays and int64 ids."""
     p = np.asarray(target_probs, dtype=np.float64)
     q = np.asarray(draft_probs, dtype=np.float64)
     x = np.asarray(draft_tokens)
-    if x.ndim != 1 or (x.size and not np.issubdtype(x.dtype, np.integer)):
-        raise ValueError(f"draft_tokens must be a 1-d array of integer token ids, got shape {x.shape} dtype {x.dtype}")
-    gamma = x.shape[0]
-    if p.ndim != 2 or p.shape[0] != gamma + 1:
-        raise ValueError(f"target_probs must have shape [gamma + 1, V] = [{gamma + 1}, V], got {p.shape}")
-    vocab = p.shape[1]
-    if q.shape != (gamma, vocab):
-        raise ValueError(f"draft_probs must have shape [gamma, V] = [{gamma}, {vocab}], got {q.shape}")
+    lead = "N, " if batched else ""
+    if x.ndim != 1 + batched or (x.size and not np.issubdtype(x.dtype, np.integer)):
+        raise ValueError(f"draft_tokens must be an [{lead}gamma] array of integer token ids, got shape {x.shape} dtype {x.dtype}")
+    rounds, gamma = x.shape[:-1], x.shape[-1]
+    if p.ndim != x.ndim + 1 or p.shape[:-1] != (*rounds, gamma + 1):
+        shape = ", ".join(map(str, (*rounds, gamma + 1)))
+        raise ValueError(f"target_probs must have shape [{lead}gamma + 1, V] = [{shape}, V], got {p.shape}")
+    vocab = p.shape[-1]
+    if q.shape != (*rounds, gamma, vocab):
+        shape = ", ".join(map(str, (*rounds, gamma, vocab)))
+        raise ValueError(f"draft_probs must have shape [{lead}gamma, V] = [{shape}], got {q.shape}")
     for name, a in (("target_probs", p), ("draft_probs", q)):
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{name} contains NaN or infinity")
         if np.any(a < 0):
             raise ValueError(f"{name} contains a negative probability")
-        if a.size and np.max(np.abs(a.sum(axis=1) - 1)) > 1e-6:
-            raise ValueError(f"{name} rows do not sum to 1 (worst row sums to {a.sum(axis=1)[np.argmax(np.abs(a.sum(axis=1) - 1))]})")
+        sums = a.sum(axis=-1)
+        if a.size and np.max(np.abs(sums - 1)) > 1e-6:
+            raise ValueError(f"{name} rows do not sum to 1 (worst row sums to {sums.flat[np.argmax(np.abs(sums - 1))]})")
     if np.any((x < 0) | (x >= vocab)):
-        raise ValueError(f"draft_tokens {x.tolist()} has an id outside 0..{vocab - 1}")
+        raise ValueError(f"draft_tokens has an id outside 0..{vocab - 1}: {x[(x < 0) | (x >= vocab)][:5].tolist()}")
     return p, q, x.astype(np.int64)
 
 

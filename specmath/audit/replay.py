@@ -30,7 +30,7 @@ from specmath.audit.adapters import DrawProtocol
 from specmath.laws import Law
 from specmath.speculative.step import residual_law
 
-__all__ = ["ReplayOutcome", "replay_round", "ROUNDING_MARGIN"]
+__all__ = ["ReplayOutcome", "replay_round", "record_replay", "ROUNDING_MARGIN"]
 
 #: decisions closer than this (relative) to a boundary may legitimately flip in float arithmetic
 ROUNDING_MARGIN = 1e-5
@@ -96,3 +96,18 @@ def replay_round(state, draws: DrawProtocol, p_laws: list[Law], q_laws: list[Law
     if len(scores) > 1:
         margin = min(margin, float((scores[0][0] - scores[1][0]) / scores[0][0]))
     return ReplayOutcome(accepted + (best,), tuple(emitted), tuple(u), margin)
+
+
+def record_replay(result, case, adapter, state, tokens: tuple, emitted: tuple, where: str) -> None:
+    """Replay one round of ``adapter`` on ``case`` and record it in ``result`` (``replays``, and the first
+    five mismatches in ``replay_failures`` with the drafts and uniforms; later ones briefly)."""
+    target, draft = case.models(adapter.warp)
+    p_laws = [target(tokens[:i]) for i in range(len(tokens) + 1)]
+    q_laws = [draft(tokens[:i]) for i in range(len(tokens))]
+    outcome = replay_round(state, adapter.draws, p_laws, q_laws, tokens, emitted)
+    result.replays.append(outcome)
+    if outcome.kind == "mismatch" and len(result.replay_failures) < 5:
+        result.replay_failures.append({"where": where, "drafts": list(tokens), "uniforms": list(outcome.uniforms),
+                                       "expected": list(outcome.expected), "emitted": list(emitted)})
+    elif outcome.kind == "mismatch":
+        result.replay_failures.append({"where": where, "expected": list(outcome.expected), "emitted": list(emitted)})

@@ -9,6 +9,11 @@ detects with probability >= 0.99 at this N (``detectable TV``), the edge probes 
 exact replay (matches / replayed, with float-rounding disagreements counted apart), and the verdict:
 pass, FAIL (a loss: the first reason) or ERROR (the sampler raised: its exception).
 The header states the adapter, versions, the family level and the per-test level (Bonferroni).
+
+``failure_text`` says, per failing case, what points at the bug: each rejecting test with its worst
+cells (observed against expected counts; the bonus position named as such), each failed edge probe
+with its drafts and the uniform placed at which draw, each replay mismatch with its draws; and,
+when the sampler wrote into its inputs, where.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import math
 
 from specmath.audit.runner import AuditReport, CaseResult
 
-__all__ = ["table", "markdown_table", "to_json", "write_json"]
+__all__ = ["table", "markdown_table", "to_json", "write_json", "failure_text", "writes_text"]
 
 COLUMNS = ("case", "gamma", "V", "N", "worst test", "G", "dof", "p-value", "detectable TV", "probes", "replay", "verdict")
 
@@ -69,7 +74,46 @@ def _footer(report: AuditReport, seconds: bool = True) -> str:
         return (f"ERROR: the sampler raised in {errored} of {len(report.cases)} cases (first, {first.case}: "
                 f"{first.errors[0][:200]}); no verdict on its law{took}{tail}")
     verdict = "PASS" if report.passed else "FAIL"
-    return f"{verdict}: {len(report.cases) - failed} of {len(report.cases)} cases pass{took}{tail}"
+    writes = f"\n{writes_text(report)}" if report.input_writes else ""
+    return f"{verdict}: {len(report.cases) - failed} of {len(report.cases)} cases pass{took}{tail}{writes}"
+
+
+def writes_text(report: AuditReport) -> str:
+    """A plain sentence on the sampler writing into its inputs (empty when it did not)."""
+    if not report.input_writes:
+        return ""
+    return (f"note: the sampler wrote into its inputs in {len(report.input_writes)} case(s), first in "
+            f"{report.input_writes[0]}. Each call was handed fresh copies, so the verdict is unaffected; an "
+            "engine that reads these arrays again after sampling (for logprobs, or the next step) would see them changed.")
+
+
+def _cells_text(cells: tuple) -> list[str]:
+    return [f"      {x!r}: observed {o}, expected {e:.1f}" + (" (impossible)" if e == 0 else "") for x, o, e in cells]
+
+
+def _case_failure(c: CaseResult) -> list[str]:
+    lines = [f"  {c.case} (gamma = {c.gamma}, V = {c.vocab_size}, N = {c.n}): {c.description}"]
+    if c.error:
+        lines.append(f"    ERROR: {c.error}")
+    for t in c.tests:
+        if t.rejects:
+            lines.append(f"    {t.name}: G = {t.statistic:.1f}, p = {t.p_value:.3g} < {t.level:.3g}; worst cells "
+                         "(observed vs expected count):")
+            lines += _cells_text(t.worst_cells)
+    lines += [f"    {p['problem']}" for p in c.probes if p["problem"]]
+    for f in c.replay_failures[:3]:
+        draws = f" (drafts {f['drafts']}, uniforms {f['uniforms']})" if "uniforms" in f else ""
+        lines.append(f"    replay mismatch in {f['where']}{draws}: the exact algorithm emits {f['expected']}, the sampler {f['emitted']}")
+    return lines
+
+
+def failure_text(report: AuditReport, most: int = 4) -> str:
+    """What points at the bug in the first ``most`` failing cases (see the module docstring)."""
+    failing = [c for c in report.cases if not c.passed]
+    lines = [line for c in failing[:most] for line in _case_failure(c)]
+    if len(failing) > most:
+        lines.append(f"  ... and {len(failing) - most} more failing case(s): {', '.join(c.case for c in failing[most:])}")
+    return "\n".join(lines)
 
 
 def table(report: AuditReport, seconds: bool = True) -> str:
@@ -99,11 +143,13 @@ def to_json(report: AuditReport) -> dict:
         "rounds_per_case": report.rounds, "sequential": report.sequential,
         "family_level": report.family_level, "power": report.power, "passed": report.passed,
         "errored": report.errored, "seconds": report.seconds, "not_run": report.not_run,
+        "input_writes": report.input_writes,
         "cases": [
             {
                 "case": c.case, "description": c.description, "gamma": c.gamma, "vocab_size": c.vocab_size,
                 "n": c.n, "passed": c.passed, "verdict": c.verdict, "reasons": c.reasons, "error": c.error,
-                "errors": c.errors, "seconds": c.seconds,
+                "errors": c.errors, "invalid_output": c.invalid_output, "input_writes": c.input_writes,
+                "seconds": c.seconds,
                 "tests": [t.to_json() for t in c.tests], "probes": c.probes,
                 "replay": c.replay_counts(), "replay_failures": c.replay_failures,
             }

@@ -5,25 +5,26 @@ alpha = sum_x min(p(x), q(x)).
 
 For each battery case (``specmath.audit.cases``) and an adapter (``specmath.audit.adapters``):
 
-1. **rounds**: N times, draw x_1..x_gamma from w(q) with the auditor's own numpy generator, hand
-   the sampler the raw arrays and its own seeded generator, count the emitted tuples; an exception
-   ends the case with an error verdict;
+1. **rounds**: N rounds of drafts x_1..x_gamma drawn from w(q) with the auditor's own numpy generator
+   (``specmath.audit.round_drafts``); the sampler gets fresh raw arrays and its own seeded generator, one
+   round per call, or (``Adapter.batched``) every round of the look in one call [N, gamma+1, V] (in
+   chunks for a large vocabulary); the emitted tuples are counted. An exception or invalid output
+   ends the case with an error verdict (``specmath.audit.sampler_calls``);
 2. **tests**: G-tests of the joint round law and the per-position laws (``specmath.audit.power``),
    at looks N/16..N in sequential mode (a rejection stops the case, and the audit);
 3. **edge probes**: for k <= gamma, a generator whose draw k is exactly 0 or the largest uniform
-   below 1 (``specmath.audit.edge_draws``), with drafts chosen so that x_k has the smallest ratio p/q
-   (often p(x_k) = 0; for the zero) or the largest ratio below 1 (for the max), the earlier ones the
-   largest; k = gamma puts the edge on the first draw after the gamma accept uniforms, the resample
-   draw of a sampler that draws its uniforms first. The emitted tuple must have positive exact
-   probability (a necessary condition whatever the drafts, as long as q_i(x_i) > 0), and nothing may
-   raise;
-4. **replay**: for samplers with a known draw protocol, the first ``replay_rounds`` rounds and every
-   probe are replayed through the exact algorithm (``specmath.audit.replay``).
+   below 1 (``specmath.audit.probes``); the emitted tuple must have positive exact probability, and
+   nothing may raise;
+4. **replay**: for one-round samplers with a known draw protocol, the first ``replay_rounds`` rounds
+   and every probe are replayed through the exact algorithm (``specmath.audit.replay``; a batched
+   sampler's probes, batches of one, are replayed too).
 
 A case passes when no test rejects, nothing raised, every probe emitted a possible tuple and the
-replay found no mismatch beyond float rounding. A sampler that raises (in a round or a probe) makes
-the case an ERROR naming the exception (``CaseResult.errors``), never a loss: an exception says the
-sampler is broken on valid input, not what law it samples.
+replay found no mismatch beyond float rounding. A sampler that raises or returns invalid output (in a
+round or a probe) makes the case an ERROR naming the problem (``CaseResult.errors``), never a loss:
+it says the sampler is broken on valid input, not what law it samples. A sampler that writes into
+its inputs is told so (``CaseResult.input_writes``); its verdict is unaffected, each call having had
+its own copies.
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ import numpy as np
 
 from specmath.audit.adapters import Adapter, make_generator
 from specmath.audit.cases import BATTERY, AuditCase
-from specmath.audit.edge_draws import EDGES, edge_generator
 from specmath.audit.power import TestResult, looks, run_tests, tests_per_case
-from specmath.audit.replay import ReplayOutcome, replay_round
+from specmath.audit.probes import run_probes
+from specmath.audit.replay import ReplayOutcome, record_replay
+from specmath.audit.round_drafts import RoundDrafts
+from specmath.audit.sampler_calls import SamplerCalls, SamplerFailure
 from specmath.validation import check_real
 
 __all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "DEFAULT_ROUNDS"]
@@ -63,6 +66,9 @@ class CaseResult:
     replays: list[ReplayOutcome] = field(default_factory=list)
     replay_failures: list[dict] = field(default_factory=list)
     seconds: float = 0.0
+    input_writes: str | None = None  # the first write into its inputs the sampler made, in words
+    invalid_output: bool = False  # the error is invalid output, not an exception the sampler raised
+    exception: BaseException | None = field(default=None, repr=False, compare=False)  # the first one, for chaining
 
     @property
     def reasons(self) -> list[str]:
@@ -72,15 +78,15 @@ class CaseResult:
             out.append(f"error: {self.error}")
         out += [f"{t.name}: p = {t.p_value:.3g} < {t.level:.3g}" + (f", impossible {t.impossible[0]!r}" if t.impossible else "")
                 for t in self.tests if t.rejects]
-        out += [f"{p['edge']} probe k={p['k']}: {p['problem']}" for p in self.probes if p["problem"]]
+        out += [p["problem"] for p in self.probes if p["problem"]]
         out += [f"replay mismatch in {f['where']}: expected {f['expected']}, got {f['emitted']}" for f in self.replay_failures]
         return out
 
     @property
     def errors(self) -> list[str]:
-        """What the sampler raised (a round or an edge probe): an error in the sampler, not a loss."""
+        """What the sampler raised or returned invalidly (a round or an edge probe): an error in the sampler, not a loss."""
         out = [self.error] if self.error else []
-        return out + [f"{p['edge']} probe k={p['k']}: {p['problem']}" for p in self.probes if p.get("raised")]
+        return out + [p["problem"] for p in self.probes if p.get("raised")]
 
     @property
     def passed(self) -> bool:
@@ -118,99 +124,13 @@ class AuditReport:
 
     @property
     def errored(self) -> bool:
-        """True when the sampler raised in some case: the report is an error, not a loss."""
+        """True when the sampler raised (or returned invalid output) in some case: an error, not a loss."""
         return any(c.errors for c in self.cases)
 
-
-class _Drafter:
-    """Draws x_i ~ w(q)(. | x_<i) by inverse CDF from the auditor's generator (rows cached per context)."""
-
-    def __init__(self, case: AuditCase, adapter: Adapter, rng: np.random.Generator) -> None:
-        self.draft = case.models(adapter.warp)[1]
-        self.gamma, self.rng, self.cdfs = case.gamma, rng, {}
-
-    def __call__(self) -> tuple:
-        tokens: tuple = ()
-        for _ in range(self.gamma):
-            cdf = self.cdfs.get(tokens)
-            if cdf is None:
-                law = self.draft(tokens)
-                cdf = self.cdfs[tokens] = np.cumsum([float(law[x]) for x in range(len(law))])
-            # the first index whose cumulative mass exceeds u * total has positive probability
-            tokens += (int(np.searchsorted(cdf, self.rng.random() * cdf[-1], side="right")),)
-        return tokens
-
-
-def _exact_rows(case: AuditCase, adapter: Adapter, tokens: tuple) -> tuple[list, list]:
-    target, draft = case.models(adapter.warp)
-    return [target(tokens[:i]) for i in range(len(tokens) + 1)], [draft(tokens[:i]) for i in range(len(tokens))]
-
-
-def _probe_drafts(case: AuditCase, adapter: Adapter, k: int, edge: str) -> tuple:
-    """Drafts with the largest p/q before position k and, at k, the smallest p/q ("zero" edge) or
-    the largest p/q below 1 ("max" edge; the smallest if none is below 1). Ties: lowest id.
-
-    k = gamma (the draw after the gamma accept uniforms: the first resample draw) uses the k = 0
-    drafts, so the round usually rejects at position 0 and resamples with the edge uniform.
-    """
-    k = 0 if k == case.gamma else k
-    target, draft = case.models(adapter.warp)
-    tokens: tuple = ()
-    for j in range(case.gamma):
-        p, q = target(tokens), draft(tokens)
-        ratios = sorted((p[x] / q[x], x) for x in range(case.vocab_size) if q[x] > 0)
-        below_one = [r for r in ratios if r[0] < 1]
-        if j != k:
-            choice = max(ratios, key=lambda r: (r[0], -r[1]))
-        elif edge == "max" and below_one:
-            choice = max(below_one, key=lambda r: (r[0], -r[1]))
-        else:
-            choice = ratios[0]
-        tokens += (choice[1],)
-    return tokens
-
-
-def _call(adapter: Adapter, case: AuditCase, tokens: tuple, generator) -> tuple:
-    p, q = case.arrays(tokens)
-    return tuple(adapter(p, q, np.array(tokens, dtype=np.int64), generator))
-
-
-def _run_probes(result: CaseResult, case: AuditCase, adapter: Adapter) -> None:
-    joint = case.expected(adapter.warp).joint
-    for edge in EDGES:
-        for k in range(case.gamma + 1):
-            _run_probe(result, case, adapter, joint, edge, k)
-
-
-def _run_probe(result: CaseResult, case: AuditCase, adapter: Adapter, joint, edge: str, k: int) -> None:
-    """One edge probe: the emitted tuple must be possible, nothing may raise, the replay must agree."""
-    tokens = _probe_drafts(case, adapter, k, edge)
-    generator = edge_generator(adapter.generator_kind, k, edge)
-    state = generator.get_state() if adapter.draws else None
-    probe = {"edge": edge, "k": k, "drafts": list(tokens), "emitted": None, "problem": None}
-    result.probes.append(probe)
-    try:
-        emitted = _call(adapter, case, tokens, generator)
-    except Exception as exc:  # an exception on valid input is a finding, reported as such
-        probe["problem"] = f"raised {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]}"
-        probe["raised"] = True
-        return
-    probe["emitted"] = list(emitted)
-    if joint.prob(emitted) == 0:
-        probe["problem"] = f"emitted {emitted}, which has exact probability 0"
-    if state is not None:
-        _replay(result, case, adapter, state, tokens, emitted, f"{edge} probe k={k}")
-
-
-def _replay(result: CaseResult, case: AuditCase, adapter: Adapter, state, tokens: tuple, emitted: tuple, where: str) -> None:
-    p_laws, q_laws = _exact_rows(case, adapter, tokens)
-    outcome = replay_round(state, adapter.draws, p_laws, q_laws, tokens, emitted)
-    result.replays.append(outcome)
-    if outcome.kind == "mismatch" and len(result.replay_failures) < 5:
-        result.replay_failures.append({"where": where, "drafts": list(tokens), "uniforms": list(outcome.uniforms),
-                                       "expected": list(outcome.expected), "emitted": list(emitted)})
-    elif outcome.kind == "mismatch":
-        result.replay_failures.append({"where": where, "expected": list(outcome.expected), "emitted": list(emitted)})
+    @property
+    def input_writes(self) -> list[str]:
+        """Where the sampler wrote into its inputs, one entry per case it did so in."""
+        return [f"{c.case}, {c.input_writes}" for c in self.cases if c.input_writes]
 
 
 def run_case(adapter: Adapter, case: AuditCase, n: int, seed: int, sequential: bool, level: float,
@@ -225,34 +145,46 @@ def _run_case(adapter: Adapter, case: AuditCase, n: int, seed: int, sequential: 
     start = time.perf_counter()
     result = CaseResult(case.name, case.description, case.gamma, case.vocab_size)
     expected = case.expected(adapter.warp)
-    drafter = _Drafter(case, adapter, np.random.default_rng([seed, 1]))
+    drafts = RoundDrafts(case, adapter.warp)
+    calls = SamplerCalls(adapter, drafts)
+    drafts_rng = np.random.default_rng([seed, 1])
     generator = make_generator(adapter.generator_kind, seed)
     counts: Counter = Counter()
     rounds = 0
     for look in looks(n, sequential):
-        while rounds < look and result.error is None:
-            tokens = drafter()
-            state = generator.get_state() if adapter.draws and rounds < replay_rounds else None
-            try:
-                emitted = _call(adapter, case, tokens, generator)
-            except Exception as exc:
-                result.error = f"round {rounds}, drafts {list(tokens)}: {type(exc).__name__}: {exc}"
-                break
-            counts[emitted] += 1
-            rounds += 1
-            if state is not None:
-                _replay(result, case, adapter, state, tokens, emitted, f"round {rounds - 1}")
-        if result.error is not None or rounds == 0:
+        tokens, nodes = drafts.draw(look - rounds, drafts_rng)
+        try:
+            if adapter.batched:
+                counts.update(calls.rounds(tokens, nodes, generator, rounds))
+                rounds = look
+            else:
+                rounds = _one_round_each(adapter, case, calls, tokens, nodes, generator, counts, rounds, result, replay_rounds)
+        except SamplerFailure as failure:
+            result.error, result.invalid_output, result.exception = failure.text, failure.invalid, failure.cause
             break
         result.tests = run_tests(expected, counts, level, power, final=False)
         if any(t.rejects for t in result.tests):
             break
-    result.n = rounds
-    if rounds:
+    result.n = sum(counts.values())
+    if result.n:
         result.tests = run_tests(expected, counts, level, power, final=True, cache=case._cache)
-    _run_probes(result, case, adapter)
+    run_probes(result, case, adapter, calls)
+    result.input_writes = calls.writes
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _one_round_each(adapter: Adapter, case: AuditCase, calls: SamplerCalls, tokens: np.ndarray, nodes: np.ndarray,
+                    generator, counts: Counter, rounds: int, result: CaseResult, replay_rounds: int) -> int:
+    """Call a one-round sampler on each drafted round (replaying the first ``replay_rounds``); the rounds done."""
+    for row in range(len(tokens)):
+        state = generator.get_state() if adapter.draws and rounds < replay_rounds else None
+        emitted = calls.round(tokens[row], nodes[row], generator, f"round {rounds}, drafts {tokens[row].tolist()}")
+        counts[emitted] += 1
+        rounds += 1
+        if state is not None:
+            record_replay(result, case, adapter, state, tuple(tokens[row].tolist()), emitted, f"round {rounds - 1}")
+    return rounds
 
 
 def run_audit(adapter: Adapter, cases: tuple[AuditCase, ...] = BATTERY, n: int = DEFAULT_ROUNDS, seed: int = 0,

@@ -3,7 +3,10 @@
 ADAPTER is a registered name (``--list``) or ``module:function`` / ``path/to/file.py:function``
 (``specmath.function_reference``) taking (target_probs [gamma+1, V],
 draft_probs [gamma, V], draft_tokens [gamma], generator) and returning the emitted token ids, with
-``--generator numpy|torch`` saying which generator it draws from.
+``--generator numpy|torch`` saying which generator it draws from; with ``--batched`` it takes every
+round at once ([N, gamma+1, V], [N, gamma, V], [N, gamma] -> [N, gamma+1], -1 after each row's last
+token), and ``--temperature`` / ``--top-k`` / ``--top-p`` say that it warps (it must then emit the
+warped target's law; ``specmath.testing.assert_sampler_lossless``).
 
 Prints one row per battery case (case, N, worst test, G, dof, p-value, detectable TV, edge probes,
 replay, verdict), writes the full JSON with ``--json``, and exits 1 when any case fails, 2 when the
@@ -19,7 +22,7 @@ from __future__ import annotations
 import argparse
 
 from specmath.choices import AUDIT_CASES, AUDIT_SAMPLERS, BUG_NAMES, GENERATOR_KINDS
-from specmath.cli import IntegerValue
+from specmath.cli import IntegerValue, RealValue
 from specmath.function_reference import FUNCTION_REFERENCE, resolve_function
 from specmath.validation import InvalidArgument, check_choice, check_output_file
 
@@ -43,6 +46,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true", help="list the adapters and the cases")
     parser.add_argument("--all-bugs", action="store_true",
                         help="audit every bug-zoo adapter, print which cases catch it (with --sequential: the first); exit 1 if one escapes")
+    parser.add_argument("--batched", action="store_true",
+                        help="the module:function sampler takes every round at once: [N, gamma+1, V] ... -> [N, gamma+1], -1 padded")
+    parser.add_argument("--temperature", metavar="T", action=RealValue, min_value=0, default=None,
+                        help="the module:function sampler applies temperature T >= 0 to p and q (it must emit the warped p)")
+    parser.add_argument("--top-k", metavar="K", action=IntegerValue, min_value=1, default=None,
+                        help="the module:function sampler keeps the K >= 1 most likely tokens of p and q")
+    parser.add_argument("--top-p", metavar="P", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
+                        help="the module:function sampler keeps the most likely tokens of p and q up to mass P in (0, 1]")
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -61,6 +72,9 @@ def check_arguments(args: argparse.Namespace) -> None:
         resolve_function(args.adapter, "sampler")
     elif args.adapter:
         check_choice(args.adapter, "adapter", ADAPTERS, also=f"or {FUNCTION_REFERENCE}")
+        if args.batched or any(v is not None for v in (args.temperature, args.top_k, args.top_p)):
+            raise InvalidArgument("--batched, --temperature, --top-k and --top-p describe a module:function sampler; "
+                                  f"{args.adapter!r} is a registered adapter (see --list)")
 
 
 def _cases(text: str | None):
@@ -97,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     check_arguments(args)
     from specmath.audit import DEFAULT_ROUNDS, adapter_named, adapters, run_audit
     from specmath.audit.cases import BATTERY
-    from specmath.audit.report import markdown_table, table, write_json
+    from specmath.audit.report import failure_text, markdown_table, table, write_json
 
     n = DEFAULT_ROUNDS if args.n is None else args.n
     if args.list:
@@ -109,9 +123,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.all_bugs:
         return _all_bugs(args, n)
-    report = run_audit(adapter_named(args.adapter, args.generator), _cases(args.cases), n=n, seed=args.seed,
-                       sequential=args.sequential)
+    from specmath.audit.adapters import declared_warp
+
+    warp = declared_warp(args.temperature, args.top_k, args.top_p)
+    adapter = adapter_named(args.adapter, args.generator, batched=args.batched, warp=warp)
+    report = run_audit(adapter, _cases(args.cases), n=n, seed=args.seed, sequential=args.sequential)
     print(markdown_table(report) if args.markdown else table(report))
+    if not report.passed and not args.markdown:
+        print(f"\nwhat points at the bug:\n{failure_text(report)}")
     if args.json:
         write_json(report, args.json)
     if report.errored:

@@ -227,7 +227,7 @@ def algorithm_r_replacements(k: int, n: int):
 def algorithm_l_replacements(k: int, n: int, rng: np.random.Generator) -> tuple[int, ...]:
     """Algorithm L (floats): the items 1..n that enter the reservoir after the first k.
 
-    W = u^(1/k); repeat: skip floor(log u / log(1 - W)) items, replace with the next one, W *= u^(1/k).
+    W = u^(1/k); repeat: skip floor(log u / log(1 - W)) items, replace with the next one, ``W *= u^(1/k)``.
     """
     n, k = check_reservoir_sizes(n, k)
     out = []

@@ -23,6 +23,7 @@
 Face ``generate`` still runs the models as loaded (``lean_llama.hf_model``). ``"draft"`` leaves the
 target, hence plain decoding and verification, exactly as loaded; a draft without a model (prompt
 lookup, the n-gram table) has nothing to make lean.
+
 * ``TARGET,DRAFT``: two Hugging Face causal LMs by local path or hub name sharing a tokenizer
   (e.g. ``HuggingFaceTB/SmolLM2-1.7B-Instruct,HuggingFaceTB/SmolLM2-135M-Instruct`` on a GPU).
 """

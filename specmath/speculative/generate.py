@@ -42,8 +42,11 @@ __all__ = [
 def generate_law(target: LM, draft: LM, prefix: tuple, gamma: int, length: int, rule: Rule | None = None) -> Law:
     """Law of the first ``length`` tokens produced by repeated speculative rounds (last round truncated).
 
-    G(prefix, n) = sum_e R_prefix(e) * [ e[:n]               if |e| >= n
-                                         e + G(prefix e, n - |e|)  otherwise ],
+    ::
+
+        G(prefix, n) = sum_e R_prefix(e) * [ e[:n]               if |e| >= n
+                                             e + G(prefix e, n - |e|)  otherwise ],
+
     with R the round law (``round_law``). Equals ``autoregressive_law(target, prefix, length)`` for
     the standard rule.
     """

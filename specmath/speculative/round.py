@@ -28,11 +28,12 @@ ICML 2023; Chen et al., "Accelerating Large Language Model Decoding with Specula
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from fractions import Fraction
 
-from specmath.laws import Law, LawError, check_same_vocabulary, to_fraction
+from specmath.laws import Law, LawError, as_law, check_same_vocabulary
 from specmath.program import coin, draw, tick
+from specmath.speculative.rule_output import read_rule_output
 from specmath.speculative.step import Rule, standard_rule
 from specmath.validation import InvalidArgument, check_integer
 
@@ -52,11 +53,15 @@ LM = Callable[[tuple], Law]
 
 
 def law_at(lm: LM, context: tuple, role: str) -> Law:
-    """``lm(context)``, checked to be a specmath Law (a LawError names the model and context otherwise)."""
+    """``lm(context)`` as a Law: any Mapping token -> probability is one (``as_law``); a LawError names the
+    model and context when the model returns something else or an invalid law."""
     law = lm(context)
-    if not isinstance(law, Law):
-        raise LawError(f"the {role} model returned {type(law).__name__} for context {context!r}, not a specmath Law")
-    return law
+    if isinstance(law, Law):
+        return law
+    if not isinstance(law, Mapping):
+        raise LawError(f"the {role} model returned {type(law).__name__} for context {context!r}: "
+                       "a model returns a Mapping token -> probability (a dict, a Law)")
+    return as_law(law, name=f"the {role} model's law at context {context!r}")
 
 
 def check_round_arguments(prefix: object, gamma: object) -> tuple:
@@ -99,7 +104,7 @@ def accept_block(target: LM, prefix: tuple, tokens: tuple, q_laws: tuple, rule: 
         # position i's law is conditioned on the accepted tokens x_1..x_{i-1}
         p = law_at(target, prefix + tokens[:i], "target")
         check_same_vocabulary(p, q, p_name=f"target({prefix + tokens[:i]!r})", q_name="its draft law")
-        accept_probability, resample = rule(p, q, x)
+        accept_probability, resample = read_rule_output(rule(p, q, x), p, x)
         accepted = yield coin(accept_probability, label="accept")
         if not accepted:
             if resample is None:
@@ -172,10 +177,7 @@ def round_law(target: LM, draft: LM, prefix: tuple, gamma: int, rule: Rule | Non
         for x, qx in q.items():
             if not qx:
                 continue
-            accept, resample = rule(p, q, x)
-            a = to_fraction(accept, what=f"accept probability of token {x!r}")
-            if not 0 <= a <= 1:
-                raise LawError(f"the rule's accept probability for token {x!r} is {a}, not in [0, 1]")
+            a, resample = read_rule_output(rule(p, q, x), p, x)
             if a:
                 visit(accepted + (x,), weight * qx * a)
             if a < 1:

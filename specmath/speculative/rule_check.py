@@ -12,17 +12,20 @@ with seeded random laws and two small round instances.
 
 Three verdicts, kept apart:
 
-* **lossless**: law == target exactly on every instance;
-* **lossy**: some instance has law != target, or the rule's output is invalid (an accept
-  probability outside [0, 1], a rejection without a resample law, a resample law that is not a law);
-  the report names the *smallest* failing instance (fewest tokens, then one step before rounds,
-  then the smallest denominators) with its exact total-variation distance
-  TV(law, p) = 1/2 sum_x |law(x) - p(x)|;
-* **error**: the rule itself *raised* on a valid instance. That says nothing about losslessness,
-  so it is never counted as a loss: the report names the instance and the exception
-  (``RuleError``, with the rule's own exception chained as its cause).
+* **lossless**: law == target exactly on every instance (or, for a rule computed in floats checked
+  with ``max_tv``, TV(law, target) <= max_tv on every instance);
+* **lossy**: some instance has a law that differs from its target; the report names the *smallest*
+  failing instance (fewest tokens, then one step before rounds, then the smallest denominators) with
+  its exact total-variation distance TV(law, p) = 1/2 sum_x |law(x) - p(x)|;
+* **error**: the rule *raised* on a valid instance, or returned something that is not a valid
+  (accept probability, resample law) (``specmath.speculative.rule_output``: a bare number, an accept
+  probability outside [0, 1], a rejection without a resample law, a resample law over tokens outside
+  the vocabulary). Neither says anything about losslessness, so neither is counted as a loss: the
+  report names the instance and the problem (a raise as ``RuleError``, with the rule's own exception
+  chained as its cause).
 
-A resample law may be any Mapping token -> probability (``specmath.laws.as_law``).
+A resample law may be any Mapping token -> probability or a probability vector over p's tokens
+(``specmath.speculative.rule_output``).
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ import numpy as np
 
 from specmath.laws import Law, tv_distance
 from specmath.speculative.generate import autoregressive_law, completed_round_law
+from specmath.speculative.rule_output import read_rule_output
 from specmath.speculative.step import Rule, step_law
 from specmath.speculative.toy_lm import random_toy_lm
-from specmath.validation import InvalidArgument, check_integer
+from specmath.validation import InvalidArgument, check_fraction, check_integer
 
 __all__ = ["RuleInstance", "RuleFailure", "RuleError", "RuleReport", "rule_battery", "verify_rule", "check_instance"]
 
@@ -82,6 +86,11 @@ class RuleFailure:
     def raised(self) -> bool:
         return self.error is not None
 
+    @property
+    def is_error(self) -> bool:
+        """The rule raised or returned invalid output: an error, not a loss."""
+        return self.error is not None or self.invalid is not None
+
     def traceback_summary(self, frames: int = 3) -> str:
         """Where the rule raised: its first ``frames`` frames (and the last one), then the exception."""
         if self.exception is None:
@@ -110,17 +119,18 @@ class RuleReport:
     """The verdict of ``verify_rule``: how many instances were checked and which failed."""
 
     instances: int
-    failures: list[RuleFailure] = field(default_factory=list)  # lossy or invalid output
-    errors: list[RuleFailure] = field(default_factory=list)  # the rule raised
+    failures: list[RuleFailure] = field(default_factory=list)  # the law differs from the target
+    errors: list[RuleFailure] = field(default_factory=list)  # the rule raised, or its output is invalid
 
     @property
     def lossless(self) -> bool:
-        """No instance failed and none raised."""
+        """No instance failed and none was an error."""
         return not self.failures and not self.errors
 
     @property
     def verdict(self) -> str:
-        """"error" when the rule raised anywhere (it could not be judged), else "lossy" or "lossless"."""
+        """"error" when the rule raised or returned invalid output anywhere (it could not be judged),
+        else "lossy" or "lossless"."""
         return "error" if self.errors else "lossy" if self.failures else "lossless"
 
     @property
@@ -135,13 +145,20 @@ class RuleReport:
             return None
         return min(self.errors, key=lambda f: f.instance.size)
 
+    def error_text(self) -> str:
+        """What went wrong, counted: "raised on 3 and returned invalid output on 2 of 54 instances"."""
+        raised = sum(f.raised for f in self.errors)
+        parts = ([f"raised on {raised}"] if raised else []) + (
+            [f"returned invalid output on {len(self.errors) - raised}"] if len(self.errors) > raised else [])
+        return " and ".join(parts) + f" of {self.instances} instances"
+
     def text(self) -> str:
         if self.errors:
             first = self.smallest_error
             return (
-                f"ERROR: the rule raised on {len(self.errors)} of {self.instances} instances, so it was not judged "
-                f"(an exception is not a loss); the smallest is\n{first.describe()}\n{first.traceback_summary()}"
-            )
+                f"ERROR: the rule {self.error_text()}, so it was not judged "
+                f"(an error is not a loss); the smallest is\n{first.describe()}\n{first.traceback_summary()}"
+            ).rstrip()
         if self.lossless:
             return f"lossless on all {self.instances} instances"
         worst = self.smallest_counterexample
@@ -211,20 +228,25 @@ def rule_battery(random_instances: int = 40, seed: int = 0) -> list[RuleInstance
 @dataclass(frozen=True)
 class _Guarded:
     """The rule, with an exception raised *inside* it turned into RuleError (so it is not mistaken for
-    the checker rejecting an invalid output). Equal and hashable as the rule is: exact-interpreter key."""
+    the checker rejecting an invalid output), and its output read strictly (``read_rule_output``, a
+    Mapping resample law within ``slack`` of 1 renormalised). Equal and hashable as the rule is: an
+    exact-interpreter key."""
 
     rule: Callable
+    slack: Fraction = Fraction(0)
 
     def __call__(self, p: Law, q: Law, x: object):
         try:
-            return self.rule(p, q, x)
+            output = self.rule(p, q, x)
         except Exception as exc:
             raise RuleError(f"{type(exc).__name__}: {exc}") from exc
+        return read_rule_output(output, p, x, slack=self.slack)
 
 
-def check_instance(rule: Rule, instance: RuleInstance) -> RuleFailure | None:
-    """None when the rule's law equals the target exactly on ``instance``, else the failure."""
-    guarded = _Guarded(rule)
+def check_instance(rule: Rule, instance: RuleInstance, max_tv: Fraction = Fraction(0)) -> RuleFailure | None:
+    """None when the rule's law is within TV ``max_tv`` of the target on ``instance`` (0: equal exactly),
+    else the failure (a raise, an invalid output, or the law with its exact TV)."""
+    guarded = _Guarded(rule, max_tv)
     try:
         if instance.gamma:
             vocab = len(instance.p)
@@ -237,20 +259,28 @@ def check_instance(rule: Rule, instance: RuleInstance) -> RuleFailure | None:
         cause = exc.__cause__
         return RuleFailure(instance, None, None, None, error=str(exc), exception=cause)
     except (ValueError, TypeError) as exc:  # the output is not a valid (accept probability, resample law)
-        return RuleFailure(instance, None, None, None, invalid=f"{type(exc).__name__}: {exc}")
+        return RuleFailure(instance, None, None, None, invalid=str(exc))
     if law == expected:
         return None
-    return RuleFailure(instance, law, expected, tv_distance(law, expected))
+    tv = tv_distance(law, expected)
+    return None if tv <= max_tv else RuleFailure(instance, law, expected, tv)
 
 
-def verify_rule(rule: Callable, *, random_instances: int = 40, seed: int = 0) -> RuleReport:
-    """Run ``rule(p, q, x) -> (accept_probability, resample_law)`` over ``rule_battery``; exact verdicts.
+def check_max_tv(max_tv: object) -> Fraction:
+    """A TV bound in [0, 1), read exactly (1e-12 is 1/10^12)."""
+    return check_fraction(max_tv, "max_tv (a bound on TV(law, target))", min_value=0, max_value=1, open_max=True)
 
-    Lossless on an instance means law == target exactly (Fractions, no tolerance). Instances where
-    the rule raised go to ``report.errors``, the others that fail to ``report.failures``.
+
+def verify_rule(rule: Callable, *, random_instances: int = 40, seed: int = 0, max_tv: object = 0) -> RuleReport:
+    """Run ``rule(p, q, x) -> (accept_probability, resample_law)`` over ``rule_battery``.
+
+    Lossless on an instance means law == target exactly (Fractions, no tolerance), or TV(law, target)
+    <= ``max_tv`` for a rule computed in floats. Instances where the rule raised or returned invalid
+    output go to ``report.errors``, the others that fail to ``report.failures``.
     """
     if not callable(rule):
         raise InvalidArgument(f"a rule must be callable as rule(p, q, x), got {type(rule).__name__} {rule!r}")
+    bound = check_max_tv(max_tv)
     battery = rule_battery(random_instances, seed)
-    outcomes = [f for f in (check_instance(rule, inst) for inst in battery) if f is not None]
-    return RuleReport(len(battery), [f for f in outcomes if not f.raised], [f for f in outcomes if f.raised])
+    outcomes = [f for f in (check_instance(rule, inst, bound) for inst in battery) if f is not None]
+    return RuleReport(len(battery), [f for f in outcomes if not f.is_error], [f for f in outcomes if f.is_error])

@@ -22,6 +22,7 @@ from fractions import Fraction
 from specmath.exact import exact
 from specmath.laws import Law, LawError, as_law, check_same_vocabulary
 from specmath.program import coin, draw
+from specmath.speculative.rule_output import read_rule_output
 
 __all__ = [
     "acceptance_rate",
@@ -69,7 +70,8 @@ def standard_rule(p: Law, q: Law, x: object) -> tuple[Fraction, Law | None]:
 def speculative_step(p: Law, q: Law, rule: Rule = standard_rule):
     """Sampling program: draft x ~ q, accept/reject it with ``rule``, return the emitted token."""
     x = yield draw(q, label="draft")
-    accept_probability, resample = rule(p, q, x)
+    # the rule's output read strictly (a pair; vectors and dicts as laws over p's vocabulary)
+    accept_probability, resample = read_rule_output(rule(p, q, x), p, x)
     accepted = yield coin(accept_probability, label="accept")
     if accepted:
         return x

@@ -196,9 +196,11 @@ def _verifier(verifier: TreeVerifier | str) -> TreeVerifier:
 def tree_round_law(target: LM, draft: LM, prefix: tuple, shape: TreeShape, verifier: TreeVerifier | str) -> Law:
     """Exact law of the tuple one tree round emits, by recursion over accepted paths.
 
-    With N_a the law of one node's step at path a (children drafted, then verified):
+    With N_a the law of one node's step at path a (children drafted, then verified)::
+
         R(a x ...) += w(a) N_a(accept x)   (go on below x),   R(a y) += w(a) N_a(final y),
         and at depth d: R(a y) = w(a) p(y | prefix a) (the bonus token).
+
     Equal to ``exact(tree_round, target, draft, prefix, shape, verifier).law`` (proved in the tests).
     """
     prefix = check_round_arguments(prefix, check_shape(shape).depth)

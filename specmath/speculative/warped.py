@@ -62,7 +62,7 @@ def mismatched_round(target: LM, draft_sampled: LM, draft_claimed: LM, prefix: t
 
 
 def mismatched_generation_law(target: LM, draft_sampled: LM, draft_claimed: LM, prefix: tuple, gamma: int, length: int) -> Law:
-    """Law of the first ``length`` tokens of repeated ``mismatched_round``s."""
+    """Law of the first ``length`` tokens of repeated ``mismatched_round`` calls."""
 
     def at(context: tuple) -> Law:
         return round_law_of(mismatched_round, target, draft_sampled, draft_claimed, context, gamma)

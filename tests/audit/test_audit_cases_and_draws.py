@@ -95,3 +95,49 @@ def test_edge_generators_reject_bad_arguments():
         numpy_edge_generator(0, "middle")
     with pytest.raises(UnknownName, match=r"^unknown generator kind 'jax'; choose from: numpy, torch$"):
         edge_generator("jax", 0)
+
+
+def test_the_stored_torch_edge_states_are_the_skipped_ones():
+    import json
+
+    from specmath.audit.edge_draws import TORCH_EDGE_STATES_FILE, torch_edge_states
+
+    assert json.loads(TORCH_EDGE_STATES_FILE.read_text()) == torch_edge_states()
+
+
+@pytest.mark.parametrize("name", ["context-g5", "zeros-in-draft", "vocab-1000"])
+def test_batched_drafts_are_the_round_by_round_inverse_cdf_draws_of_the_same_stream(name):
+    from specmath.audit.round_drafts import RoundDrafts
+
+    case = case_named(name)
+    drafts = RoundDrafts(case)
+    tokens, nodes = drafts.draw(300, np.random.default_rng(5))
+    more, _ = drafts.draw(200, np.random.default_rng(6))
+    rng, rng_more = np.random.default_rng(5), np.random.default_rng(6)
+    for stream, drawn in ((rng, tokens), (rng_more, more)):
+        for row in drawn:
+            context: tuple = ()
+            for x in row:
+                law = case.draft(context)
+                cdf = np.cumsum([float(law[y]) for y in range(case.vocab_size)])
+                # the first index whose cumulative weight exceeds u * total: a token of weight 0 is never drafted
+                assert x == np.searchsorted(cdf, stream.random() * cdf[-1], side="right") and law[int(x)] > 0
+                context += (int(x),)
+    # each round's arrays are the raw rows of its prefixes, handed out as fresh copies
+    target_probs, draft_probs = drafts.arrays(nodes[:2])
+    assert np.array_equal(target_probs[1, -1], case.raw_rows(tuple(tokens[1].tolist()), "p"))
+    assert np.array_equal(draft_probs[0, 0], case.raw_rows((), "q"))
+    target_probs[:] = np.nan
+    assert not np.isnan(drafts.arrays(nodes[:2])[0]).any()
+
+
+def test_case_names_are_read_with_did_you_mean():
+    from specmath.audit.cases import cases_named
+
+    assert cases_named("vocab-2") == (case_named("vocab-2"),)
+    assert cases_named(["vocab-2", case_named("context-g1")]) == (case_named("vocab-2"), case_named("context-g1"))
+    assert cases_named(None) == BATTERY
+    with pytest.raises(UnknownName, match=r"^unknown audit case 'vocab_2' \(did you mean 'vocab-2'\?\)"):
+        cases_named(["vocab_2"])
+    with pytest.raises(InvalidArgument, match=r"^cases is empty"):
+        cases_named([])

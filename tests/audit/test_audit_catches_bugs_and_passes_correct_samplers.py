@@ -7,6 +7,7 @@ exact one with probability >= 0.99 (0.13..0.17; 0.03..0.06 at N = 20000; printed
 """
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -59,7 +60,8 @@ def test_hf_speculative_sampling_passes_the_histograms_but_fails_both_edge_probe
     failure = report.cases[1].replay_failures[0]
     assert failure["where"] == "zero probe k=0" and failure["uniforms"][0] == 0.0
     maximum = next(p for p in report.cases[2].probes if p["edge"] == "max")
-    assert maximum["problem"].startswith("raised RuntimeError")
+    assert maximum["raised"] and "RuntimeError: probability tensor contains" in maximum["problem"]
+    assert maximum["problem"].startswith("max probe k=0 (draw 0 = 1 - 2^-24, the accept uniform of position 0; drafts [0, 1])")
 
 
 def test_specmath_torch_in_float32_survives_the_zero_residual_that_breaks_hf():
@@ -110,15 +112,32 @@ def _emits_token_outside_vocabulary(target_probs, draft_probs, draft_tokens, gen
     return [target_probs.shape[1]]
 
 
-def test_a_user_sampler_named_module_function_is_audited_and_its_garbage_is_a_failure_not_a_crash():
+def test_a_user_sampler_named_module_function_is_audited_and_its_garbage_is_an_error_never_a_verdict():
     case = (case_named("vocab-2"),)
     good = adapter_named("specmath.audit.reference_round:reference_sample_round")
     assert run_audit(good, case, n=300).passed
-    nan = run_audit(adapter_named(f"{__name__}:_emits_nan"), case, n=300)
-    assert not nan.passed and nan.cases[0].error.startswith("round 0")
-    outside = run_audit(adapter_named(f"{__name__}:_emits_token_outside_vocabulary"), case, n=300)
-    assert not outside.passed and outside.cases[0].tests[0].impossible == ((2,),)
-    with pytest.raises(ValueError, match="cannot load"):
+    for sampler, problem in ((_emits_nan, "float nan is not an integer token id"),
+                             (_emits_token_outside_vocabulary, "token id 2 is outside the vocabulary 0..1")):
+        report = run_audit(adapter_named(f"{__name__}:{sampler.__name__}"), case, n=300)
+        result = report.cases[0]
+        assert report.errored and result.verdict == "ERROR" and result.invalid_output and result.n == 0
+        assert result.error.startswith("round 0, drafts [") and "invalid output: the sampler returned [" in result.error
+        assert problem in result.error
+    with pytest.raises(ValueError, match=r"^sampler '.*:no_such_function': module '.*' has no attribute 'no_such_function'$"):
         adapter_named("specmath.audit.reference_round:no_such_function")
     with pytest.raises(ValueError, match="generator kind"):
         adapter_named("specmath.audit.reference_round:reference_sample_round", "jax")
+
+
+ENGINE_SAMPLERS = Path(__file__).resolve().parents[1] / "testing" / "engine_samplers.py"
+
+
+def test_cli_audits_a_batched_warping_sampler_and_says_what_points_at_a_bug(capsys):
+    both, target_only = f"{ENGINE_SAMPLERS}:top_k_both_sides", f"{ENGINE_SAMPLERS}:top_k_target_only"
+    assert main(["audit", both, "--batched", "--top-k", "2", "--n", "1000", "--cases", "context-g3,top-k-draft-only"]) == 0
+    assert "PASS: 2 of 2 cases pass" in capsys.readouterr().out
+    assert main(["audit", target_only, "--batched", "--top-k", "2", "--n", "1000", "--cases", "context-g3"]) == 1
+    out = capsys.readouterr().out
+    assert "what points at the bug:" in out and "worst cells (observed vs expected count):" in out
+    assert main(["audit", "reference", "--batched"]) == 2
+    assert "describe a module:function sampler; 'reference' is a registered adapter" in capsys.readouterr().err

@@ -1,4 +1,5 @@
 import math
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -33,16 +34,24 @@ def test_python_floats_are_read_as_the_decimals_they_print_as():
     assert to_fraction(1e-300) == Fraction(1, 10**300)
 
 
-def test_numpy_and_torch_numbers_keep_their_exact_binary_value():
+def test_numpy_torch_and_decimal_scalars_are_read_like_python_numbers():
     torch = pytest.importorskip("torch")
-    assert to_fraction(np.float64(0.1)) == Fraction(0.1) != Fraction(1, 10)
-    assert to_fraction(np.float32(0.1)) == Fraction(float(np.float32(0.1)))
-    assert to_fraction(torch.tensor(0.1, dtype=torch.float64)) == Fraction(0.1)
-    assert to_fraction(torch.tensor(3)) == 3
+    # a float scalar is the shortest decimal of its own precision, whichever type carries it
+    assert to_fraction(np.float64(0.1)) == to_fraction(0.1) == Fraction(1, 10)
+    assert to_fraction(np.float32(0.7)) == Fraction(7, 10) != Fraction(float(np.float32(0.7)))
+    assert to_fraction(torch.tensor(0.1, dtype=torch.float64)) == Fraction(1, 10)
+    assert to_fraction(torch.tensor(0.7)) == Fraction(7, 10)  # float32
+    assert to_fraction(torch.tensor(3)) == 3 and to_fraction(np.int64(3)) == 3
+    assert to_fraction(Decimal("0.7")) == Fraction(7, 10)
+    assert Law({"A": np.float64(0.7), "B": np.float64(0.3)}) == Law({"A": 0.7, "B": 0.3})
+    assert Law(dict(enumerate(np.array([0.7, 0.3])))) == Law({0: "7/10", 1: "3/10"})
+    assert Law({"A": Decimal("0.25"), "B": Decimal("0.75")})["A"] == Fraction(1, 4)
     with pytest.raises(LawError, match="bool"):
         to_fraction(torch.tensor(True))
     with pytest.raises(LawError, match="shape"):
         to_fraction(np.zeros(2))
+    with pytest.raises(LawError, match="not a finite number"):
+        to_fraction(Decimal("NaN"))
 
 
 def test_probability_vectors_become_exact_binary_laws_renormalised():
@@ -70,7 +79,7 @@ def test_weights_that_do_not_sum_to_one_name_the_sum_and_both_fixes():
         Law({"A": 1 / 3, "B": 2 / 3}, name="p")
     message = str(info.value)
     assert "9999999999999999/10000000000000000" in message
-    assert "'1/3'" in message and "Fractions" in message and "normalise=True" in message
+    assert "'1/3'" in message and "Fractions" in message and "Law.from_weights(weights)" in message
     assert Law({"A": 1 / 3, "B": 2 / 3}, normalise=True) == Law({"A": Fraction(1, 3), "B": Fraction(2, 3)})
     assert Law({"A": 1, "B": 3}, normalise=True) == Law({"A": Fraction(1, 4), "B": Fraction(3, 4)})
 

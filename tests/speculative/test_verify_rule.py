@@ -79,10 +79,11 @@ def test_a_rule_that_raises_is_an_error_never_a_loss():
     assert "in raises_when_p_equals_q" in text  # the traceback summary shows the rule's own frame
 
 
-def test_invalid_outputs_are_losses_with_the_reason():
+def test_invalid_outputs_are_errors_with_the_reason_never_losses():
     report = verify_rule(lambda p, q, x: (Fraction(3, 2), None))
-    assert report.verdict == "lossy" and not report.errors
-    assert "coin probability (accept) must be a number in [0, 1], got 3/2" in report.smallest_counterexample.invalid
+    assert report.verdict == "error" and not report.failures
+    assert "the accept probability of token 'A' is 3/2, not in [0, 1]" in report.smallest_error.invalid
+    assert report.text().startswith("ERROR: the rule returned invalid output on 54 of 54 instances")
 
 
 def test_a_resample_law_may_be_a_plain_dict():

@@ -1,4 +1,5 @@
-"""The README's "Test your own sampler" snippet runs under pytest as written, and catches a planted bug."""
+"""The "Test your own sampler" guide's test file (docs/how-to/test-your-sampler.md) runs under pytest as
+written, and catches a planted bug."""
 
 import os
 import re
@@ -10,10 +11,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def readme_snippet() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Test your own sampler", 1)[1].split("\n## ", 1)[0]
+    text = (ROOT / "docs" / "how-to" / "test-your-sampler.md").read_text(encoding="utf-8")
+    section = text.split("## A complete test file", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    assert blocks, "the README section has no ```python block"
+    assert blocks, "the guide's section has no ```python block"
     return blocks[0]
 
 
@@ -37,4 +38,4 @@ def test_readme_snippet_catches_a_rule_that_resamples_from_p(tmp_path):
     assert planted != source
     result = run_pytest(tmp_path, planted, "-k", "step or battery")
     assert result.returncode == 1 and "2 failed" in result.stdout, result.stdout
-    assert "TV(law, p) = 1/4" in result.stdout  # the shrunk counterexample of the README
+    assert "TV(law, p) = 1/4" in result.stdout  # the shrunk counterexample the guide shows

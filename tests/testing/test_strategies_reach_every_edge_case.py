@@ -6,12 +6,18 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import find, given
+from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 from specmath import strategies as sms
 from specmath.laws import Law
+from specmath.speculative.step import standard_rule, step_law
 from specmath.speculative.toy_lm import ToyLM
+
+#: The edge-case searches are derandomized (the same examples on every run and machine, so a rare edge
+#: case cannot make the test flaky) and may look at 1000 examples: law_pairs spends only a few percent
+#: of its budget on each edge case, by design (test_law_pairs_spend_their_budget_on_pairs_that_can_break_a_rule).
+REACH = settings(derandomize=True, database=None, deadline=None, max_examples=1000)
 
 
 def one_hot(law: Law) -> bool:
@@ -31,7 +37,7 @@ def one_hot(law: Law) -> bool:
     ],
 )
 def test_law_pairs_reach_every_edge_case(what, condition):
-    p, q = find(sms.law_pairs(), condition)
+    p, q = find(sms.law_pairs(), condition, settings=REACH)
     assert condition((p, q)), what
     assert p.vocabulary == q.vocabulary
 
@@ -96,3 +102,65 @@ def test_bad_arguments_are_value_errors(make):
 def test_strategies_import_without_torch():
     code = "import sys; import specmath.strategies; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def drawn(strategy, count: int = 1000) -> list:
+    """The first ``count`` examples Hypothesis generates (derandomized: the same list every run)."""
+    seen = []
+
+    @settings(max_examples=count, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(example):
+        seen.append(example)
+
+    collect()
+    return seen
+
+
+def budget(pairs: list) -> dict:
+    """Fractions of the examples that are p == q, on one token, with disjoint supports, with q(x) = 0 < p(x)."""
+    def share(condition) -> float:
+        return sum(map(condition, pairs)) / len(pairs)
+
+    return {
+        "p == q": share(lambda pq: pq[0] == pq[1]),
+        "one token": share(lambda pq: len(pq[0]) == 1),
+        "disjoint supports": share(lambda pq: not (pq[0].support & pq[1].support)),
+        "q(x) = 0 < p(x)": share(lambda pq: any(pq[1][x] == 0 < pq[0][x] for x in pq[0])),
+    }
+
+
+def assert_worth_the_budget(fractions: dict) -> None:
+    assert fractions["p == q"] <= 0.10 and fractions["one token"] <= 0.05, fractions
+    assert fractions["disjoint supports"] >= 0.10 and fractions["q(x) = 0 < p(x)"] >= 0.20, fractions
+
+
+def test_law_pairs_spend_their_budget_on_pairs_that_can_break_a_rule():
+    pairs = drawn(sms.law_pairs())
+    assert len(pairs) == 1000
+    assert_worth_the_budget(budget(pairs))
+
+
+@pytest.mark.slow  # drawing 1000 toy LM pairs takes Hypothesis about 12 s
+def test_toy_lm_pairs_spend_their_budget_on_models_that_differ():
+    models = drawn(sms.toy_lm_pairs())
+    assert len(models) == 1000
+    # at the first position, and everywhere up to the strategy's depth 2
+    assert_worth_the_budget(budget([(target(()), draft(())) for target, draft in models]))
+    contexts = [()] + [(x,) for x in range(3)] + [(x, y) for x in range(3) for y in range(3)]
+    everywhere = sum(all(t(c) == d(c) for c in contexts if all(x in t.vocabulary for x in c)) for t, d in models)
+    assert everywhere / len(models) <= 0.10
+
+
+def test_shrinking_still_reaches_two_tokens():
+    # a rule that resamples from p fails first on two tokens; Hypothesis shrinks to that size
+    def resample_from_p(p, q, x):
+        accept, _ = standard_rule(p, q, x)
+        return accept, p
+
+    p, q = find(sms.law_pairs(), lambda pq: step_law(pq[0], pq[1], resample_from_p) != pq[0])
+    assert len(p) == 2 and p == Law({"A": Fraction(1, 2), "B": Fraction(1, 2)}) and q == Law({"A": 1, "B": 0})
+    assert len(find(sms.law_pairs(), lambda pq: pq[0] != pq[1])[0]) == 2
+    target, draft = find(sms.toy_lm_pairs(), lambda lms: lms[0](()) != lms[1](()))
+    assert len(target.vocabulary) == 2

@@ -1,5 +1,6 @@
 """specmath.testing: exact assertions name the smallest counterexample; raising code is an error, not a loss."""
 
+import re
 from fractions import Fraction
 
 import pytest
@@ -89,7 +90,7 @@ def test_assert_lossless_reports_a_raising_program_and_a_bad_target():
     with pytest.raises(SamplerError, match="KeyError") as info:
         assert_lossless(broken, target={1: 1})
     assert isinstance(info.value.__cause__, KeyError)
-    with pytest.raises(LawError, match="normalise"):
+    with pytest.raises(LawError, match="Law.from_weights"):
         assert_lossless(rand7_basic, target={1: 0.5, 2: 0.6})
 
 
@@ -144,3 +145,41 @@ def test_a_float_mapping_law_is_exact_in_assert_lossless():
     assert_lossless(two_coins, target={2: 0.25, 3: 0.5, 4: 0.25})
     with pytest.raises(AssertionError, match="TV"):
         assert_lossless(two_coins, target=Law({2: Fraction(1, 3), 3: Fraction(1, 3), 4: Fraction(1, 3)}))
+
+
+def test_a_failure_names_its_worst_cells_the_bonus_position_and_each_failed_probe():
+    with pytest.raises(AssertionError) as info:
+        assert_sampler_lossless(BUGS["bonus-from-wrong-row"].sample_round, n=2000, cases=["context-g3"])
+    message = str(info.value)
+    assert "context-g3 (gamma = 3, V = 4, N = 2000)" in message
+    assert re.search(r"position 3 \(bonus\): G = [\d.]+, p = \S+ < \S+; worst cells \(observed vs expected count\):\n"
+                     r"      \d: observed \d+, expected [\d.]+\n", message), message
+    assert re.search(r"      \(\d, \d, \d, \d\): observed \d+, expected 0\.0 \(impossible\)", message)
+    assert re.search(r"zero probe k=0 \(draw 0 = 0\.0, the accept uniform of position 0; drafts \[\d, \d, \d\]\): "
+                     r"emitted \(\d, \d, \d, \d\), which has exact probability 0", message)
+
+
+def test_a_batched_sampler_is_audited_sequentially_too():
+    from specmath.audit.reference_rounds import reference_sample_rounds
+
+    assert assert_sampler_lossless(reference_sample_rounds, batched=True, n=1600, sequential=True, cases=CASES).passed
+    with pytest.raises(AssertionError, match="NOT lossless"):
+        assert_sampler_lossless(lambda tp, dp, dt, g: reference_sample_rounds(tp[:, ::-1].copy(), dp, dt, g), batched=True,
+                                n=1600, sequential=True, cases=CASES)
+
+
+def float_rule(p, q, x):
+    """The standard rule in float64: right up to rounding."""
+    accept = min(1.0, float(p[x]) / float(q[x]))
+    excess = {y: max(0.0, float(p[y]) - float(q[y])) for y in p}
+    total = sum(excess.values())
+    return accept, ({y: w / total for y, w in excess.items()} if accept < 1 else None)
+
+
+def test_a_float_rule_passes_up_to_a_stated_tv_and_the_exact_default_is_unchanged():
+    assert_rule_lossless(float_rule, max_tv=1e-12)
+    with pytest.raises(SamplerError, match=r"max_tv=1e-12\)"):
+        assert_rule_lossless(float_rule)  # exact: its resample weights do not sum to 1
+    # a real loss is still one with a bound: resampling from p is off by TV 1/4 on two tokens
+    with pytest.raises(AssertionError, match=r"\(TV above max_tv = 1/1000000000000\)"):
+        assert_rule_lossless(lambda p, q, x: (min(Fraction(1), p[x] / q[x]), p), max_tv=1e-12)

@@ -1,0 +1,304 @@
+"""Measurement pages and the README's headline table, written from the committed raw results.
+
+    python scripts/measurement_tables.py           # write every page and the README's headline table
+    python scripts/measurement_tables.py --check   # write nothing; exit 1 naming each file that differs
+
+Raw results live in ``data/measurements/<name>/`` exactly as the command that measured them wrote them
+(``scripts/gpu_check.py``: ``environment.json`` naming the machine and the commit, one ``<run>.json``
+per run). The page ``docs/measurements/<name>.md`` is its template ``<name>.md.tmpl`` (Markdown with
+``$placeholders``, ``string.Template``) filled from that folder: the tables and every number in the
+prose come from the JSON through the functions below, so a page cannot say what its files do not.
+``make docs`` runs this script first; ``tests/docs/test_measurement_pages.py`` fails when a committed
+page or the README's table differs from what the script writes.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)),
+t_1 = one cached target pass over 1 token, k(gamma) = (target pass over gamma + 1 tokens) / t_1,
+c = a draft proposal per drafted token / t_1 (``specmath.lm.bench_result.BenchResult`` documents every
+JSON field).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import string
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data" / "measurements"
+PAGES = ROOT / "docs" / "measurements"
+README = ROOT / "README.md"
+#: the measurement whose bench runs make the README's headline table
+HEADLINE = "gpu_h200_2026-11-30"
+HEADLINE_BEGIN = "<!-- headline speed table: written by scripts/measurement_tables.py -->"
+HEADLINE_END = "<!-- end of headline speed table -->"
+GAMMAS = [str(g) for g in range(1, 9)]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One folder of raw results: the machine and every run, by run name, in name order."""
+
+    name: str
+    environment: dict
+    runs: dict[str, dict]
+
+    @property
+    def bench(self) -> list[dict]:
+        """The bench runs, by pair, float32 before other dtypes, token-wise before block, then by name."""
+        runs = [r for r in self.runs.values() if r["run"].startswith("bench-") and r["ok"]]
+        return sorted(runs, key=lambda r: (r["pair"].split(":")[0], r["dtype"] != "float32", r["verify"] != "token", r["run"]))
+
+    @property
+    def hist(self) -> list[dict]:
+        return [r for r in self.runs.values() if r["run"].startswith("hist-") and r["ok"]]
+
+    @property
+    def failed(self) -> list[dict]:
+        return [r for r in self.runs.values() if not r["ok"]]
+
+
+def load(name: str) -> Measurement:
+    folder = DATA / name
+    environment = json.loads((folder / "environment.json").read_text())
+    runs = {}
+    for path in sorted(folder.glob("*.json")):
+        if path.name != "environment.json":
+            record = json.loads(path.read_text())
+            runs[record["run"]] = record
+    return Measurement(name, environment, runs)
+
+
+# -- formatting: one place for the precision of each kind of number ---------------------------------------
+
+def ratio(x: float) -> str:
+    return f"{x:.2f}x"
+
+
+def rate(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def ms(seconds: float) -> str:
+    return f"{1000 * seconds:.1f}"
+
+
+def two(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def three(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def p_value(x: float) -> str:
+    return "0" if x == 0 else f"{x:.3g}"
+
+
+def statistic(x: float) -> str:
+    return "inf" if math.isinf(x) else f"{x:.1f}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def temperature(run: dict) -> str:
+    t = run["sampling"]["temperature"]
+    return "0 (greedy)" if t == 0 else f"{t:g}"
+
+
+# -- tables -------------------------------------------------------------------------------------------------
+
+def bench_table(m: Measurement) -> str:
+    """Every bench run: the measured speedups first, then what ran and the three decoders' rates."""
+    header = ["run", "**measured**", "vs HF", "pair", "dtype", "verify", "T", "gamma", "plain tok/s",
+              "speculative tok/s", "HF tok/s", "seconds"]
+    rows = []
+    for r in m.bench:
+        tps = r["tokens_per_s"]
+        rows.append([r["run"], f"**{ratio(r['measured_speedup_vs_plain'])}**", ratio(r["speedup_vs_hf_assisted"]),
+                     f"`{r['pair']}`", r["dtype"], r["verify"], temperature(r), str(r["gamma"]),
+                     rate(tps["plain"]), rate(tps["speculative"]), rate(tps["hf_assisted"]), f"{r['seconds']:.0f}"])
+    return table(header, rows)
+
+
+def model_table(m: Measurement) -> str:
+    """Every bench run beside the model: the measurement, the two predictions, acceptance and measured costs."""
+    header = ["run", "**measured**", "predicted, measured costs", "predicted, k = 1", "alpha", "tokens/round",
+              "t_1 (ms)", "c", "k", "o_round", "o_plain"]
+    rows = []
+    for r in m.bench:
+        rows.append([r["run"], f"**{ratio(r['measured_speedup_vs_plain'])}**", ratio(r["predicted_speedup"]),
+                     ratio(r["predicted_speedup_k1"]), two(r["alpha"]), two(r["mean_tokens_per_round"]),
+                     ms(r["costs"]["target_1_token_s"]), three(r["cost_ratio_c"]), two(r["k"]), three(r["o_round"]),
+                     three(r["o_plain"])])
+    return table(header, rows)
+
+
+def k_table(m: Measurement) -> str:
+    """k(gamma) for gamma 1..8 from each run's calibration (the target pass timed right after a proposal)."""
+    header = ["run", "t_1 (ms)"] + [f"k({g})" for g in GAMMAS] + ["c(1)", "c(8)"]
+    rows = []
+    for r in m.bench:
+        cal = r["gamma_calibration"]
+        rows.append([r["run"], ms(cal["target_1_token_s"])] + [two(cal["k"][g]) for g in GAMMAS]
+                    + [three(cal["c"]["1"]), three(cal["c"]["8"])])
+    return table(header, rows)
+
+
+def hist_table(m: Measurement) -> str:
+    """Every histogram check: G-test against the exact law, its power, and the negative control."""
+    header = ["run", "check", "p-value", "G", "dof", "N", "TV (99% upper bound)",
+              "smallest TV detected (level 1e-6, power 0.99)"]
+    rows = []
+    for r in m.hist:
+        for check in r["checks"].values():
+            rows.append([r["run"], check["what"], p_value(check["p_value"]), statistic(check["G"]), str(check["dof"]),
+                         str(check["n"]), f"{check['tv']:.4f} ({check['tv_upper_99']:.3f})",
+                         three(check["detectable_tv_at_1e-6_power_0.99"])])
+    return table(header, rows)
+
+
+def machine_line(m: Measurement) -> str:
+    e = m.environment
+    return (f"one {e['device']} (driver {e['driver']}, CUDA {e['cuda']}), torch {e['torch']}, transformers "
+            f"{e['transformers']}, Python {e['python']}, {e['cpu_threads']} CPU threads; commit "
+            f"`{e['commit'][:7]}`, {e['date']}")
+
+
+def headline_table(m: Measurement) -> str:
+    """The README's table: tokens/s of each bench run and its speedups, with the machine line under it."""
+    header = ["pair (draft)", "verify", "T", "gamma", "plain tok/s", "speculative tok/s", "HF tok/s",
+              "**speedup over plain**", "over HF"]
+    rows = []
+    for r in m.bench:
+        tps = r["tokens_per_s"]
+        pair = f"`{r['pair']}`" + (f" {r['dtype']}" if r["dtype"] != "float32" else "")
+        rows.append([pair, r["verify"], temperature(r), str(r["gamma"]), rate(tps["plain"]),
+                     rate(tps["speculative"]), rate(tps["hf_assisted"]),
+                     f"**{ratio(r['measured_speedup_vs_plain'])}**", ratio(r["speedup_vs_hf_assisted"])])
+    return table(header, rows)
+
+
+# -- the numbers the prose names ---------------------------------------------------------------------------
+
+def span(values: list[float], fmt) -> str:
+    """'a-b' for the smallest and largest value, or one value when they print alike."""
+    low, high = fmt(min(values)), fmt(max(values))
+    return low if low == high else f"{low}-{high}"
+
+
+def fields(m: Measurement) -> dict[str, str]:
+    """Every placeholder a template may use: the tables, the machine, and named numbers of the runs."""
+    env = m.environment
+    out = {
+        "name": m.name, "machine": machine_line(m), "device": env["device"], "commit": env["commit"],
+        "commit_short": env["commit"][:7], "date": env["date"], "torch": env["torch"],
+        "transformers": env["transformers"],
+        "bench_table": bench_table(m), "model_table": model_table(m), "k_table": k_table(m), "hist_table": hist_table(m),
+        "failed_runs": ", ".join(r["run"] for r in m.failed) or "none",
+    }
+    bench = m.bench
+    t1 = [r["costs"]["target_1_token_s"] for r in bench]
+    out["bench_prompts"] = span([r["prompts"] for r in bench], str)
+    out["bench_max_new_tokens"] = span([r["max_new_tokens"] for r in bench], str)
+    out["t1_span_ms"] = span(t1, ms)
+    out["t1_calibration_span_ms"] = span([r["gamma_calibration"]["target_1_token_s"] for r in bench], ms)
+    out["k_calibration_span"] = span([v for r in bench for v in r["gamma_calibration"]["k"].values()], two)
+    out["k_run_span"] = span([r["k"] for r in bench], two)
+    # plain decoding per token, against the cost measurement's plain step t_1 (1 + o_plain)
+    slowdown = [1 / r["tokens_per_s"]["plain"] / (r["costs"]["target_1_token_s"] * (1 + r["o_plain"])) for r in bench]
+    out["plain_over_model_span"] = span(slowdown, ratio)
+    gaps = {r["run"]: r["measured_speedup_vs_plain"] / r["predicted_speedup"] - 1 for r in bench}
+    out["within_10_percent"] = ", ".join(f"{run} ({gap:+.0%})" for run, gap in gaps.items() if abs(gap) <= 0.10)
+    out["beyond_10_percent"] = ", ".join(f"{run} ({gap:+.0%})" for run, gap in gaps.items() if abs(gap) > 0.10)
+    for r in bench:
+        key = r["run"].replace("-", "_")
+        tps = r["tokens_per_s"]
+        out[f"{key}_measured"] = ratio(r["measured_speedup_vs_plain"])
+        out[f"{key}_predicted"] = ratio(r["predicted_speedup"])
+        out[f"{key}_predicted_k1"] = ratio(r["predicted_speedup_k1"])
+        out[f"{key}_vs_hf"] = ratio(r["speedup_vs_hf_assisted"])
+        out[f"{key}_plain"] = rate(tps["plain"])
+        out[f"{key}_plain_ms"] = f"{1000 / tps['plain']:.1f}"
+        out[f"{key}_t1_ms"] = ms(r["costs"]["target_1_token_s"])
+        out[f"{key}_alpha"] = two(r["alpha"])
+        out[f"{key}_c"] = three(r["cost_ratio_c"])
+        out[f"{key}_gamma"] = str(r["gamma"])
+        out[f"{key}_new_tokens"] = str(r["new_tokens"]["plain"])
+    # plain decoding of identical work (same target, dtype, sampling and plain tokens) in different runs
+    groups: dict[tuple, list[dict]] = {}
+    for r in bench:
+        target = r["pair"].split(":")[0]
+        groups.setdefault((target, r["dtype"], json.dumps(r["sampling"]), r["new_tokens"]["plain"]), []).append(r)
+    repeated = [g for g in groups.values() if len(g) > 1]
+    out["same_plain_work"] = "; ".join(
+        f"{len(g)} runs of `{g[0]['pair'].split(':')[0]}` {g[0]['dtype']} at T = {g[0]['sampling']['temperature']:g}, "
+        f"{g[0]['new_tokens']['plain']} tokens each: " + ", ".join(rate(r["tokens_per_s"]["plain"]) for r in g) + " tok/s"
+        for g in repeated) or "none"
+    for r in m.hist:
+        key = r["run"].replace("-", "_")
+        for name, check in r["checks"].items():
+            out[f"{key}_{name}_p"] = p_value(check["p_value"])
+            out[f"{key}_{name}_detectable"] = three(check["detectable_tv_at_1e-6_power_0.99"])
+        out[f"{key}_n"] = str(r["n"])
+    return out
+
+
+# -- writing ------------------------------------------------------------------------------------------------
+
+GENERATED = "<!-- written by scripts/measurement_tables.py from data/measurements/{name}/ and {template}: edit those -->\n"
+
+
+def page(template: Path) -> str:
+    name = template.name.removesuffix(".md.tmpl")
+    text = string.Template(template.read_text()).substitute(fields(load(name)))
+    return GENERATED.format(name=name, template=template.relative_to(ROOT).as_posix()) + text
+
+
+def readme_with_headline(readme: str) -> str:
+    """README text with the block between the headline markers replaced by the table and its machine line."""
+    if HEADLINE_BEGIN not in readme or HEADLINE_END not in readme:
+        raise ValueError(f"README.md lacks the markers {HEADLINE_BEGIN!r} ... {HEADLINE_END!r}")
+    before, rest = readme.split(HEADLINE_BEGIN, 1)
+    _, after = rest.split(HEADLINE_END, 1)
+    m = load(HEADLINE)
+    block = (f"\n{headline_table(m)}\n\nMachine: {machine_line(m)}; batch 1, each pair's own prompts, "
+             f"every run in [docs/measurements/{HEADLINE}.md](docs/measurements/{HEADLINE}.md).\n")
+    return before + HEADLINE_BEGIN + block + HEADLINE_END + after
+
+
+def outputs() -> dict[Path, str]:
+    """Every file this script writes, with the text it should hold."""
+    out = {t.with_name(t.name.removesuffix(".tmpl")): page(t) for t in sorted(PAGES.glob("*.md.tmpl"))}
+    out[README] = readme_with_headline(README.read_text())
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file differs")
+    args = parser.parse_args(argv)
+    stale = []
+    for path, text in outputs().items():
+        if path.exists() and path.read_text() == text:
+            continue
+        stale.append(path.relative_to(ROOT).as_posix())
+        if not args.check:
+            path.write_text(text)
+    if args.check and stale:
+        print("out of date (run python scripts/measurement_tables.py): " + ", ".join(stale), file=sys.stderr)
+        return 1
+    for name in stale:
+        print(f"wrote {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
