@@ -1,6 +1,6 @@
 """The options table of the GGUF engines, measured and written where the docs read it.
 
-    .venv/bin/python scripts/measure_engines.py [--n-scale 1.0] [--engines NAME ...] [--out DIR]
+    .venv/bin/python scripts/measure_engines.py [--n-scale 1.0] [--pathwise 50] [--engines NAME ...] [--out DIR]
 
 Runs ``specmath audit-generate --options-table`` (every option row x the four GGUF engines built by
 ``make engines``, on the SmolLM2 GGUF, with each row's control and, on the T=1 rows, the pathwise check over
@@ -57,6 +57,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", nargs="*", default=list(GGUF_ENGINES))
     parser.add_argument("--n-scale", type=float, default=1.0, help="multiply every engine's N")
+    parser.add_argument("--pathwise", type=int, default=50, help="seeds of the pathwise check on the T=1 rows")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--hf", action="store_true", help="Hugging Face's engines under min-p and repetition instead")
     args = parser.parse_args()
@@ -68,12 +69,15 @@ def main() -> None:
         return
     n = {e: max(1, round(OPTIONS_TABLE_N[e] * args.n_scale)) for e in args.engines}
     start = time.perf_counter()
-    records = run_options_table(args.engines, load_target("smollm2"), n=n, pathwise_seeds=50,
-                                progress=lambda line: print(line, flush=True))
-    env["seconds"] = time.perf_counter() - start
-    env["load_average_at_end"] = os.getloadavg()
-    (out / "engines-smollm2.json").write_text(json.dumps(records, indent=1) + "\n")
-    (out / "environment.json").write_text(json.dumps(env, indent=1) + "\n")
+    target = load_target("smollm2")
+    records = []
+    for engine in args.engines:  # written after each engine: a run cut short keeps the engines it finished
+        records += run_options_table([engine], target, n=n, pathwise_seeds=args.pathwise,
+                                     progress=lambda line: print(line, flush=True))
+        env["seconds"] = time.perf_counter() - start
+        env["load_average_at_end"] = os.getloadavg()
+        (out / "engines-smollm2.json").write_text(json.dumps(records, indent=1) + "\n")
+        (out / "environment.json").write_text(json.dumps(env, indent=1) + "\n")
     print(f"wrote {out}/engines-smollm2.json ({len(records)} records) in {env['seconds']:.0f} s")
 
 

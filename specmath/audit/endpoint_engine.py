@@ -92,6 +92,15 @@ class EndpointEngine(EngineClient):
         self.vocab_size = vocab_size
         self.timeout = timeout
 
+    def check_reachable(self) -> None:
+        """InvalidArgument when nothing answers at the URL (a mistake in it, or no server): before any audit runs."""
+        try:
+            urllib.request.urlopen(self.url.rsplit("/completions", 1)[0] + "/models", timeout=self.timeout).close()
+        except urllib.error.HTTPError:
+            pass  # a server answered, if not at /models: the completions requests say what is wrong
+        except (urllib.error.URLError, OSError) as exc:
+            raise InvalidArgument(f"cannot reach --endpoint {self.url}: {getattr(exc, 'reason', exc)}") from exc
+
     def _post(self, body: dict) -> dict:
         request = urllib.request.Request(self.url, data=json.dumps(body).encode(),
                                          headers={"Content-Type": "application/json"})

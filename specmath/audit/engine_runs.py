@@ -84,6 +84,7 @@ def open_engine(choice: EngineChoice, target: AuditTarget, *, draft: str | None 
         from specmath.audit.endpoint_engine import EndpointEngine
 
         engine = EndpointEngine(choice.spec, model=model, semantics=semantics, vocab_size=target.vocab_size)
+        engine.check_reachable()
         return OpenEngine(engine, None, False, f"the endpoint {choice.spec}")
     raise InvalidArgument(f"unknown kind of engine {choice.kind!r}")
 

@@ -40,7 +40,11 @@ class JsonLinesEngine(EngineClient):
         except OSError as exc:
             self._stderr.close()
             raise InvalidArgument(f"cannot start the engine {argv[0]!r}: {exc.strerror or exc}") from exc
-        info = self.request({"op": "info"})
+        try:
+            info = self.request({"op": "info"})
+        except EngineProtocolError as exc:  # it never started: the command is the mistake, not a loss
+            self.close()
+            raise InvalidArgument(f"the engine {argv[0]!r} did not answer {{\"op\": \"info\"}}: {exc}") from exc
         self.info = info
         self.name = name or str(info.get("engine", argv[0]))
         self.semantics = EngineSemantics.from_json({"name": self.name, **info})
@@ -93,7 +97,8 @@ class JsonLinesEngine(EngineClient):
 
     def _log_tail(self, chars: int = 600) -> str:
         self._stderr.seek(0)
-        text = self._stderr.read().decode(errors="replace").strip()
+        # on one line: the error is reported as one line
+        text = " | ".join(self._stderr.read().decode(errors="replace").split("\n")).strip(" |")
         return f"; its stderr ends: ...{text[-chars:]}" if text else ""
 
     def close(self) -> None:

@@ -121,6 +121,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     explicit = options.to_json().keys() - {"temperature"} or args.temperature != 1.0
     if args.option and explicit:
         raise InvalidArgument(f"--option {args.option!r} sets the sampling options itself: leave out the others")
+    if args.prompt is not None and not args.prompt.strip():
+        raise InvalidArgument("--prompt is empty: give the text to audit at (or leave it out for the built-in prompts)")
     if args.json_out and not args.options_table:
         raise InvalidArgument("--json-out writes the records of --options-table")
     if args.all or args.options_table:
@@ -254,6 +256,10 @@ def _run_client(args: argparse.Namespace, kind: str, options) -> int:
     from specmath.function_reference import resolve_function
 
     target = load_target(args.target or args.pair)
+    for token, _ in options.logit_bias:
+        if token >= target.vocab_size:
+            raise InvalidArgument(f"--logit-bias token {token} is outside {target.name}'s vocabulary: a token id in "
+                                  f"[0, {target.vocab_size})")
     spec = {"command": args.engine_cmd, "endpoint": args.endpoint}.get(kind, args.engine)
     if kind == "function":
         resolve_function(spec, "engine")  # its mistakes as one line, before any model loads

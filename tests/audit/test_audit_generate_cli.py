@@ -36,6 +36,15 @@ MISTAKES = [
     (["--options-table", "--engine-cmd", "x"], r"--options-table runs the GGUF engines"),
     (["--json-out", "x.json", "hf-lookup", "--pair", "tiny"], r"--json-out writes the records of --options-table"),
     (["--endpoint", "localhost:8080", "--target", "tiny"], r"--endpoint must be an http\(s\) URL, got 'localhost:8080'"),
+    (["tiny_engines:tiny_speculative", "--target", "tiny", "--prompt", " "], r"--prompt is empty"),
+]
+#: mistakes seen where the engine starts, after the target (and torch) is loaded: still one line and exit 2
+MISTAKES_AT_START = [
+    (["--engine-cmd", "false", "--target", "tiny"], r"the engine 'false' did not answer \{\"op\": \"info\"\}: .*status 1"),
+    (["--engine-cmd", "sh -c 'echo its reason >&2; exit 3'", "--target", "tiny"], r"did not answer .*its reason"),
+    (["--endpoint", "http://127.0.0.1:9", "--target", "tiny"], r"cannot reach --endpoint http://127\.0\.0\.1:9/v1/completions"),
+    (["tiny_engines:tiny_speculative", "--target", "tiny", "--logit-bias", "99999=1"],
+     r"--logit-bias token 99999 is outside tiny's vocabulary: a token id in \[0, 32\)"),
 ]
 
 
@@ -48,6 +57,17 @@ def test_an_engine_option_mistake_is_one_line_and_exit_2_before_torch(args, line
     assert len(lines) == 1 and re.search(line, lines[0]), out.stderr
     if "endpoint must be" not in line:  # the URL is checked where the engine starts, after the target is known
         assert "torch imported: False" in out.stdout
+
+
+@pytest.mark.parametrize("args,line", MISTAKES_AT_START, ids=[" ".join(a) for a, _ in MISTAKES_AT_START])
+def test_an_engine_that_cannot_start_is_one_line_and_exit_2(args, line):
+    pytest.importorskip("torch")
+    out = subprocess.run([sys.executable, "-m", "specmath", "audit-generate", *args], capture_output=True, text=True,
+                         cwd=ROOT, env={"PYTHONPATH": f"{ROOT}:{TOY.parent}", "PATH": "/usr/bin:/bin",
+                                        "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.search(line, lines[0]), out.stderr
 
 
 def test_a_python_function_engine_from_the_command_line(capsys, monkeypatch):
