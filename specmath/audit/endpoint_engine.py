@@ -93,13 +93,12 @@ class EndpointEngine(EngineClient):
         self.timeout = timeout
 
     def check_reachable(self) -> None:
-        """InvalidArgument when nothing answers at the URL (a mistake in it, or no server): before any audit runs."""
+        """InvalidArgument when the URL serves no completions (a mistake in it, no server, a wrong --model): one
+        request of one token, before any audit runs."""
         try:
-            urllib.request.urlopen(self.url.rsplit("/completions", 1)[0] + "/models", timeout=self.timeout).close()
-        except urllib.error.HTTPError:
-            pass  # a server answered, if not at /models: the completions requests say what is wrong
-        except (urllib.error.URLError, OSError) as exc:
-            raise InvalidArgument(f"cannot reach --endpoint {self.url}: {getattr(exc, 'reason', exc)}") from exc
+            self._post({"model": self.model, "prompt": [0], "max_tokens": 1})
+        except EngineProtocolError as exc:
+            raise InvalidArgument(f"--endpoint {self.url} serves no completions: {exc}") from exc
 
     def _post(self, body: dict) -> dict:
         request = urllib.request.Request(self.url, data=json.dumps(body).encode(),
@@ -109,7 +108,7 @@ class EndpointEngine(EngineClient):
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")[:300]
-            raise EngineProtocolError(f"the endpoint answered HTTP {exc.code}: {detail}") from exc
+            raise EngineProtocolError(f"the endpoint answered HTTP {exc.code}: {' '.join(detail.split())}") from exc
         except (urllib.error.URLError, OSError) as exc:
             raise EngineProtocolError(f"cannot reach the endpoint {self.url}: {getattr(exc, 'reason', exc)}") from exc
         except json.JSONDecodeError as exc:

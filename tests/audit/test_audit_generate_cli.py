@@ -42,7 +42,7 @@ MISTAKES = [
 MISTAKES_AT_START = [
     (["--engine-cmd", "false", "--target", "tiny"], r"the engine 'false' did not answer \{\"op\": \"info\"\}: .*status 1"),
     (["--engine-cmd", "sh -c 'echo its reason >&2; exit 3'", "--target", "tiny"], r"did not answer .*its reason"),
-    (["--endpoint", "http://127.0.0.1:9", "--target", "tiny"], r"cannot reach --endpoint http://127\.0\.0\.1:9/v1/completions"),
+    (["--endpoint", "http://127.0.0.1:9", "--target", "tiny"], r"--endpoint http://127\.0\.0\.1:9/v1/completions serves no completions: cannot reach"),
     (["tiny_engines:tiny_speculative", "--target", "tiny", "--logit-bias", "99999=1"],
      r"--logit-bias token 99999 is outside tiny's vocabulary: a token id in \[0, 32\)"),
 ]

@@ -1,5 +1,7 @@
-"""The endpoint engine: requests and replies in the forms vLLM and llama-server use, and an audit against a real
-llama-server (built from llama.cpp's source by ``make engines-server``) serving the SmolLM2 GGUF.
+"""The endpoint engine: requests and replies in the forms vLLM and llama-server use, and an audit from the command
+line against a real llama-server (llama.cpp's, with n-gram speculation) serving the SmolLM2 GGUF. The test builds
+the server when it is missing (``make engines-server``, several minutes) and skips, saying why, only when it cannot
+be built here (node >= 20 with npm, g++, gcc, git, cmake).
 
 Statistics: N = 150 calls, T = 1; the law comes from transformers' dequantised forward of the same GGUF, whose
 first-token law differs from llama.cpp's own by a TV of about 0.004 (measured by the GGUF engine audits), far
@@ -8,7 +10,9 @@ below the detectable TV at this N (about 0.3, printed); a correct server passes 
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -46,6 +50,17 @@ def test_token_ids_are_read_from_vllm_and_llama_server_replies():
     assert EndpointEngine("http://h:1/v1").url == "http://h:1/v1/completions"
 
 
+def missing_build_tool() -> str | None:
+    """Why llama-server cannot be built here (engines/build.sh's tools), or None."""
+    for tool in ("node", "npm", "g++", "gcc", "git", "cmake"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    major = subprocess.run(["node", "-p", "process.versions.node.split('.')[0]"], capture_output=True, text=True).stdout
+    if int(major or 0) < 20:
+        return f"node {major.strip()} is older than 20 (node-llama-cpp 3.22 needs 20)"
+    return None
+
+
 def test_an_unreachable_endpoint_is_an_engine_error():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -59,7 +74,11 @@ def test_an_unreachable_endpoint_is_an_engine_error():
 def llama_server():
     server = engines_dir() / "build" / "llama-server"
     if not server.exists():
-        pytest.skip("llama-server is not built: make engines-server")
+        reason = missing_build_tool()
+        if reason:
+            pytest.skip(f"llama-server cannot be built here: {reason} (make engines-server)")
+        build = subprocess.run(["bash", str(engines_dir() / "build.sh"), "server"], capture_output=True, text=True)
+        assert build.returncode == 0 and server.exists(), f"make engines-server failed: {build.stderr[-2000:]}"
     from specmath.lm.models import locate_smollm2_gguf
 
     libs = engines_dir() / "node" / "node_modules" / "@node-llama-cpp" / "linux-x64" / "bins" / "linux-x64"
@@ -88,15 +107,13 @@ def llama_server():
 
 
 @pytest.mark.slow
-def test_llama_server_with_ngram_speculation_passes_against_the_dequantised_law(llama_server):
-    from specmath.audit.audit_target import load_target
-    from specmath.audit.engine_audit import run_engine_audit
+def test_llama_server_with_ngram_speculation_passes_from_the_command_line(llama_server, capsys):
+    from specmath.cli import main
 
-    target = load_target("smollm2")
-    engine = EndpointEngine(llama_server, semantics="llama.cpp", vocab_size=target.vocab_size)
-    prompt = target.encode("the cat sat on the mat. the cat sat on the mat. the")
-    audit = run_engine_audit(engine, "smollm2", prompt, SamplingOptions(1.0), n=150, seed=0,
-                             reference=target.reference)
-    assert audit.error is None, audit.error
-    assert audit.engine_passed and audit.verdict == "pass (no negative control)", [c.to_json() for c in audit.checks]
-    assert all(c.detectable_tv < 0.4 for c in audit.checks)
+    status = main(["audit-generate", "--endpoint", llama_server, "--target", "smollm2", "--semantics", "llama.cpp",
+                   "--prompt", "the cat sat on the mat. the cat sat on the mat. the", "--n", "150", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["error"] is None, report["error"]
+    assert status == 0 and report["verdict"] == "pass (no negative control)", report["checks"]
+    assert report["engine"] == f"endpoint {llama_server}/v1/completions" and report["n"] == 150
+    assert all(c["detectable_tv"] < 0.4 for c in report["checks"])
