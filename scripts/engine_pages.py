@@ -37,7 +37,7 @@ def blocks(records: list[dict], env: dict) -> dict[str, str]:
                    f"node {env['node']}, node-llama-cpp {env['node_llama_cpp']['node-llama-cpp']} "
                    f"(llama.cpp b1-0ad4a86, its prebuilt CPU libraries), {env['gxx']}.\n"
                    f"- **Commit**: `{env['commit']}`; **date** {env['date']}; the whole table took "
-                   f"{env["seconds"] / 60:.0f} minutes.")
+                   f"{env['seconds'] / 60:.0f} minutes.")
     return {"table": options_table(records), "summary": engine_summary(records), "environment": environment}
 
 
