@@ -43,8 +43,9 @@ def blocks(records: list[dict], env: dict) -> dict[str, str]:
 
 def render(page: str, generated: dict[str, str]) -> str:
     for name, text in generated.items():
-        pattern = re.compile(rf"(<!-- engine-table:{name} -->\n).*?(\n<!-- /engine-table:{name} -->)", re.S)
-        page = pattern.sub(lambda m, text=text: m.group(1) + text + m.group(2), page)
+        # the block between the markers, empty or not
+        pattern = re.compile(rf"(<!-- engine-table:{name} -->\n)(?:.*?\n)?(<!-- /engine-table:{name} -->)", re.S)
+        page = pattern.sub(lambda m, text=text: m.group(1) + text + "\n" + m.group(2), page)
     return page
 
 

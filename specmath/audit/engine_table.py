@@ -63,7 +63,7 @@ def engine_summary(records: Iterable[dict]) -> str:
     for r in records:
         by_engine.setdefault(r["engine"], []).append(r)
     header = ["engine", "N per row", "s per call: engine / control", "drafted tokens kept", "quantisation TV (first token)",
-              "pathwise (T=1, 50 seeds x 16 tokens)", "verdicts"]
+              "pathwise (T=1, seeds x tokens)", "verdicts"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, rows in by_engine.items():
         calls = sum(r["n"] for r in rows)
@@ -75,7 +75,8 @@ def engine_summary(records: Iterable[dict]) -> str:
             paths = "-"
         else:
             promise = "promised" if pathwise["promised"] else "not promised"
-            paths = f"{pathwise['observed_differences']} of {pathwise['seeds']} seeds differ ({promise})"
+            paths = (f"{pathwise['observed_differences']} of {pathwise['seeds']} seeds x {pathwise['max_new_tokens']} "
+                     f"tokens differ ({promise})")
         verdicts: dict[str, int] = {}
         for r in rows:
             key = r["verdict"].split(":")[0].split(" (")[0]
