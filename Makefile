@@ -11,7 +11,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: all venv demo test test-fast notebooks figures verify article bench audit lint clean html slides docs
+.PHONY: all venv demo test test-fast notebooks figures verify article bench audit lint clean html slides docs engines engines-server
 
 all: demo
 
@@ -83,6 +83,15 @@ bench: $(STAMP)
 audit: $(STAMP)
 	$(PY) -m specmath audit hf --markdown
 	$(PY) -m specmath audit specmath-torch --markdown
+
+## the engines audit-generate reaches beyond Python (node >= 20 with npm, git, g++): node-llama-cpp in
+## engines/node/node_modules and llama.cpp's speculative loop as engines/build/specmath-llama-engine (about 15 s)
+engines:
+	bash engines/build.sh
+
+## the same, and llama.cpp's OpenAI-compatible server engines/build/llama-server (about 8 minutes on 2 cores)
+engines-server:
+	bash engines/build.sh server
 
 lint: $(STAMP)
 	$(PY) -m ruff check specmath tests scripts benchmarks notebooks solutions

@@ -19,6 +19,9 @@ __all__ = [
     "SMOLLM2_DRAFTS",
     "PAIR_FORMS",
     "AUDIT_ENGINES",
+    "GGUF_AUDIT_ENGINES",
+    "ENGINE_SEMANTICS",
+    "OPTION_ROWS",
     "AUDIT_PAIRS",
     "AUDIT_SAMPLERS",
     "AUDIT_CASES",
@@ -57,8 +60,18 @@ SMOLLM2_DRAFTS = ("int8", "lookup", "skipK", "trained[=PATH]", "ngram[=PATH]", "
 #: every form a bench pair name takes
 PAIR_FORMS = f"bundled, smollm2[:{'|'.join(SMOLLM2_DRAFTS)}] or TARGET,DRAFT (two paths or hub names)"
 
-#: the engines ``specmath audit-generate`` audits (``specmath.audit.engines.ENGINES``)
-AUDIT_ENGINES = ("specmath", "hf-assisted", "hf-lookup", "llama-cpp")
+#: the engines ``specmath audit-generate`` audits on a pair's torch models (``specmath.audit.engines.ENGINES``)
+AUDIT_ENGINES = ("specmath", "hf-assisted", "hf-lookup")
+
+#: the GGUF engines ``make engines`` builds, audited on a GGUF target (``specmath.audit.gguf_engines.GGUF_ENGINES``)
+GGUF_AUDIT_ENGINES = ("llama-cpp-draft", "llama-cpp-ngram", "node-llama-cpp-lookup", "node-llama-cpp-draft")
+
+#: how an engine applies its sampling options (``specmath.audit.sampling_options.SEMANTICS``)
+ENGINE_SEMANTICS = ("hf", "llama.cpp", "vllm")
+
+#: the rows of the options table (``specmath.audit.option_rows.OPTION_ROWS``)
+OPTION_ROWS = ("T=1", "T=0.7 top-k 20", "top-p 0.9", "min-p 0.1", "logit bias", "repetition 1.5",
+               "repetition 1.5 window 4", "presence 1.5", "frequency 1.5", "repeat ban")
 
 #: the pairs an engine audit runs on (``specmath.audit.generate_pairs.PAIRS``)
 AUDIT_PAIRS = ("tiny", "bundled", "smollm2")

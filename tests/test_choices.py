@@ -26,8 +26,9 @@ def _action(command: str, dest: str) -> argparse.Action:
     ("bench", "lean", choices.LEAN, "none"),
     ("bench", "verify", choices.VERIFY, "token"),
     ("bench", "dtype", choices.DTYPES, "float32"),
-    ("audit-generate", "engine", choices.AUDIT_ENGINES, None),
     ("audit-generate", "pair", choices.AUDIT_PAIRS, None),
+    ("audit-generate", "semantics", choices.ENGINE_SEMANTICS, None),
+    ("audit-generate", "option", choices.OPTION_ROWS, None),
     ("audit", "generator", choices.GENERATOR_KINDS, "numpy"),
     ("audit", "tree", choices.TREE_CHILDREN, None),
 ])
@@ -48,10 +49,16 @@ def test_the_registries_that_implement_the_choices_are_keyed_by_them():
     from specmath.audit.adapters import make_generator
     from specmath.audit.engines import ENGINES
     from specmath.audit.generate_pairs import PAIRS
+    from specmath.audit.gguf_engines import GGUF_ENGINES
+    from specmath.audit.option_rows import OPTION_ROWS
+    from specmath.audit.sampling_options import SEMANTICS
     from specmath.lm.block_verify import VERIFIERS
     from specmath.speculative.symbolic_step import SYMBOLIC_RULES
 
     assert tuple(ENGINES) == choices.AUDIT_ENGINES
+    assert tuple(GGUF_ENGINES) == choices.GGUF_AUDIT_ENGINES
+    assert tuple(SEMANTICS) == choices.ENGINE_SEMANTICS
+    assert tuple(OPTION_ROWS) == choices.OPTION_ROWS
     assert tuple(PAIRS) == choices.AUDIT_PAIRS
     assert tuple(VERIFIERS) == choices.VERIFY
     assert tuple(SYMBOLIC_RULES) == choices.SYMBOLIC_RULES

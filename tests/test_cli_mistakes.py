@@ -131,7 +131,8 @@ MISTAKES = [
     (["audit", "tree-bug:medusa-typical-acceptance"], r"'tree-bug:medusa-typical-acceptance' is not audited: Medusa's fast mode"),
     (["bugzoo", "top-k-sibling"], r"unknown bug 'top-k-sibling' \(did you mean 'top-k-siblings-no-residual'\?\)"),
     # audit-generate
-    (["audit-generate", "nosuch", "--pair", "tiny"], r"unknown engine 'nosuch'; choose from: specmath, hf-assisted, hf-lookup, llama-cpp"),
+    (["audit-generate", "nosuch", "--pair", "tiny"], r"unknown engine 'nosuch'; choose from: specmath, hf-assisted, hf-lookup, llama-cpp-draft, llama-cpp-ngram, "
+     r"node-llama-cpp-lookup, node-llama-cpp-draft, or module:function"),
     (["audit-generate", "hf_assisted", "--pair", "tiny"], r"unknown engine 'hf_assisted' \(did you mean 'hf-assisted'\?\)"),
     (["audit-generate", "specmath", "--pair", "tinyy"], r"unknown --pair value 'tinyy' \(did you mean 'tiny'\?\); choose from: tiny, bundled, smollm2"),
     (["audit-generate", "specmath"], r"give an ENGINE and --pair PAIR, or --all"),

@@ -24,9 +24,14 @@ Modules, one idea each:
 End-to-end audits of whole generate calls (``specmath audit-generate ENGINE --pair PAIR``):
 
 * ``generate_pairs``   the model pairs (tiny, bundled, smollm2) and the prompts audited at
-* ``engines``          specmath, HF assisted, HF lookup, llama.cpp, each with its lossy control
-* ``llama_cpp_engine`` llama-cpp-python's speculative generate on the SmolLM2 GGUF
-* ``generate_audit``   the exact warped target law of the first one and two tokens, the G-tests
+* ``engines``          specmath, HF assisted, HF lookup on a pair's torch models, each with its lossy control
+* ``generate_audit``   their audit: the exact law of the first one and two tokens; ``generate_checks`` the G-tests
+* ``sampling_options`` the options engines ship and each engine's order; ``penalties``, ``engine_law`` the exact
+                       law under them, position by position
+* ``engine_protocol``  one protocol for any engine: ``jsonl_engine`` (a subprocess), ``endpoint_engine`` (a
+                       server), ``gguf_engines`` (llama.cpp's loop and node-llama-cpp, ``make engines``)
+* ``engine_audit``     the audit of a protocol engine, with ``option_rows`` (controls and prompts), ``pathwise``,
+                       ``audit_target`` (``--target``), ``engine_runs`` and ``engine_table`` (the options table)
 
 References: Leviathan et al., ICML 2023 (Algorithm 1); Chen et al., 2023 (Algorithm 2).
 """

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["AuditPair", "PAIRS", "load_audit_pair", "lookup_draft_token", "control_shift"]
+__all__ = ["AuditPair", "PAIRS", "load_audit_pair", "lookup_draft_token", "control_shift", "tiny_candidates"]
 
 PAIRS = ("tiny", "bundled", "smollm2")
 
@@ -54,11 +54,13 @@ class AuditPair:
     pad_token_id: int
 
 
-def lookup_draft_token(prompt: list[int], max_ngram: int = 2) -> int:
-    """The first token prompt lookup proposes after ``prompt`` (``specmath.lm.drafts.PromptLookupDraft``)."""
+def lookup_draft_token(prompt: list[int], max_ngram: int = 2) -> int | None:
+    """The first token prompt lookup proposes after ``prompt`` (``specmath.lm.drafts.PromptLookupDraft``),
+    or None where no earlier n-gram matches the prompt's tail (the lookup then proposes nothing)."""
     from specmath.lm.drafts import PromptLookupDraft
 
-    return PromptLookupDraft(max_ngram=max_ngram).lookup(prompt, 1)[0]
+    found = PromptLookupDraft(max_ngram=max_ngram).lookup(prompt, 1)
+    return found[0] if found else None
 
 
 def control_shift(p: torch.Tensor, q: torch.Tensor) -> float:
@@ -76,16 +78,22 @@ def _best_prompts(target: torch.nn.Module, draft: torch.nn.Module, candidates: l
         ids = torch.tensor([prompt])
         p = torch.softmax(target(ids).logits[0, -1].double(), -1)
         q = torch.softmax(draft(ids).logits[0, -1].double(), -1)
-        one_hot = torch.zeros_like(p)
-        one_hot[lookup_draft_token(prompt)] = 1.0
         model_scores.append(control_shift(p, q))
-        lookup_scores.append(control_shift(p, one_hot))
+        proposed = lookup_draft_token(prompt)
+        if proposed is None:
+            # nothing drafted, nothing rejected: the control emits p itself at this prompt
+            lookup_scores.append(0.0)
+        else:
+            one_hot = torch.zeros_like(p)
+            one_hot[proposed] = 1.0
+            lookup_scores.append(control_shift(p, one_hot))
     best = (max(range(len(candidates)), key=model_scores.__getitem__),
             max(range(len(candidates)), key=lookup_scores.__getitem__))
     return candidates[best[0]], candidates[best[1]]
 
 
-def _tiny_candidates() -> list[list[int]]:
+def tiny_candidates() -> list[list[int]]:
+    """The tiny pair's candidate prompts: random ids, each repeating its first two."""
     # [a, b, c, d, a, b]: the lookup matches "a b" and proposes c
     g = torch.Generator().manual_seed(1234)
     out = []
@@ -102,7 +110,7 @@ def load_audit_pair(name: str) -> AuditPair:
         from specmath.lm.tiny_pair import TINY_VOCAB, make_tiny_pair
 
         target, draft = make_tiny_pair(0)
-        return AuditPair(name, target, draft, *_best_prompts(target, draft, _tiny_candidates()), TINY_VOCAB, 0)
+        return AuditPair(name, target, draft, *_best_prompts(target, draft, tiny_candidates()), TINY_VOCAB, 0)
     if name == "bundled":
         from specmath.lm.bundled import load_bundled_pair
 

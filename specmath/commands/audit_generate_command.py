@@ -1,13 +1,21 @@
-"""``specmath audit-generate ENGINE --pair PAIR [--n N] [--temperature T] [--top-k K] [--top-p P] [--json]``.
+"""``specmath audit-generate ENGINE --pair PAIR | --target MODEL [sampling options] [--json]``.
 
-Runs N whole generate calls of an engine (``specmath``, ``hf-assisted``, ``hf-lookup``,
-``llama-cpp``) and of its lossy negative control, and G-tests their first token and first two
-tokens against the exact warped target law (``specmath.audit.generate_audit``). Prints one row per
-sampler and check (G, dof, p-value, detectable TV at power 0.99, level), or JSON with ``--json``.
+Runs N whole generate calls of an engine and of its lossy negative control, and G-tests their first token
+and first two tokens against the exact target law under the engine's sampling options
+(``specmath.audit.generate_audit``, ``specmath.audit.engine_audit``). The engine is one of
 
-``--all`` runs the whole table (every engine x pair x the three configurations T=1,
-T=0.7 + top-k 20, top-p 0.9; ``--pair`` and ENGINE narrow it) and prints one row per audit,
-in Markdown with ``--markdown``.
+* ``specmath``, ``hf-assisted``, ``hf-lookup``: on a pair's torch models (``--pair``);
+* ``llama-cpp-draft``, ``llama-cpp-ngram``, ``node-llama-cpp-lookup``, ``node-llama-cpp-draft``: built by
+  ``make engines``, on a GGUF target (``--target smollm2`` or ``--target FILE.gguf``; ``--draft FILE.gguf``);
+* ``module:function`` or ``path/to/file.py:function``: a Python function ``(prompt_ids, n, seed, **options)``;
+* ``--engine-cmd "CMD"``: a subprocess speaking JSON lines; ``--endpoint URL``: an OpenAI-compatible server
+  (the protocol: ``specmath.audit.engine_protocol``).
+
+Sampling options: ``--temperature``, ``--top-k``, ``--top-p``, ``--min-p``, ``--logit-bias TOKEN=BIAS``
+(repeatable), ``--repetition-penalty``, ``--penalty-window``, ``--presence-penalty``, ``--frequency-penalty``;
+or ``--option ROW``, a row of the options table with its control and its prompt. ``--prompt TEXT`` audits at
+that text. ``--pathwise N`` compares speculative with plain output over N seeds. ``--options-table`` runs
+every row for the GGUF engines (``--json-out FILE`` keeps the records); ``--all`` the torch engines' table.
 
 Exit status: 0 when every audit passes (engine not rejected, control caught) or was skipped, 1 when an
 engine fails or a control is not caught (inconclusive), 2 when an engine raised (an error, named) or
@@ -18,55 +26,146 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import platform
 import sys
+from pathlib import Path
 
-from specmath.choices import AUDIT_ENGINES, AUDIT_PAIRS
+from specmath.choices import AUDIT_ENGINES, AUDIT_PAIRS, ENGINE_SEMANTICS, GGUF_AUDIT_ENGINES, OPTION_ROWS
 from specmath.cli import IntegerValue, RealValue
-from specmath.validation import InvalidArgument
+from specmath.validation import InvalidArgument, InvalidFile, check_choice, check_integer, check_real
+
+#: an engine named on the command line
+ENGINE_NAMES = AUDIT_ENGINES + GGUF_AUDIT_ENGINES
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("engine", nargs="?", choices=AUDIT_ENGINES, help="the engine whose generate path is audited")
+    parser.add_argument("engine", nargs="?", metavar="ENGINE",
+                        help=f"{', '.join(ENGINE_NAMES)}, or module:function (a Python engine)")
     parser.add_argument("--pair", choices=AUDIT_PAIRS, help="target/draft pair (tiny is fast enough for CI)")
+    parser.add_argument("--target", metavar="MODEL", help="the model the law comes from: a pair, FILE.gguf or a model folder")
+    parser.add_argument("--engine-cmd", metavar="CMD", help="a subprocess engine speaking JSON lines")
+    parser.add_argument("--endpoint", metavar="URL", help="an OpenAI-compatible completions server (one request per sample)")
+    parser.add_argument("--model", metavar="NAME", default="default", help="the model name sent to --endpoint")
+    parser.add_argument("--semantics", choices=ENGINE_SEMANTICS, default=None,
+                        help="the order and penalty history of a function or endpoint engine (default hf; endpoint: vllm)")
+    parser.add_argument("--draft", metavar="FILE", help="the draft GGUF of a draft-model GGUF engine (default: the target)")
     parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
                         help="generate calls per sampler, an int >= 1 (default 2000; --all: per pair)")
+    parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0, help="seed of the first generate call, an int >= 0")
     parser.add_argument("--temperature", metavar="T", action=RealValue, min_value=0, open_min=True, default=1.0,
                         help="temperature T > 0 (the audit compares sampled laws; default 1)")
     parser.add_argument("--top-k", metavar="K", action=IntegerValue, min_value=1, default=None, help="keep the K >= 1 most likely tokens")
     parser.add_argument("--top-p", metavar="P", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
                         help="keep the most likely tokens up to mass P in (0, 1]")
-    parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0, help="seed of the first generate call, an int >= 0")
+    parser.add_argument("--min-p", metavar="P", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
+                        help="keep tokens of probability >= P times the largest, P in (0, 1]")
+    parser.add_argument("--logit-bias", metavar="TOKEN=BIAS", action="append", default=None,
+                        help="add BIAS to TOKEN's logit (repeatable)")
+    parser.add_argument("--repetition-penalty", metavar="R", action=RealValue, min_value=0, open_min=True, default=None,
+                        help="divide (z > 0) or multiply (z <= 0) the logit of a seen token by R > 0")
+    parser.add_argument("--penalty-window", metavar="W", action=IntegerValue, min_value=1, default=None,
+                        help="the penalties count the last W tokens of their history (default: the engine's)")
+    parser.add_argument("--presence-penalty", metavar="A", action=RealValue, default=None, help="subtract A from a seen token's logit")
+    parser.add_argument("--frequency-penalty", metavar="F", action=RealValue, default=None,
+                        help="subtract F times its count from a seen token's logit")
+    parser.add_argument("--option", choices=OPTION_ROWS, default=None,
+                        help="a row of the options table: its options, its control, its prompt")
+    parser.add_argument("--prompt", metavar="TEXT", help="audit at this text (the target's tokenizer, no special tokens)")
+    parser.add_argument("--pathwise", metavar="N", action=IntegerValue, min_value=0, default=0,
+                        help="also compare speculative with plain output over N seeds (engines with a plain path)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--all", action="store_true", help="the whole table: engines x pairs x the three configurations")
-    parser.add_argument("--markdown", action="store_true", help="with --all: a Markdown table")
+    parser.add_argument("--all", action="store_true", help="the torch engines' table: engines x pairs x three configurations")
+    parser.add_argument("--options-table", action="store_true", help="every option row for the GGUF engines")
+    parser.add_argument("--json-out", metavar="FILE", help="with --options-table: write the records to FILE")
+    parser.add_argument("--markdown", action="store_true", help="with --all or --options-table: a Markdown table")
+
+
+def _sampling_options(args: argparse.Namespace):
+    from specmath.audit.sampling_options import SamplingOptions
+
+    bias = []
+    for item in args.logit_bias or ():
+        token, sep, value = item.partition("=")
+        if not sep or not token.strip().lstrip("-").isdigit():
+            raise InvalidArgument(f"--logit-bias takes TOKEN=BIAS (a token id and a number), got {item!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            number = value
+        bias.append((check_integer(int(token), "--logit-bias token", min_value=0), check_real(number, "--logit-bias bias")))
+    return SamplingOptions(args.temperature, top_k=args.top_k, top_p=args.top_p, min_p=args.min_p, logit_bias=tuple(bias),
+                           repetition_penalty=args.repetition_penalty, presence_penalty=args.presence_penalty,
+                           frequency_penalty=args.frequency_penalty, penalty_window=args.penalty_window)
+
+
+def _engine_kind(args: argparse.Namespace) -> str:
+    if args.engine_cmd is not None:
+        return "command"
+    if args.endpoint is not None:
+        return "endpoint"
+    if args.engine is None:
+        return "none"
+    if ":" in args.engine:
+        return "function"
+    check_choice(args.engine, "engine", ENGINE_NAMES, also="or module:function")
+    return "gguf" if args.engine in GGUF_AUDIT_ENGINES else "torch"
 
 
 def check_arguments(args: argparse.Namespace) -> None:
     """The mistakes argparse cannot see, named before torch is imported."""
-    if not args.all and (not args.engine or not args.pair):
-        raise InvalidArgument("give an ENGINE and --pair PAIR, or --all")
+    named = [x for x in (args.engine, args.engine_cmd, args.endpoint) if x is not None]
+    if len(named) > 1:
+        raise InvalidArgument("name one engine: ENGINE, --engine-cmd or --endpoint")
+    kind = _engine_kind(args)
+    options = _sampling_options(args)
+    explicit = options.to_json().keys() - {"temperature"} or args.temperature != 1.0
+    if args.option and explicit:
+        raise InvalidArgument(f"--option {args.option!r} sets the sampling options itself: leave out the others")
+    if args.prompt is not None and not args.prompt.strip():
+        raise InvalidArgument("--prompt is empty: give the text to audit at (or leave it out for the built-in prompts)")
+    if args.json_out and not args.options_table:
+        raise InvalidArgument("--json-out writes the records of --options-table")
+    if args.all or args.options_table:
+        if args.options_table and kind not in ("gguf", "none"):
+            raise InvalidArgument(f"--options-table runs the GGUF engines: {', '.join(GGUF_AUDIT_ENGINES)}")
+        _check_target(args, gguf=args.options_table)
+        return
+    if kind == "none":
+        raise InvalidArgument("give an ENGINE and --pair PAIR (or --target MODEL), or --all")
+    if kind == "torch":
+        if not args.pair:
+            raise InvalidArgument("give an ENGINE and --pair PAIR, or --all")
+        if args.target or args.option or args.prompt or args.pathwise:
+            raise InvalidArgument(f"{args.engine} takes --pair and sampling options (not --target, --option, --prompt, --pathwise)")
+        from specmath.audit.sampling_options import SEMANTICS, EngineSemantics
+
+        takes = SEMANTICS["hf"].options if args.engine.startswith("hf-") else {"temperature", "top_k", "top_p"}
+        EngineSemantics(args.engine, SEMANTICS["hf"].order, options=frozenset(takes)).check_supports(options)
+        return
+    if args.pair and args.target:
+        raise InvalidArgument("give the target once: --pair or --target")
+    if not (args.pair or args.target):
+        raise InvalidArgument(f"name the model the law comes from: --target MODEL ({', '.join(AUDIT_PAIRS)}, FILE.gguf or a folder)")
+    _check_target(args, gguf=kind == "gguf")
 
 
-#: generate calls per sampler in the full table: the shared 2-core CPU affords fewer for larger models
+def _check_target(args: argparse.Namespace, gguf: bool) -> None:
+    target = args.target or args.pair or ("smollm2" if gguf else None)
+    if target is None:
+        return
+    if target.endswith(".gguf") and not Path(target).is_file():
+        raise InvalidFile(f"--target {target}: no such GGUF file")
+    if gguf and not (target == "smollm2" or target.endswith(".gguf")):
+        raise InvalidArgument(f"the GGUF engines run GGUF files: --target smollm2 or --target FILE.gguf, not {target!r}")
+    if args.draft and not Path(args.draft).is_file():
+        raise InvalidFile(f"--draft {args.draft}: no such GGUF file")
+
+
+#: generate calls per sampler in the torch engines' table: the shared 2-core CPU affords fewer for larger models
 TABLE_N = {"tiny": 2000, "bundled": 1000, "smollm2": 200}
-
-
-def _fmt(x: float, spec: str) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else ("inf" if math.isinf(x) else format(x, spec))
-
-
-def _print_one(audit) -> None:
-    print(f"audit-generate {audit.engine} on {audit.pair}, {audit.config}: N = {audit.n} generate calls per sampler, "
-          f"prompt ids {audit.prompt}")
-    print(f"engine {audit.seconds:.1f} s, control {audit.control_seconds:.1f} s; each test at level "
-          f"{audit.checks[0].level:.2g} (family 1e-6), detectable TV at power 0.99" if audit.checks else "")
-    for c in audit.checks:
-        extra = f"  impossible {c.impossible}" if c.impossible else ""
-        print(f"  {c.role:8s} {c.name:17s} G = {_fmt(c.statistic, '.1f'):>8s}  dof {c.dof:3d}  p = {c.p_value:.3g}  "
-              f"detectable TV {_fmt(c.detectable_tv, '.3f')}  {'pass' if c.passed else 'REJECTED'}{extra}")
-    print(audit.verdict)
+#: generate calls per sampler in the options table, by engine: what the shared 2-core CPU affords in about two hours
+#: (a call of llama-cpp-draft runs its draft model, the same 135M-parameter model: 0.3 s; llama-cpp-ngram 0.07 s)
+OPTIONS_TABLE_N = {"llama-cpp-draft": 400, "llama-cpp-ngram": 800, "node-llama-cpp-lookup": 500, "node-llama-cpp-draft": 500}
 
 
 def _status(audits) -> int:
@@ -75,7 +174,9 @@ def _status(audits) -> int:
     return 0 if all(a.passed or a.skipped for a in audits) else 1
 
 
-def _table(audits, markdown: bool) -> str:
+def _torch_table(audits, markdown: bool) -> str:
+    from specmath.audit.engine_table import fmt
+
     header = ["engine", "pair", "config", "N", "engine s", "control s", "p first", "p first two",
               "detectable TV first / two", "control caught", "verdict"]
     rows = []
@@ -84,17 +185,25 @@ def _table(audits, markdown: bool) -> str:
         control = [c for c in a.checks if c.role == "control"]
         rows.append([
             a.engine, a.pair, a.config, str(a.n) if not a.skipped else "-",
-            _fmt(a.seconds, ".1f") if not a.skipped else "-", _fmt(a.control_seconds, ".1f") if not a.skipped else "-",
+            fmt(a.seconds, ".1f") if not a.skipped else "-", fmt(a.control_seconds, ".1f") if not a.skipped else "-",
             f"{engine[0].p_value:.2g}" if engine else "-", f"{engine[1].p_value:.2g}" if engine else "-",
-            f"{_fmt(a.detectable('first token'), '.3f')} / {_fmt(a.detectable('first two tokens'), '.3f')}" if engine else "-",
+            f"{fmt(a.detectable('first token'))} / {fmt(a.detectable('first two tokens'))}" if engine else "-",
             ("yes" if a.control_caught else "NO") if control else "-", a.verdict,
         ])
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines)
+        return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header] + rows)
+
+
+def _hardware() -> str:
+    import os
+
+    import torch
+
+    return (f"hardware: {platform.machine()} CPU, {os.cpu_count() or 1} cores, torch threads {torch.get_num_threads()}; "
+            "family level 1e-6, power 0.99")
 
 
 def _run_all(args: argparse.Namespace) -> int:
@@ -103,50 +212,86 @@ def _run_all(args: argparse.Namespace) -> int:
     from specmath.audit.generate_pairs import PAIRS
 
     engines = [args.engine] if args.engine else list(ENGINES)
-    pairs = [args.pair] if args.pair else list(PAIRS)
     audits = []
-    for pair in pairs:
-        n = args.n or TABLE_N[pair]
+    for pair in [args.pair] if args.pair else list(PAIRS):
         for engine in engines:
             for config in CONFIGS:
-                audit = run_generate_audit(engine, pair, config, n=n, seed=args.seed)
+                audit = run_generate_audit(engine, pair, config, n=args.n or TABLE_N[pair], seed=args.seed)
                 audits.append(audit)
                 # progress, one line per audit (stderr when stdout carries the Markdown or JSON)
-                print(_table([audit], False).splitlines()[-1], flush=True,
+                print(_torch_table([audit], False).splitlines()[-1], flush=True,
                       file=sys.stderr if args.markdown or args.json else sys.stdout)
     if args.json:
         print(json.dumps([a.to_json() for a in audits], indent=2))
     else:
-        print(f"\nhardware: {platform.machine()} CPU, {_cores()} cores, torch threads {_threads()}; family level 1e-6, power 0.99")
-        print(_table(audits, args.markdown))
+        print(f"\n{_hardware()}")
+        print(_torch_table(audits, args.markdown))
     return _status(audits)
 
 
-def _cores() -> int:
-    import os
+def _run_options_table(args: argparse.Namespace) -> int:
+    from specmath.audit.audit_target import load_target
+    from specmath.audit.engine_runs import run_options_table
+    from specmath.audit.engine_table import options_table
 
-    return os.cpu_count() or 1
+    engines = [args.engine] if args.engine else list(GGUF_AUDIT_ENGINES)
+    n = {e: args.n or OPTIONS_TABLE_N[e] for e in engines}
+    target = load_target(args.target or args.pair or "smollm2")
+    records = run_options_table(engines, target, n=n, seed=args.seed, pathwise_seeds=args.pathwise or 50, draft=args.draft,
+                                progress=lambda line: print(line, file=sys.stderr, flush=True))
+    if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json_out).write_text(json.dumps(records, indent=1) + "\n")
+    print(json.dumps(records, indent=2) if args.json else options_table(records))
+    if any(r["error"] for r in records):
+        return 2
+    return 0 if all(r["passed"] for r in records) else 1
 
 
-def _threads() -> int:
-    import torch
+def _run_client(args: argparse.Namespace, kind: str, options) -> int:
+    from specmath.audit.audit_target import load_target
+    from specmath.audit.engine_runs import EngineChoice, open_engine, run_row
+    from specmath.audit.engine_table import describe_audit
+    from specmath.audit.option_rows import option_row_named, row_for
+    from specmath.function_reference import resolve_function
 
-    return torch.get_num_threads()
+    target = load_target(args.target or args.pair)
+    for token, _ in options.logit_bias:
+        if token >= target.vocab_size:
+            raise InvalidArgument(f"--logit-bias token {token} is outside {target.name}'s vocabulary: a token id in "
+                                  f"[0, {target.vocab_size})")
+    spec = {"command": args.engine_cmd, "endpoint": args.endpoint}.get(kind, args.engine)
+    if kind == "function":
+        resolve_function(spec, "engine")  # its mistakes as one line, before any model loads
+    semantics = args.semantics or ("vllm" if kind == "endpoint" else "hf")
+    opened = open_engine(EngineChoice(kind, spec), target, draft=args.draft, semantics=semantics, model=args.model)
+    try:
+        row = option_row_named(args.option) if args.option else row_for(options)
+        prompt = target.encode(args.prompt) if args.prompt else None
+        audit, _, _ = run_row(opened, target, row, n=args.n or 2000, seed=args.seed, prompt=prompt,
+                              pathwise_seeds=args.pathwise)
+    finally:
+        opened.close()
+    print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
+    return _status([audit])
 
 
 def run(args: argparse.Namespace) -> int:
     check_arguments(args)
-    from specmath.audit.generate_audit import run_generate_audit
-    from specmath.lm.warps import Sampling
-
     if args.all:
         return _run_all(args)
-    sampling = Sampling(args.temperature, top_k=args.top_k, top_p=args.top_p)
-    audit = run_generate_audit(args.engine, args.pair, sampling, n=args.n or 2000, seed=args.seed)
+    if args.options_table:
+        return _run_options_table(args)
+    kind = _engine_kind(args)
+    options = _sampling_options(args)
+    if kind != "torch":
+        return _run_client(args, kind, options)
+    from specmath.audit.engine_table import describe_audit
+    from specmath.audit.generate_audit import run_generate_audit
+
+    audit = run_generate_audit(args.engine, args.pair, options, n=args.n or 2000, seed=args.seed)
     if audit.skipped:  # the engine cannot run here (a package or a model file is missing): say why
         raise InvalidArgument(f"engine {args.engine!r} cannot run here: {audit.skipped}")
-    if args.json:
-        print(json.dumps(audit.to_json(), indent=2))
-    else:
-        _print_one(audit)
+    print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
     return _status([audit])
+

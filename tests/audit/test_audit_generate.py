@@ -28,8 +28,10 @@ from specmath.audit.generate_audit import (  # noqa: E402
     warped_law,
 )
 from specmath.audit.generate_pairs import load_audit_pair  # noqa: E402
+from specmath.audit.sampling_options import SamplingOptions  # noqa: E402
 from specmath.cli import main  # noqa: E402
 from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.validation import InvalidArgument  # noqa: E402
 
 #: generate calls per sampler in CI: the batched specmath engine affords more, HF's one-row calls fewer
 CI_N = {"specmath": 2000, "hf-assisted": 400, "hf-lookup": 400}
@@ -127,15 +129,19 @@ def test_bad_arguments_exit_two(capsys):
     assert main(["audit-generate", "no-such-engine", "--pair", "tiny"]) == 2
 
 
-def test_llama_cpp_is_skipped_with_a_reason_when_it_cannot_run():
-    audit = run_generate_audit("llama-cpp", "tiny", "T=1", n=10)
-    assert audit.skipped and not audit.passed and audit.verdict.startswith("SKIPPED")
+@pytest.mark.parametrize("engine", ["hf-assisted", "hf-lookup"])
+def test_hf_engines_under_min_p_repetition_and_logit_bias_pass_against_the_law_in_hf_order(engine):
+    # the options HF generate takes beyond temperature, top-k and top-p, on both sides of its verification;
+    # the repetition penalty counts the prompt and each position's own prefix (HF applies its processors to
+    # candidate_input_ids[:, :cur_len + i] position by position)
+    options = SamplingOptions(0.9, min_p=0.05, repetition_penalty=1.3, logit_bias=((3, 2.0), (5, -2.0)))
+    audit = run_generate_audit(engine, "tiny", options, n=CI_N[engine], seed=2)
+    assert audit.error is None and audit.engine_passed, [c.to_json() for c in audit.checks]
+    assert audit.config == options.label()
 
 
-@pytest.mark.slow
-def test_llama_cpp_on_smollm2_gguf_passes_and_its_control_is_caught():
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-    # N = 300: detectable TV about 0.2; the lookup control shifts the first token's law by more
-    audit = run_generate_audit("llama-cpp", "smollm2", "T=1", n=300)
-    assert audit.error is None, audit.error
-    assert audit.engine_passed and audit.control_caught, [c.to_json() for c in audit.checks]
+def test_an_option_an_engine_does_not_take_is_a_clear_mistake():
+    with pytest.raises(InvalidArgument, match="the engine \\(specmath\\) does not take min_p"):
+        run_generate_audit("specmath", "tiny", SamplingOptions(min_p=0.1), n=10)
+    with pytest.raises(InvalidArgument, match="does not take frequency_penalty"):
+        run_generate_audit("hf-lookup", "tiny", SamplingOptions(frequency_penalty=0.5), n=10)

@@ -1,0 +1,391 @@
+// specmath's JSON-lines driver for llama.cpp's own speculative loop, for `specmath audit-generate --engine-cmd`.
+//
+// Notation: p = target law, q = draft law, gamma = draft tokens per round.
+//
+// Arguments are llama.cpp's own (common_params_parse, the flags of examples/speculative-simple):
+//   -m TARGET.gguf [-md DRAFT.gguf] --spec-type draft-simple|ngram-simple [--spec-draft-n-max 4] -t 1 -c 512
+// One JSON object per line on stdin, one reply per line on stdout (protocol: specmath/audit/engine_protocol.py):
+//   {"op": "info"}                      -> vocabulary size, the sampler chain's order, what it promises
+//   {"op": "logits", "contexts": [[ids]]} -> the target's raw next-token logits after each context (float32, base64),
+//                                          from the plain path (context[:-1] in one batch, then its last token)
+//   {"op": "generate", "prompt": [ids], "n": N, "seed": S, "max_new_tokens": M, "options": {...},
+//    "speculative": true|false, "control": null|{"drafted": {...}, "stale_history": bool}}
+//                                       -> {"tokens": [[M ids] x N], "drafted": d, "accepted": a}
+// Call i samples with seed S + i. Each call is a fresh generation: memory cleared, a new sampler that first
+// accepts the prompt (as llama-server does, so penalties see the prompt), then llama.cpp's loop: draft with
+// common_speculative_draft, evaluate [last, draft...] in one batch, keep common_sampler_sample_and_accept_n's
+// tokens (sample-match: the target's sampler draws at each position, drafts are kept while they match).
+// The plain path is the same loop with no draft, so one emitted token per uniform in both.
+//
+// "control" makes the loop lossy on purpose (a negative control for the audit): at drafted positions (batch
+// index >= 1, sampled only because the previous draft matched) it samples with the options in "drafted" and,
+// with "stale_history", with the penalty history of the batch's start. Bugs of that shape: min_p and logit
+// bias skipped on verified tokens, argmax acceptance at T > 0, penalties not updated position by position.
+// A control may also set "history" ("generated": the prompt is not counted) and "ignored" (tokens never
+// counted), so that it samples another engine's penalty semantics (node-llama-cpp's) with llama.cpp's loop.
+#include "arg.h"
+#include "build-info.h"
+#include "common.h"
+#include "ggml-backend.h"
+#include "llama.h"
+#include "sampling.h"
+#include "speculative.h"
+#include "nlohmann/json.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+using json = nlohmann::json;
+
+struct engine {
+    common_params params;
+    common_init_result_ptr init_tgt;
+    common_speculative_init_result_ptr init_dft;
+    llama_model * model = nullptr;
+    llama_context * ctx = nullptr;
+    llama_context * ctx_dft = nullptr;
+    common_speculative_ptr spec;  // one for the engine's life, as a llama-server slot keeps one
+    llama_tokens cached;          // the tokens in the target's memory, positions 0, 1, ...: reused across requests
+    bool spec_synced = false;     // the draft side (its memory, spec) has processed exactly `cached` too
+    int n_vocab = 0;
+};
+
+static std::string base64(const unsigned char * data, size_t n) {
+    static const char * abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((n + 2) / 3 * 4);
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = data[i] << 16 | (i + 1 < n ? data[i + 1] << 8 : 0) | (i + 2 < n ? data[i + 2] : 0);
+        out += abc[v >> 18 & 63];
+        out += abc[v >> 12 & 63];
+        out += i + 1 < n ? abc[v >> 6 & 63] : '=';
+        out += i + 2 < n ? abc[v & 63] : '=';
+    }
+    return out;
+}
+
+// the request's options as llama.cpp sampling parameters; everything not asked for is switched off
+static common_params_sampling sampling_params(const json & o, uint32_t seed) {
+    common_params_sampling s;
+    s.seed = seed;
+    s.temp = o.value("temperature", 1.0f);
+    s.top_k = o.value("top_k", 0);
+    s.top_p = o.value("top_p", 1.0f);
+    s.min_p = o.value("min_p", 0.0f);
+    s.penalty_repeat = o.value("repetition_penalty", 1.0f);
+    s.penalty_last_n = o.value("penalty_window", 64);
+    s.penalty_present = o.value("presence_penalty", 0.0f);
+    s.penalty_freq = o.value("frequency_penalty", 0.0f);
+    s.typ_p = 1.0f;
+    s.xtc_probability = 0.0f;
+    s.dry_multiplier = 0.0f;
+    s.top_n_sigma = -1.0f;
+    s.min_keep = 0;
+    s.logit_bias.clear();
+    for (const auto & pair : o.value("logit_bias", json::array())) {
+        s.logit_bias.push_back({pair.at(0).get<llama_token>(), pair.at(1).get<float>()});
+    }
+    return s;
+}
+
+static void clear_memory(engine & e) {
+    llama_memory_clear(llama_get_memory(e.ctx), true);
+    if (e.ctx_dft) {
+        llama_memory_clear(llama_get_memory(e.ctx_dft), true);
+    }
+    e.cached.clear();
+    e.spec_synced = false;
+}
+
+// the target's memory cut back to the longest common prefix with `tokens` (llama-server's prompt cache): how many
+// tokens of `tokens` it still holds
+static size_t keep_common_prefix(engine & e, const llama_tokens & tokens) {
+    size_t k = 0;
+    while (k < e.cached.size() && k < tokens.size() && e.cached[k] == tokens[k]) {
+        ++k;
+    }
+    llama_memory_seq_rm(llama_get_memory(e.ctx), 0, k, -1);
+    e.cached.resize(k);
+    return k;
+}
+
+// both memories hold exactly the prompt but its last token (llama.cpp's speculative-simple layout), evaluated
+// once per prompt and cut back to it for every call, as llama-server's prompt cache does
+static void load_prompt_head(engine & e, const llama_tokens & prompt) {
+    const llama_tokens head_tokens(prompt.begin(), prompt.end() - 1);
+    if (e.spec_synced && e.cached == head_tokens) {
+        llama_memory_seq_rm(llama_get_memory(e.ctx), 0, head_tokens.size(), -1);
+        if (e.ctx_dft) {
+            llama_memory_seq_rm(llama_get_memory(e.ctx_dft), 0, head_tokens.size(), -1);
+        }
+        return;
+    }
+    clear_memory(e);
+    if (head_tokens.empty()) {
+        return;
+    }
+    llama_batch head = llama_batch_init(head_tokens.size(), 0, 1);
+    for (size_t i = 0; i < head_tokens.size(); ++i) {
+        common_batch_add(head, head_tokens[i], i, {0}, false);
+    }
+    const bool ok = llama_decode(e.ctx, head) == 0 && (!e.spec || common_speculative_process(e.spec.get(), head));
+    llama_batch_free(head);
+    if (!ok) {
+        throw std::runtime_error("decoding the prompt failed");
+    }
+    e.cached = head_tokens;
+    e.spec_synced = true;
+}
+
+// decode tokens[from, to) at their positions; logits only for the last one when `last_logits`
+static void decode(llama_context * ctx, const llama_tokens & tokens, size_t from, size_t to, bool last_logits) {
+    llama_batch batch = llama_batch_init(to - from, 0, 1);
+    for (size_t i = from; i < to; ++i) {
+        common_batch_add(batch, tokens[i], i, {0}, last_logits && i + 1 == to);
+    }
+    const int rc = llama_decode(ctx, batch);
+    llama_batch_free(batch);
+    if (rc != 0) {
+        throw std::runtime_error("llama_decode failed with " + std::to_string(rc));
+    }
+}
+
+// which tokens the penalties count (llama.cpp: the prompt and every emitted token); a request may ask for the
+// emitted tokens only, and name tokens never counted: another engine's semantics, for its control
+struct history_rule {
+    bool prompt = true;
+    std::vector<llama_token> ignored;
+    bool counts(llama_token t) const { return std::find(ignored.begin(), ignored.end(), t) == ignored.end(); }
+};
+
+// the control's sampling at drafted positions: its own chain, fed the history it is meant to see
+static std::vector<llama_token> sample_and_accept_lossy(engine & e, common_sampler * smpl, const llama_tokens & draft,
+                                                        const json & control, const json & options, uint32_t seed,
+                                                        const llama_tokens & seen, const history_rule & rule) {
+    json drafted = options;
+    drafted.update(control.value("drafted", json::object()));
+    common_params_sampling sp = sampling_params(drafted, seed ^ 0x9e3779b9u);
+    common_sampler_ptr at_drafts(common_sampler_init(e.model, sp));
+    for (llama_token t : seen) {
+        common_sampler_accept(at_drafts.get(), t, false);
+    }
+    const bool stale = control.value("stale_history", false);
+    std::vector<llama_token> out;
+    for (size_t i = 0; i <= draft.size(); ++i) {
+        const llama_token id = common_sampler_sample(i == 0 ? smpl : at_drafts.get(), e.ctx, i);
+        if (rule.counts(id)) {
+            common_sampler_accept(smpl, id, true);
+            if (!stale) {
+                common_sampler_accept(at_drafts.get(), id, true);
+            }
+        }
+        out.push_back(id);
+        if (i == draft.size() || draft[i] != id) {
+            break;
+        }
+    }
+    return out;
+}
+
+struct call_stats {
+    long drafted = 0;
+    long accepted = 0;
+};
+
+static llama_tokens generate_one(engine & e, const llama_tokens & prompt, int max_new, const json & options, uint32_t seed,
+                                 bool speculative, const json & control, call_stats & stats) {
+    load_prompt_head(e, prompt);
+    common_params_sampling sp = sampling_params(options, seed);
+    common_sampler_ptr smpl(common_sampler_init(e.model, sp));
+    history_rule rule;
+    if (!control.is_null()) {
+        rule.prompt = control.value("history", std::string("prompt+generated")) == "prompt+generated";
+        rule.ignored = control.value("ignored", std::vector<llama_token>());
+    }
+    llama_tokens seen;  // the tokens the penalties count so far
+    for (llama_token t : prompt) {
+        if (rule.prompt && rule.counts(t)) {
+            common_sampler_accept(smpl.get(), t, false);
+            seen.push_back(t);
+        }
+    }
+    common_speculative * spec = speculative ? e.spec.get() : nullptr;
+    if (speculative && !spec) {
+        throw std::runtime_error("no speculative decoding configured: start the engine with --spec-type (and -md)");
+    }
+    llama_tokens context(prompt.begin(), prompt.end() - 1);
+    llama_token last = prompt.back();
+    int n_past = prompt.size() - 1;
+    if (spec) {
+        common_speculative_begin(spec, 0, context);
+    }
+    llama_tokens out, draft;
+    llama_batch batch = llama_batch_init(llama_n_batch(e.ctx), 0, 1);
+    while ((int) out.size() < max_new) {
+        draft.clear();
+        if (spec) {
+            const llama_pos pos_max = llama_memory_seq_pos_max(llama_get_memory(e.ctx), 0);
+            const int room = std::min((int) llama_n_ctx(e.ctx) - n_past - 2, max_new - (int) out.size() - 1);
+            common_speculative_get_draft_params(spec, 0) = {true, std::max(room, 0), n_past, last, &context, &draft};
+            common_speculative_draft(spec);
+            if (e.ctx_dft) {
+                llama_memory_seq_rm(llama_get_memory(e.ctx_dft), 0, pos_max + 1, -1);
+            }
+        }
+        common_batch_clear(batch);
+        common_batch_add(batch, last, n_past++, {0}, true);
+        for (size_t i = 0; i < draft.size(); ++i) {
+            common_batch_add(batch, draft[i], n_past + i, {0}, true);
+        }
+        if (llama_decode(e.ctx, batch) != 0) {
+            throw std::runtime_error("llama_decode failed on a draft batch");
+        }
+        if (spec && !common_speculative_process(spec, batch)) {
+            throw std::runtime_error("common_speculative_process failed");
+        }
+        const llama_tokens ids = control.is_null()
+            ? common_sampler_sample_and_accept_n(smpl.get(), e.ctx, draft)
+            : sample_and_accept_lossy(e, smpl.get(), draft, control, options, seed, seen, rule);
+        stats.drafted += draft.size();
+        stats.accepted += ids.size() - 1;
+        if (spec) {
+            common_speculative_accept(spec, 0, ids.size() - 1);
+        }
+        n_past += ids.size() - 1;
+        for (llama_token id : ids) {
+            context.push_back(last);
+            last = id;
+            if (rule.counts(id)) {
+                seen.push_back(id);
+            }
+            out.push_back(id);
+        }
+        llama_memory_seq_rm(llama_get_memory(e.ctx), 0, n_past, -1);
+        if (e.ctx_dft) {
+            llama_memory_seq_rm(llama_get_memory(e.ctx_dft), 0, n_past, -1);
+        }
+    }
+    llama_batch_free(batch);
+    out.resize(max_new);  // a round may emit more than asked for
+    return out;
+}
+
+static json handle(engine & e, const json & req) {
+    const std::string op = req.at("op");
+    if (op == "info") {
+        const auto & types = e.params.speculative.types;
+        return {{"engine", std::string("llama.cpp ") + llama_build_info()},
+                {"vocab_size", e.n_vocab},
+                {"speculative", common_speculative_type_name_str(types)},
+                {"order", {"logit_bias", "penalties", "top_k", "top_p", "min_p", "temperature"}},
+                {"history", "prompt+generated"}, {"window", 64}, {"plain", true},
+                {"options", {"temperature", "top_k", "top_p", "min_p", "logit_bias", "repetition_penalty",
+                             "penalty_window", "presence_penalty", "frequency_penalty"}},
+                {"same_tokens_as_plain", true},
+                {"logits", true}, {"controls", true}};
+    }
+    if (op == "logits") {
+        json rows = json::array();
+        for (const auto & c : req.at("contexts")) {
+            const llama_tokens ctx_tokens = c.get<llama_tokens>();
+            if (ctx_tokens.empty()) {
+                throw std::invalid_argument("a context must hold at least one token");
+            }
+            // as the plain path computes them: the context but its last token in one batch, then the last token;
+            // a prefix already in memory is kept (a first token's contexts share the prompt)
+            e.spec_synced = false;
+            size_t k = keep_common_prefix(e, ctx_tokens);
+            if (k == ctx_tokens.size()) {  // its logits are not kept: evaluate its last token again
+                k = keep_common_prefix(e, llama_tokens(ctx_tokens.begin(), ctx_tokens.end() - 1));
+            }
+            if (k + 1 < ctx_tokens.size()) {
+                decode(e.ctx, ctx_tokens, k, ctx_tokens.size() - 1, false);
+            }
+            decode(e.ctx, ctx_tokens, ctx_tokens.size() - 1, ctx_tokens.size(), true);
+            e.cached = ctx_tokens;
+            const float * z = llama_get_logits_ith(e.ctx, -1);
+            rows.push_back(base64(reinterpret_cast<const unsigned char *>(z), sizeof(float) * e.n_vocab));
+        }
+        return {{"logits_b64", rows}};
+    }
+    if (op == "generate") {
+        const llama_tokens prompt = req.at("prompt").get<llama_tokens>();
+        if (prompt.empty()) {
+            throw std::invalid_argument("the prompt must hold at least one token");
+        }
+        const int n = req.at("n"), max_new = req.value("max_new_tokens", 2);
+        const uint32_t seed = req.at("seed").get<uint32_t>();
+        const json options = req.value("options", json::object());
+        const json control = req.contains("control") ? req.at("control") : json();
+        const bool speculative = req.value("speculative", true);
+        call_stats stats;
+        json tokens = json::array();
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < n; ++i) {
+            tokens.push_back(generate_one(e, prompt, max_new, options, seed + i, speculative, control, stats));
+        }
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return {{"tokens", tokens}, {"drafted", stats.drafted}, {"accepted", stats.accepted}, {"seconds", seconds}};
+    }
+    throw std::invalid_argument("unknown op '" + op + "': use info, logits or generate");
+}
+
+int main(int argc, char ** argv) {
+    // the CPU backends are separate libraries beside libllama: without them llama.cpp finds no device
+    ggml_backend_load_all_from_path(SPECMATH_BACKEND_DIR);
+    engine e;
+    common_init();
+    if (!common_params_parse(argc, argv, e.params, LLAMA_EXAMPLE_SPECULATIVE)) {
+        return 2;
+    }
+    const auto limits = common_speculative_get_output_limits(e.params.n_batch, e.params.n_parallel,
+                                                             common_speculative_n_max(&e.params.speculative));
+    e.params.n_outputs_max = limits.total;
+    e.params.n_outputs_max_per_seq = limits.per_seq;
+    llama_backend_init();
+    e.init_tgt = common_init_from_params(e.params);
+    e.model = e.init_tgt->model();
+    e.ctx = e.init_tgt->context();
+    if (!e.model || !e.ctx) {
+        std::fprintf(stderr, "could not load the target model\n");
+        return 2;
+    }
+    if (common_context_can_seq_rm(e.ctx) == COMMON_CONTEXT_SEQ_RM_TYPE_FULL) {
+        std::fprintf(stderr, "this model's memory cannot drop a partial sequence (recurrent or hybrid): not supported here\n");
+        return 2;
+    }
+    common_params params_dft = common_base_params_to_speculative(e.params);
+    e.init_dft = common_speculative_init_from_params(params_dft, e.model, e.ctx);
+    e.params.speculative.draft.ctx_tgt = e.ctx;
+    e.params.speculative.draft.ctx_dft = e.init_dft->context();
+    e.ctx_dft = e.params.speculative.draft.ctx_dft;
+    e.n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(e.model));
+    const auto & types = e.params.speculative.types;
+    if (std::any_of(types.begin(), types.end(), [](auto t) { return t != COMMON_SPECULATIVE_TYPE_NONE; })) {
+        e.spec.reset(common_speculative_init(e.params.speculative, 1));
+        if (!e.spec) {
+            std::fprintf(stderr, "common_speculative_init failed for --spec-type %s\n",
+                         common_speculative_type_name_str(types).c_str());
+            return 2;
+        }
+    }
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        if (line.empty()) {
+            continue;
+        }
+        json reply;
+        try {
+            reply = handle(e, json::parse(line));
+        } catch (const std::exception & exc) {
+            reply = {{"error", exc.what()}};
+        }
+        std::cout << reply.dump() << std::endl;
+    }
+    llama_backend_free();
+    return 0;
+}

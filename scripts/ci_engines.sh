@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# CI: the engine audits that need node and g++ (called by .ci/run after `make test`; the venv exists by then).
+# Builds node-llama-cpp and the llama.cpp driver (make engines: engines/build.sh runs `npm install --omit=optional`
+# of node-llama-cpp and @node-llama-cpp/linux-x64 from engines/node/package.json, then git and g++), then runs one
+# quick engine row (llama.cpp's speculative loop under min-p, N = 200, with its control and the pathwise check over
+# 10 seeds; a few minutes in all). Without node >= 20, npm, g++ or git it says so and exits 0: the rest of CI does
+# not need them. ENGINES_SERVER=1 also builds llama-server (about 8 minutes on 2 cores) and runs the endpoint test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for tool in node npm g++ git; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "ci_engines: $tool is not installed; the GGUF engine rows are skipped (node >= 20 with npm, g++, git)"
+    exit 0
+  fi
+done
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  echo "ci_engines: node $(node --version) is older than 20 (node-llama-cpp 3.22 needs 20); the GGUF engine rows are skipped"
+  exit 0
+fi
+if [ "${ENGINES_SERVER:-0}" = 1 ]; then
+  make engines-server
+else
+  make engines
+fi
+tests=("tests/audit/test_gguf_engines.py::test_llama_cpp_speculative_loop_under_min_p_passes_its_control_is_caught_and_it_matches_plain_decoding")
+if [ "${ENGINES_SERVER:-0}" = 1 ]; then
+  tests+=(tests/audit/test_endpoint_engine.py)
+fi
+HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 .venv/bin/python -m pytest -q -rs "${tests[@]}"
