@@ -13,7 +13,7 @@ page or the README's table differs from what the script writes.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)),
 t_1 = one cached target pass over 1 token, k(gamma) = (target pass over gamma + 1 tokens) / t_1,
-c = a draft proposal per drafted token / t_1 (``specmath.lm.bench_result.BenchResult`` documents every
+c = a draft proposal per drafted token / t_1 (``specmath.lbench_runs(m)_result.BenchResult`` documents every
 JSON field).
 """
 
@@ -24,10 +24,9 @@ import json
 import math
 import string
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from specmath.course.measurements import load_measurement
+from specmath.course.measurements import Measurement, load_measurement
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "measurements"
@@ -40,33 +39,23 @@ HEADLINE_END = "<!-- end of headline speed table -->"
 GAMMAS = [str(g) for g in range(1, 9)]
 
 
-@dataclass(frozen=True)
-class Measurement:
-    """One folder of raw results: the machine and every run, by run name, in name order."""
+def bench_runs(m: Measurement) -> list[dict]:
+    """The bench runs, by pair, float32 before other dtypes, token-wise before block, then by name."""
+    runs = [r for r in m.runs.values() if r["run"].startswith("bench-") and r["ok"]]
+    return sorted(runs, key=lambda r: (r["pair"].split(":")[0], r["dtype"] != "float32", r["verify"] != "token", r["run"]))
 
-    name: str
-    environment: dict
-    runs: dict[str, dict]
 
-    @property
-    def bench(self) -> list[dict]:
-        """The bench runs, by pair, float32 before other dtypes, token-wise before block, then by name."""
-        runs = [r for r in self.runs.values() if r["run"].startswith("bench-") and r["ok"]]
-        return sorted(runs, key=lambda r: (r["pair"].split(":")[0], r["dtype"] != "float32", r["verify"] != "token", r["run"]))
+def hist_runs(m: Measurement) -> list[dict]:
+    return [r for r in m.runs.values() if r["run"].startswith("hist-") and r["ok"]]
 
-    @property
-    def hist(self) -> list[dict]:
-        return [r for r in self.runs.values() if r["run"].startswith("hist-") and r["ok"]]
 
-    @property
-    def failed(self) -> list[dict]:
-        return [r for r in self.runs.values() if not r["ok"]]
+def failed_runs(m: Measurement) -> list[dict]:
+    return [r for r in m.runs.values() if not r["ok"]]
 
 
 def load(name: str) -> Measurement:
-    """The folder read as the course reads it (``specmath.course.measurements``), its runs as raw records."""
-    read = load_measurement(name, DATA)
-    return Measurement(read.name, read.environment, read.runs)
+    """The folder read as the course reads it (``specmath.course.measurements``)."""
+    return load_measurement(name, DATA)
 
 
 # -- formatting: one place for the precision of each kind of number ---------------------------------------
@@ -117,7 +106,7 @@ def bench_table(m: Measurement) -> str:
     header = ["run", "**measured**", "vs HF", "pair", "dtype", "verify", "T", "gamma", "plain tok/s",
               "speculative tok/s", "HF tok/s", "seconds"]
     rows = []
-    for r in m.bench:
+    for r in bench_runs(m):
         tps = r["tokens_per_s"]
         rows.append([r["run"], f"**{ratio(r['measured_speedup_vs_plain'])}**", ratio(r["speedup_vs_hf_assisted"]),
                      f"`{r['pair']}`", r["dtype"], r["verify"], temperature(r), str(r["gamma"]),
@@ -130,7 +119,7 @@ def model_table(m: Measurement) -> str:
     header = ["run", "**measured**", "predicted, measured costs", "predicted, k = 1", "alpha", "tokens/round",
               "t_1 (ms)", "c", "k", "o_round", "o_plain"]
     rows = []
-    for r in m.bench:
+    for r in bench_runs(m):
         rows.append([r["run"], f"**{ratio(r['measured_speedup_vs_plain'])}**", ratio(r["predicted_speedup"]),
                      ratio(r["predicted_speedup_k1"]), two(r["alpha"]), two(r["mean_tokens_per_round"]),
                      ms(r["costs"]["target_1_token_s"]), three(r["cost_ratio_c"]), two(r["k"]), three(r["o_round"]),
@@ -142,7 +131,7 @@ def k_table(m: Measurement) -> str:
     """k(gamma) for gamma 1..8 from each run's calibration (the target pass timed right after a proposal)."""
     header = ["run", "t_1 (ms)"] + [f"k({g})" for g in GAMMAS] + ["c(1)", "c(8)"]
     rows = []
-    for r in m.bench:
+    for r in bench_runs(m):
         cal = r["gamma_calibration"]
         rows.append([r["run"], ms(cal["target_1_token_s"])] + [two(cal["k"][g]) for g in GAMMAS]
                     + [three(cal["c"]["1"]), three(cal["c"]["8"])])
@@ -154,7 +143,7 @@ def hist_table(m: Measurement) -> str:
     header = ["run", "check", "p-value", "G", "dof", "N", "TV (99% upper bound)",
               "smallest TV detected (level 1e-6, power 0.99)"]
     rows = []
-    for r in m.hist:
+    for r in hist_runs(m):
         for check in r["checks"].values():
             rows.append([r["run"], check["what"], p_value(check["p_value"]), statistic(check["G"]), str(check["dof"]),
                          str(check["n"]), f"{check['tv']:.4f} ({check['tv_upper_99']:.3f})",
@@ -174,7 +163,7 @@ def headline_table(m: Measurement) -> str:
     header = ["pair (draft)", "verify", "T", "gamma", "plain tok/s", "speculative tok/s", "HF tok/s",
               "**speedup over plain**", "over HF"]
     rows = []
-    for r in m.bench:
+    for r in bench_runs(m):
         tps = r["tokens_per_s"]
         pair = f"`{r['pair']}`" + (f" {r['dtype']}" if r["dtype"] != "float32" else "")
         rows.append([pair, r["verify"], temperature(r), str(r["gamma"]), rate(tps["plain"]),
@@ -199,9 +188,9 @@ def fields(m: Measurement) -> dict[str, str]:
         "commit_short": env["commit"][:7], "date": env["date"], "torch": env["torch"],
         "transformers": env["transformers"],
         "bench_table": bench_table(m), "model_table": model_table(m), "k_table": k_table(m), "hist_table": hist_table(m),
-        "failed_runs": ", ".join(r["run"] for r in m.failed) or "none",
+        "failed_runs": ", ".join(r["run"] for r in failed_runs(m)) or "none",
     }
-    bench = m.bench
+    bench = bench_runs(m)
     t1 = [r["costs"]["target_1_token_s"] for r in bench]
     out["bench_prompts"] = span([r["prompts"] for r in bench], str)
     out["bench_max_new_tokens"] = span([r["max_new_tokens"] for r in bench], str)
@@ -239,7 +228,7 @@ def fields(m: Measurement) -> dict[str, str]:
         f"{len(g)} runs of `{g[0]['pair'].split(':')[0]}` {g[0]['dtype']} at T = {g[0]['sampling']['temperature']:g}, "
         f"{g[0]['new_tokens']['plain']} tokens each: " + ", ".join(rate(r["tokens_per_s"]["plain"]) for r in g) + " tok/s"
         for g in repeated) or "none"
-    for r in m.hist:
+    for r in hist_runs(m):
         key = r["run"].replace("-", "_")
         for name, check in r["checks"].items():
             out[f"{key}_{name}_p"] = p_value(check["p_value"])
