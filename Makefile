@@ -37,7 +37,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff check specmath tests scripts benchmarks notebooks solutions
 	# one torch thread per worker: two xdist workers each spinning two OpenMP threads on two cores
-	# slow every torch test several-fold (.ci/run then repeats the torch tests on 1 and on 2 threads).
+	# slow every torch test several-fold (.ci/run then repeats the torch tests on 2 threads).
 	# The notebooks run in tests/course/test_notebooks_run.py, through specmath.course.execute: its cell
 	# timeout only guards against a hang, and its client looks for each cell's reply every 2 s (a single
 	# long poll of the shell socket can miss a reply on a busy machine and wait out the whole timeout)

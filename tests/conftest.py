@@ -2,7 +2,7 @@
 
 * Hypothesis: a derandomized profile for CI, a normal one locally.
 * ``SPECMATH_TORCH_THREADS=N`` runs every torch computation of the session on N threads; ``.ci/run``
-  runs the torch tests with 1 and with 2, so a float equality that holds for one reduction order
+  runs the torch tests with 1 (make test) and with 2, so a float equality that holds for one reduction order
   only (batched vs incremental forwards) fails here instead of on another host.
 * Markers given by path, so ``make test-fast`` (``-m "not slow and not audit and not notebooks"``)
   leaves them out: ``audit`` for tests/audit/, ``notebooks`` for the tests that execute the notebooks
