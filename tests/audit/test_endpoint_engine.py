@@ -33,6 +33,7 @@ def test_a_request_switches_truncation_off_unless_asked_and_names_penalties_both
                                                             logit_bias=((5, -3.0),)), "m")
     assert body["prompt"] == [1, 2] and body["seed"] == 7 and body["max_tokens"] == 2 and body["n"] == 1
     assert (body["top_k"], body["top_p"], body["min_p"]) == (0, 1.0, 0.0)  # llama-server's defaults would cut
+    # exact: the request carries the option value as given (the float 1.2 passed through, nothing computed)
     assert body["repetition_penalty"] == body["repeat_penalty"] == 1.2 and body["repeat_last_n"] == 16
     assert body["logit_bias"] == {"5": -3.0} and body["ignore_eos"] is True
     assert "presence_penalty" not in body

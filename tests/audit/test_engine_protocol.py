@@ -113,7 +113,8 @@ def test_each_row_control_is_its_bug_at_drafted_rows_and_its_shift_bound_is_zero
         return np.array([z for _ in contexts])
 
     row = OPTION_ROWS["min-p 0.1"]
-    assert control_shift(logits, [0], row, row.options, semantics, lambda c, x: 0.0) == 0.0  # no draft: no shift
+    # exact: with no token reachable by a draft, control_shift returns the literal 0.0 before any arithmetic
+    assert control_shift(logits, [0], row, row.options, semantics, lambda c, x: 0.0) == 0.0
     assert control_shift(logits, [0], row, row.options, semantics, lambda c, x: 1.0) > 0.0
     assert row_for(SamplingOptions(frequency_penalty=1.0)).control.stale_history
     assert row_for(SamplingOptions(min_p=0.2)).control.drafted == {"min_p": 0.0}
