@@ -36,7 +36,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from specmath.audit.reference_round import reference_sample_round
 from specmath.bugzoo import BUGS
 from specmath.laws import Law, tv_distance
 from specmath.plots.beyond_plots import plot_block_vs_tokenwise, plot_bug_zoo_tv, plot_multidraft_k
@@ -49,6 +48,7 @@ from specmath.speculative.multidraft import (
     one_hot,
     one_hot_drafter,
 )
+from specmath.speculative.reference_round import reference_sample_round
 from specmath.speculative.sample_match import match_acceptance, sample_match_generation_law, sampled_vs_tokenwise
 from specmath.speculative.toy_lm import Warp, random_toy_lm, warp
 from specmath.speculative.warped import greedy_round_law, greedy_round_prediction, temperature_to_greedy, warp_scenarios

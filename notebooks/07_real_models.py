@@ -50,10 +50,10 @@ import matplotlib.pyplot as plt
 import torch
 
 from specmath import show
-from specmath.bugzoo.torch_controls import residual_softmax_accept_reject
 from specmath.laws import Law, tv_distance
 from specmath.lm.accept_reject import accept_reject
 from specmath.lm.histogram import first_token_law, histogram_check, sample_prefixes, two_token_law
+from specmath.lm.lossy_controls import residual_softmax_accept_reject
 from specmath.lm.pairs import load_named_pair
 from specmath.lm.plain_decode import plain_generate
 from specmath.lm.speculative_decode import speculative_generate

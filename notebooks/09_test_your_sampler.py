@@ -250,7 +250,7 @@ test_my_round_emits_one_to_gamma_plus_one_tokens()
 # this notebook quick.
 
 # %%
-from specmath.audit.report import table
+from specmath.audit.rounds.report import table
 
 report = assert_sampler_lossless(my_round, generator="numpy", n=2000, seed=0)
 print(table(report, seconds=False))

@@ -23,8 +23,8 @@ if [ "${ENGINES_SERVER:-0}" = 1 ]; then
 else
   make engines
 fi
-tests=(tests/audit/test_gguf_engines.py)
+tests=(tests/audit/engines/test_gguf_engines.py)
 if [ "${ENGINES_SERVER:-0}" = 1 ]; then
-  tests+=(tests/audit/test_endpoint_engine.py)
+  tests+=(tests/audit/engines/test_endpoint_engine.py)
 fi
 HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 .venv/bin/python -m pytest -q -rs "${tests[@]}"

@@ -7,7 +7,7 @@ Reads ``data/measurements/<DIR>/engines-smollm2.json`` and ``environment.json`` 
 ``<!-- /engine-table:NAME -->`` markers, the tables of ``docs/how-to/audit-engines-beyond-python.md`` and
 ``docs/measurements/engines-<date>.md``: the options table (engine x option x {engine, control}: N, power,
 verdict, seconds), the per-engine summary and the environment. ``--check`` exits 1 if a page differs from what
-it would write (tests/audit/test_engine_pages.py runs it).
+it would write (tests/audit/engines/test_engine_pages.py runs it).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from specmath.audit.engine_table import engine_summary, options_table  # noqa: E402
+from specmath.audit.engines.table import engine_summary, options_table  # noqa: E402
 
 MEASUREMENT = ROOT / "data" / "measurements" / "cpu_x86_64_2026-11-30"
 PAGES = [ROOT / "docs" / "how-to" / "audit-engines-beyond-python.md", ROOT / "docs" / "measurements" / "engines-2026-11-30.md"]

@@ -6,7 +6,7 @@ Runs ``specmath audit-generate --options-table`` (every option row x the four GG
 ``make engines``, on the SmolLM2 GGUF, with each row's control and, on the T=1 rows, the pathwise check over
 50 seeds) and writes ``DIR/engines-smollm2.json`` (one record per engine x row) and ``DIR/environment.json``
 (machine, load, versions, commit). DIR defaults to ``data/measurements/cpu_<machine>_<date>``. The docs
-render their tables from these files (``specmath.audit.engine_table``).
+render their tables from these files (``specmath.audit.engines.table``).
 
 ``--hf`` instead audits Hugging Face's engines under the options they take beyond temperature, top-k and
 top-p (min-p, the repetition penalty) on the bundled pair, N = 1000, and writes ``DIR/engines-hf-bundled.json``
@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from specmath.audit.audit_target import load_target  # noqa: E402
-from specmath.audit.engine_runs import run_options_table  # noqa: E402
-from specmath.audit.gguf_engines import GGUF_ENGINES, engines_dir  # noqa: E402
+from specmath.audit.engines.gguf import GGUF_ENGINES, engines_dir  # noqa: E402
+from specmath.audit.engines.table_runs import run_options_table  # noqa: E402
+from specmath.audit.engines.target import load_target  # noqa: E402
 from specmath.commands.audit_generate_command import OPTIONS_TABLE_N  # noqa: E402
 
 
@@ -82,8 +82,8 @@ def main() -> None:
 
 
 def measure_hf(out: Path, env: dict) -> None:
-    from specmath.audit.generate_audit import run_generate_audit
-    from specmath.audit.sampling_options import SamplingOptions
+    from specmath.audit.engines.sampling_options import SamplingOptions
+    from specmath.audit.engines.torch_audit import run_generate_audit
 
     rows = {"min-p 0.1": SamplingOptions(1.0, min_p=0.1), "repetition 1.3": SamplingOptions(1.0, repetition_penalty=1.3)}
     records = []

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specmath import strategies as sms
-from specmath.audit.cases import BATTERY, case_named
 from specmath.audit.power import tests_per_case
+from specmath.audit.rounds.cases import BATTERY, case_named
 from specmath.laws import Law
 from specmath.speculative.generate import autoregressive_law, completed_round_law
 from specmath.speculative.step import residual_law, step_law

@@ -60,23 +60,23 @@ SMOLLM2_DRAFTS = ("int8", "lookup", "skipK", "trained[=PATH]", "ngram[=PATH]", "
 #: every form a bench pair name takes
 PAIR_FORMS = f"bundled, smollm2[:{'|'.join(SMOLLM2_DRAFTS)}] or TARGET,DRAFT (two paths or hub names)"
 
-#: the engines ``specmath audit-generate`` audits on a pair's torch models (``specmath.audit.engines.ENGINES``)
+#: the engines ``specmath audit-generate`` audits on a pair's torch models (``specmath.audit.engines.torch_engines.ENGINES``)
 AUDIT_ENGINES = ("specmath", "hf-assisted", "hf-lookup")
 
-#: the GGUF engines ``make engines`` builds, audited on a GGUF target (``specmath.audit.gguf_engines.GGUF_ENGINES``)
+#: the GGUF engines ``make engines`` builds, audited on a GGUF target (``specmath.audit.engines.gguf.GGUF_ENGINES``)
 GGUF_AUDIT_ENGINES = ("llama-cpp-draft", "llama-cpp-ngram", "node-llama-cpp-lookup", "node-llama-cpp-draft")
 
-#: how an engine applies its sampling options (``specmath.audit.sampling_options.SEMANTICS``)
+#: how an engine applies its sampling options (``specmath.audit.engines.sampling_options.SEMANTICS``)
 ENGINE_SEMANTICS = ("hf", "llama.cpp", "vllm")
 
-#: the rows of the options table (``specmath.audit.option_rows.OPTION_ROWS``)
+#: the rows of the options table (``specmath.audit.engines.rows.OPTION_ROWS``)
 OPTION_ROWS = ("T=1", "T=0.7 top-k 20", "top-p 0.9", "min-p 0.1", "logit bias", "repetition 1.5",
                "repetition 1.5 window 4", "presence 1.5", "frequency 1.5", "repeat ban")
 
-#: the pairs an engine audit runs on (``specmath.audit.generate_pairs.PAIRS``)
+#: the pairs an engine audit runs on (``specmath.audit.engines.pairs.PAIRS``)
 AUDIT_PAIRS = ("tiny", "bundled", "smollm2")
 
-#: the samplers ``specmath audit`` names besides the bug zoo's (``specmath.audit.adapters.adapters``)
+#: the samplers ``specmath audit`` names besides the bug zoo's (``specmath.audit.rounds.adapters.adapters``)
 AUDIT_SAMPLERS = ("reference", "specmath-torch", "specmath-torch-float32", "specmath-torch-target-residual", "hf",
                   "reference-batched", "specmath-torch-batched")
 
@@ -85,7 +85,7 @@ BUG_NAMES = ("q-from-raw-logits", "target-probs-unwarped", "first-draft-unverifi
              "bonus-from-wrong-row", "one-uniform-for-all-positions", "residual-softmax", "accept-on-u-equal-zero",
              "uniform-fixed-at-zero", "residual-clamped-at-tiny")
 
-#: the cases of the audit battery (``specmath.audit.cases.BATTERY``), for ``specmath audit --cases``
+#: the cases of the audit battery (``specmath.audit.rounds.cases.BATTERY``), for ``specmath audit --cases``
 AUDIT_CASES = ("context-g1", "context-g3", "context-g5", "p-equals-q", "equal-up-to-rounding", "disjoint-supports",
                "one-hot-draft", "zeros-in-target", "zeros-in-draft", "top-k-target-only", "top-k-draft-only",
                "near-underflow", "vocab-2", "vocab-1000")
@@ -93,7 +93,7 @@ AUDIT_CASES = ("context-g1", "context-g3", "context-g5", "p-equals-q", "equal-up
 #: how the auditor draws a tree node's children (``specmath.speculative.tree.CHILDREN``), ``specmath audit --tree``
 TREE_CHILDREN = ("iid", "without-replacement", "top-k")
 
-#: the tree samplers ``specmath audit`` names besides the tree zoo's (``specmath.audit.tree_adapters.tree_adapters``)
+#: the tree samplers ``specmath audit`` names besides the tree zoo's (``specmath.audit.trees.adapters.tree_adapters``)
 TREE_SAMPLERS = ("tree-specinfer", "tree-without-replacement", "tree-target-only")
 
 #: the entries of the tree zoo (``specmath.bugzoo.TREE_BUGS``)
@@ -103,12 +103,12 @@ TREE_BUG_NAMES = ("top-k-children-specinfer-rule", "top-k-siblings-no-residual",
 #: the tree-zoo entries audited as ``tree-bug:NAME`` (Medusa's fast mode hangs its tree below argmax p, not the context)
 AUDITED_TREE_BUGS = ("top-k-children-specinfer-rule", "top-k-siblings-no-residual", "typical-acceptance-sampled-correction")
 
-#: the cases of the tree battery (``specmath.audit.tree_cases.TREE_BATTERY``), for ``specmath audit --cases``
+#: the cases of the tree battery (``specmath.audit.trees.cases.TREE_BATTERY``), for ``specmath audit --cases``
 TREE_AUDIT_CASES = ("tree-example-2x2", "tree-context-2", "tree-context-3", "tree-context-3x1", "tree-context-2x1x1",
                     "tree-zeros-in-target-2x2", "tree-zeros-in-draft-3", "tree-disjoint-supports-2", "tree-p-equals-q-2x2",
                     "tree-sparse-v64-2x2")
 
-#: the generators a ``module:function`` sampler may draw from (``specmath.audit.adapters.make_generator``)
+#: the generators a ``module:function`` sampler may draw from (``specmath.audit.rounds.adapters.make_generator``)
 GENERATOR_KINDS = ("numpy", "torch")
 
 #: the rules ``specmath verify symbolic-step --rule`` proves (``specmath.speculative.symbolic_step.SYMBOLIC_RULES``)

@@ -15,14 +15,14 @@ Four assertions, from exact to statistical:
 * ``assert_lossless(program, *args, target=law)``: the exact law of any sampling program
   (``specmath.exact``) equals ``target``, else the difference table.
 * ``assert_sampler_lossless(sample_round)``: an engine-shaped sampler (float arrays in, tokens
-  out; ``specmath.audit.adapters``), one round per call or (``batched=True``) every round of a
+  out; ``specmath.audit.rounds.adapters``), one round per call or (``batched=True``) every round of a
   case in one call, warping its target (``temperature``, ``top_k``, ``top_p``) or not, gets the
   audit: G-tests of the whole round law on the audit battery, edge probes (uniforms exactly 0 and
   just below 1), and exact replay when its draw protocol is declared. It fails a lossless sampler
   with probability <= 1e-6 (derived in its docstring); a failure's AssertionError shows each failing
   case's worst cells, failed probes and the table.
 * ``assert_tree_sampler_lossless(sample_tree, children=...)``: a batched token-tree sampler (the
-  tree as parent indices, as engines pass it; ``specmath.audit.tree_adapters``) gets the tree
+  tree as parent indices, as engines pass it; ``specmath.audit.trees.adapters``) gets the tree
   audit: trees drafted as its verifier assumes (``children``: i.i.d., without replacement, top-k),
   each emitted path completed with draws from p and G-tested against the autoregressive law, and
   edge probes; the same guarantee.
@@ -239,7 +239,7 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     ``batched=True``: ``sample_round`` is ``sample_rounds(target_probs [N, gamma+1, V], draft_probs
     [N, gamma, V], draft_tokens [N, gamma], generator) -> [N, gamma+1]`` integer ids with -1 after
     each row's last emitted token (vLLM's placeholder convention), called with every round of a case
-    at once (in chunks of at most ``specmath.audit.sampler_calls.BATCH_ELEMENTS`` probabilities; edge
+    at once (in chunks of at most ``specmath.audit.rounds.calls.BATCH_ELEMENTS`` probabilities; edge
     probes as batches of one). The audit and its guarantee are the same; it is many times faster.
 
     ``temperature``, ``top_k``, ``top_p``: the sampler warps. It is still handed raw probabilities,
@@ -273,16 +273,16 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     sampler computes w in float too; its rounding is of the same order as the arrays'.)
 
     Power: each test's smallest detectable TV at probability 0.99 is in the returned report
-    (``specmath.audit.report.table``), about 0.03-0.06 at N = 20000.
+    (``specmath.audit.rounds.report.table``), about 0.03-0.06 at N = 20000.
 
     Raises AssertionError naming, per failing case, the rejecting tests with their worst cells
     (observed against expected counts; the bonus position named as such), the failed edge probes
     with their drafts and uniform, then the table; or ``SamplerError`` (chained to the sampler's
     exception) when the sampler raised or returned invalid output on valid input: an error, not a loss.
     """
-    from specmath.audit.adapters import Adapter, declared_warp
-    from specmath.audit.cases import cases_named
-    from specmath.audit.runner import run_audit
+    from specmath.audit.rounds.adapters import Adapter, declared_warp
+    from specmath.audit.rounds.cases import cases_named
+    from specmath.audit.rounds.runner import run_audit
 
     n, seed, cases, level = _audit_arguments(sample_round, "sample_round", generator, n, seed, cases, cases_named,
                                              _rounding_slack)
@@ -315,7 +315,7 @@ def _first_line(function: Callable, default: str) -> str:
 
 def _verdict(sampler: Callable, report):
     """``report`` when the audit passed; else the SamplerError or AssertionError it calls for (writes: a warning)."""
-    from specmath.audit.report import failure_text, table, writes_text
+    from specmath.audit.rounds.report import failure_text, table, writes_text
 
     if report.input_writes:
         warnings.warn(SamplerInputWarning(f"the sampler {_name(sampler)}: {writes_text(report)}"), stacklevel=3)
@@ -366,10 +366,10 @@ def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy"
     replacement) or "top-k" (EAGLE's and Medusa's drafters; SGLang's target-only rule). The same
     verifier may be lossless under one and lossy under another: SpecInfer's rule on top-k children,
     SGLang's running sum on i.i.d. children (a repeated child counted twice).
-    ``generator``, ``n``, ``seed``, ``cases`` (names of ``specmath.audit.tree_cases.TREE_BATTERY``)
+    ``generator``, ``n``, ``seed``, ``cases`` (names of ``specmath.audit.trees.cases.TREE_BATTERY``)
     and ``sequential`` are as for ``assert_sampler_lossless``.
 
-    What runs (``specmath.audit.tree_runner``): per case N drafted trees in a few calls; each emitted
+    What runs (``specmath.audit.trees.runner``): per case N drafted trees in a few calls; each emitted
     tuple completed to depth + 1 tokens with the auditor's draws from p, and G-tests of that completed
     law against the autoregressive law A(depth + 1) (the criterion of every lossless verifier, whatever
     path it accepts) and of its depth + 1 per-position marginals; edge probes with a uniform exactly 0
@@ -381,9 +381,9 @@ def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy"
     draws included). Power: each case's detectable TV at probability 0.99 is in the report, about
     0.03-0.06 at N = 20000 (0.09-0.15 at N = 2000).
     """
-    from specmath.audit.tree_adapters import TreeAdapter
-    from specmath.audit.tree_cases import tree_cases_named
-    from specmath.audit.tree_runner import run_tree_audit, tree_rounding_slack
+    from specmath.audit.trees.adapters import TreeAdapter
+    from specmath.audit.trees.cases import tree_cases_named
+    from specmath.audit.trees.runner import run_tree_audit, tree_rounding_slack
 
     n, seed, cases, level = _audit_arguments(sample_tree, "sample_tree", generator, n, seed, cases, tree_cases_named,
                                              tree_rounding_slack)

@@ -46,12 +46,12 @@ def test_building_the_command_line_and_verifying_import_no_torch():
 
 def test_the_registries_that_implement_the_choices_are_keyed_by_them():
     pytest.importorskip("torch")
-    from specmath.audit.adapters import make_generator
-    from specmath.audit.engines import ENGINES
-    from specmath.audit.generate_pairs import PAIRS
-    from specmath.audit.gguf_engines import GGUF_ENGINES
-    from specmath.audit.option_rows import OPTION_ROWS
-    from specmath.audit.sampling_options import SEMANTICS
+    from specmath.audit.engines.gguf import GGUF_ENGINES
+    from specmath.audit.engines.pairs import PAIRS
+    from specmath.audit.engines.rows import OPTION_ROWS
+    from specmath.audit.engines.sampling_options import SEMANTICS
+    from specmath.audit.engines.torch_engines import ENGINES
+    from specmath.audit.rounds.adapters import make_generator
     from specmath.lm.block_verify import VERIFIERS
     from specmath.speculative.symbolic_step import SYMBOLIC_RULES
 
@@ -78,20 +78,20 @@ def test_the_pair_loader_and_the_lean_option_name_the_choices_in_their_errors():
 def test_the_names_the_audit_checks_without_torch_are_those_of_its_registries():
     # specmath audit and bugzoo check a name against these tuples before importing scipy and torch;
     # a sampler, bug or case added to a registry needs its name in specmath/choices.py too
-    from specmath.audit.cases import BATTERY
+    from specmath.audit.rounds.cases import BATTERY
     from specmath.bugzoo import BUGS
 
     assert tuple(BUGS) == choices.BUG_NAMES
     assert tuple(case.name for case in BATTERY) == choices.AUDIT_CASES
     pytest.importorskip("torch")
-    from specmath.audit.adapters import adapters
+    from specmath.audit.rounds.adapters import adapters
 
     assert tuple(adapters()) == (*choices.AUDIT_SAMPLERS, *(f"bug:{name}" for name in choices.BUG_NAMES))
 
 
 def test_the_tree_names_the_audit_checks_without_torch_are_those_of_its_registries():
-    from specmath.audit.tree_adapters import TREE_REFERENCES, tree_adapters
-    from specmath.audit.tree_cases import TREE_BATTERY
+    from specmath.audit.trees.adapters import TREE_REFERENCES, tree_adapters
+    from specmath.audit.trees.cases import TREE_BATTERY
     from specmath.bugzoo import TREE_BUGS
     from specmath.speculative.tree import CHILDREN
 

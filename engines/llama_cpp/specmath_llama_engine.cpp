@@ -4,7 +4,7 @@
 //
 // Arguments are llama.cpp's own (common_params_parse, the flags of examples/speculative-simple):
 //   -m TARGET.gguf [-md DRAFT.gguf] --spec-type draft-simple|ngram-simple [--spec-draft-n-max 4] -t 1 -c 512
-// One JSON object per line on stdin, one reply per line on stdout (protocol: specmath/audit/engine_protocol.py):
+// One JSON object per line on stdin, one reply per line on stdout (protocol: specmath/audit/engines/protocol.py):
 //   {"op": "info"}                      -> vocabulary size, the sampler chain's order, what it promises
 //   {"op": "logits", "contexts": [[ids]]} -> the target's raw next-token logits after each context (float32, base64),
 //                                          from the plain path (context[:-1] in one batch, then its last token)

@@ -5,7 +5,7 @@
 //   node specmath_node_engine.mjs --model TARGET.gguf --predictor lookup|draft [--draft DRAFT.gguf]
 //                                 [--gamma 4] [--threads 1] [--context 512]
 //
-// One JSON object per line on stdin, one reply per line on stdout (protocol: specmath/audit/engine_protocol.py):
+// One JSON object per line on stdin, one reply per line on stdout (protocol: specmath/audit/engines/protocol.py):
 // "info", "logits" (raw next-token logits of a plain sequence, float32 base64) and "generate".
 //
 // generate: call i runs `sequence.evaluate(prompt, options)` with seed S + i on a sequence that has node-llama-cpp's

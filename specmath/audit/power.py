@@ -34,11 +34,23 @@ import math
 from collections import Counter
 from dataclasses import asdict, dataclass
 
-from specmath.audit.cases import END, ExpectedLaws
+from specmath.laws import Law
 from specmath.stats import detectable_tv, g_test
 from specmath.validation import check_integer
 
-__all__ = ["TestResult", "looks", "run_tests", "worst_cells", "position_name", "SEQUENTIAL_LOOKS"]
+__all__ = ["TestResult", "looks", "run_tests", "worst_cells", "position_name", "END", "ExpectedLaws", "SEQUENTIAL_LOOKS"]
+
+#: marker of "no token at this position" in the per-position laws
+END = -1
+
+
+@dataclass(frozen=True)
+class ExpectedLaws:
+    """The exact law of the emitted tuple and its per-position marginals (positions 0..gamma)."""
+
+    joint: Law
+    positions: tuple[Law, ...]
+
 
 SEQUENTIAL_LOOKS = 5
 

@@ -6,7 +6,7 @@ alpha = sum_x min(p(x), q(x)).
 ``BUGS`` maps a name to a ``Bug`` (``specmath.bugzoo.zoo``) with its smallest instance, the exact
 law of generation with the bug, the target law, the exact TV distance between them, a one-line
 explanation, the citation, and a float reference ``sample_round(target_probs, draft_probs,
-draft_tokens, rng)`` for auditing engines: the correct float round of ``specmath.audit.reference_round``
+draft_tokens, rng)`` for auditing engines: the correct float round of ``specmath.speculative.reference_round``
 with one block swapped. The correct algorithm has TV exactly 0 on every instance.
 
 Each module exports a tuple of its entries and ``BUGS`` joins them here (importing a module adds

@@ -15,9 +15,9 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import partial
 
-from specmath.audit.reference_round import numpy_round
 from specmath.bugzoo.zoo import Bug, Instance, pair_instance
 from specmath.laws import Law
+from specmath.speculative.reference_round import numpy_round
 from specmath.speculative.round import speculative_round
 from specmath.speculative.toy_lm import Warp
 from specmath.speculative.warped import mismatched_round

@@ -18,10 +18,10 @@ from functools import partial
 
 import numpy as np
 
-from specmath.audit.reference_round import numpy_round
 from specmath.bugzoo.zoo import Bug, Instance, context_free, pair_instance
 from specmath.laws import Law
 from specmath.program import coin, draw, tick
+from specmath.speculative.reference_round import numpy_round
 from specmath.speculative.round import accept_block, draft_block
 from specmath.speculative.step import residual_law
 from specmath.speculative.toy_lm import ToyLM

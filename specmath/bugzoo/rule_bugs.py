@@ -19,9 +19,9 @@ from functools import partial
 
 import numpy as np
 
-from specmath.audit.reference_round import numpy_round
 from specmath.bugzoo.zoo import Bug, Instance, pair_instance
 from specmath.laws import Law
+from specmath.speculative.reference_round import numpy_round
 from specmath.speculative.round import speculative_round
 
 __all__ = ["RULE_BUGS", "softmax_residual_rule", "float32_uniform_le_rule", "always_accept_rule", "clamped_residual_rule"]

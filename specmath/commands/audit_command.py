@@ -16,7 +16,7 @@ adapters; ``--all-bugs`` audits every bug-zoo adapter and prints which cases cat
 ``--sequential``: the first, stopping there). ``--markdown`` prints the table in Markdown (the
 README's audit section).
 
-``--tree CHILDREN`` audits a token-tree sampler instead (``specmath.audit.tree_runner``): a
+``--tree CHILDREN`` audits a token-tree sampler instead (``specmath.audit.trees.runner``): a
 ``module:function`` taking (parents [nodes], target_probs [N, nodes+1, V], draft_probs [N, nodes, V],
 draft_tokens [N, nodes], generator) and returning [N, depth+1] (the accepted path, one token, -1s),
 whose verifier assumes children drawn as CHILDREN says (iid, without-replacement, top-k); it runs on
@@ -44,9 +44,9 @@ from specmath.cli import IntegerValue, RealValue
 from specmath.function_reference import FUNCTION_REFERENCE, resolve_function
 from specmath.validation import InvalidArgument, check_choice, check_output_file
 
-#: every sampler the audit names (``specmath.audit.adapters.adapters``), torch-free
+#: every sampler the audit names (``specmath.audit.rounds.adapters.adapters``), torch-free
 ADAPTERS = (*AUDIT_SAMPLERS, *(f"bug:{name}" for name in BUG_NAMES))
-#: every tree sampler the audit names (``specmath.audit.tree_adapters.tree_adapters``), torch-free
+#: every tree sampler the audit names (``specmath.audit.trees.adapters.tree_adapters``), torch-free
 TREE_ADAPTERS = (*TREE_SAMPLERS, *(f"tree-bug:{name}" for name in AUDITED_TREE_BUGS))
 
 
@@ -132,13 +132,13 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def _cases(text: str | None):
-    from specmath.audit.cases import BATTERY, case_named
+    from specmath.audit.rounds.cases import BATTERY, case_named
 
     return BATTERY if not text else tuple(case_named(name.strip()) for name in text.split(","))
 
 
 def _tree_cases(text: str | None):
-    from specmath.audit.tree_cases import tree_cases_named
+    from specmath.audit.trees.cases import tree_cases_named
 
     return tree_cases_named(None if not text else [name.strip() for name in text.split(",")])
 
@@ -149,8 +149,8 @@ def _all_bugs(args: argparse.Namespace, n: int) -> int:
     With ``--cases``, each zoo runs on the named cases of its own battery (a zoo with none named is skipped).
     """
     from specmath.audit import adapters, run_audit
-    from specmath.audit.tree_adapters import tree_adapters
-    from specmath.audit.tree_runner import run_tree_audit
+    from specmath.audit.trees.adapters import tree_adapters
+    from specmath.audit.trees.runner import run_tree_audit
 
     named = [name.strip() for name in args.cases.split(",")] if args.cases else None
     chain = None if named is None else [name for name in named if name in AUDIT_CASES]
@@ -181,9 +181,9 @@ def _all_bugs(args: argparse.Namespace, n: int) -> int:
 
 def _list() -> None:
     from specmath.audit import adapters
-    from specmath.audit.cases import BATTERY
-    from specmath.audit.tree_adapters import tree_adapters
-    from specmath.audit.tree_cases import TREE_BATTERY
+    from specmath.audit.rounds.cases import BATTERY
+    from specmath.audit.trees.adapters import tree_adapters
+    from specmath.audit.trees.cases import TREE_BATTERY
 
     for name, adapter in adapters().items():
         print(f"{name:48s} {adapter.description}")
@@ -199,7 +199,7 @@ def _list() -> None:
 def run(args: argparse.Namespace) -> int:
     check_arguments(args)
     from specmath.audit import DEFAULT_ROUNDS, adapter_named, run_audit
-    from specmath.audit.report import failure_text, markdown_table, table, write_json
+    from specmath.audit.rounds.report import failure_text, markdown_table, table, write_json
 
     n = DEFAULT_ROUNDS if args.n is None else args.n
     if args.list:
@@ -208,13 +208,13 @@ def run(args: argparse.Namespace) -> int:
     if args.all_bugs:
         return _all_bugs(args, n)
     if _is_tree(args):
-        from specmath.audit.tree_adapters import tree_adapter_named
-        from specmath.audit.tree_runner import run_tree_audit
+        from specmath.audit.trees.adapters import tree_adapter_named
+        from specmath.audit.trees.runner import run_tree_audit
 
         tree_adapter = tree_adapter_named(args.adapter, args.generator, children=args.tree)
         report = run_tree_audit(tree_adapter, _tree_cases(args.cases), n=n, seed=args.seed, sequential=args.sequential)
     else:
-        from specmath.audit.adapters import declared_warp
+        from specmath.audit.rounds.adapters import declared_warp
 
         warp = declared_warp(args.temperature, args.top_k, args.top_p)
         adapter = adapter_named(args.adapter, args.generator, batched=args.batched, warp=warp)

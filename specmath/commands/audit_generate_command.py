@@ -2,14 +2,14 @@
 
 Runs N whole generate calls of an engine and of its lossy negative control, and G-tests their first token
 and first two tokens against the exact target law under the engine's sampling options
-(``specmath.audit.generate_audit``, ``specmath.audit.engine_audit``). The engine is one of
+(``specmath.audit.engines.torch_audit``, ``specmath.audit.engines.runner``). The engine is one of
 
 * ``specmath``, ``hf-assisted``, ``hf-lookup``: on a pair's torch models (``--pair``);
 * ``llama-cpp-draft``, ``llama-cpp-ngram``, ``node-llama-cpp-lookup``, ``node-llama-cpp-draft``: built by
   ``make engines``, on a GGUF target (``--target smollm2`` or ``--target FILE.gguf``; ``--draft FILE.gguf``);
 * ``module:function`` or ``path/to/file.py:function``: a Python function ``(prompt_ids, n, seed, **options)``;
 * ``--engine-cmd "CMD"``: a subprocess speaking JSON lines; ``--endpoint URL``: an OpenAI-compatible server
-  (the protocol: ``specmath.audit.engine_protocol``).
+  (the protocol: ``specmath.audit.engines.protocol``).
 
 Sampling options: ``--temperature``, ``--top-k``, ``--top-p``, ``--min-p``, ``--logit-bias TOKEN=BIAS``
 (repeatable), ``--repetition-penalty``, ``--penalty-window``, ``--presence-penalty``, ``--frequency-penalty``;
@@ -81,7 +81,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _sampling_options(args: argparse.Namespace):
-    from specmath.audit.sampling_options import SamplingOptions
+    from specmath.audit.engines.sampling_options import SamplingOptions
 
     bias = []
     for item in args.logit_bias or ():
@@ -137,7 +137,7 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise InvalidArgument("give an ENGINE and --pair PAIR, or --all")
         if args.target or args.option or args.prompt or args.pathwise:
             raise InvalidArgument(f"{args.engine} takes --pair and sampling options (not --target, --option, --prompt, --pathwise)")
-        from specmath.audit.sampling_options import SEMANTICS, EngineSemantics
+        from specmath.audit.engines.sampling_options import SEMANTICS, EngineSemantics
 
         takes = SEMANTICS["hf"].options if args.engine.startswith("hf-") else {"temperature", "top_k", "top_p"}
         EngineSemantics(args.engine, SEMANTICS["hf"].order, options=frozenset(takes)).check_supports(options)
@@ -175,7 +175,7 @@ def _status(audits) -> int:
 
 
 def _torch_table(audits, markdown: bool) -> str:
-    from specmath.audit.engine_table import fmt
+    from specmath.audit.engines.table import fmt
 
     header = ["engine", "pair", "config", "N", "engine s", "control s", "p first", "p first two",
               "detectable TV first / two", "control caught", "verdict"]
@@ -207,9 +207,9 @@ def _hardware() -> str:
 
 
 def _run_all(args: argparse.Namespace) -> int:
-    from specmath.audit.engines import ENGINES
-    from specmath.audit.generate_audit import CONFIGS, run_generate_audit
-    from specmath.audit.generate_pairs import PAIRS
+    from specmath.audit.engines.pairs import PAIRS
+    from specmath.audit.engines.torch_audit import CONFIGS, run_generate_audit
+    from specmath.audit.engines.torch_engines import ENGINES
 
     engines = [args.engine] if args.engine else list(ENGINES)
     audits = []
@@ -230,9 +230,9 @@ def _run_all(args: argparse.Namespace) -> int:
 
 
 def _run_options_table(args: argparse.Namespace) -> int:
-    from specmath.audit.audit_target import load_target
-    from specmath.audit.engine_runs import run_options_table
-    from specmath.audit.engine_table import options_table
+    from specmath.audit.engines.table import options_table
+    from specmath.audit.engines.table_runs import run_options_table
+    from specmath.audit.engines.target import load_target
 
     engines = [args.engine] if args.engine else list(GGUF_AUDIT_ENGINES)
     n = {e: args.n or OPTIONS_TABLE_N[e] for e in engines}
@@ -249,10 +249,10 @@ def _run_options_table(args: argparse.Namespace) -> int:
 
 
 def _run_client(args: argparse.Namespace, kind: str, options) -> int:
-    from specmath.audit.audit_target import load_target
-    from specmath.audit.engine_runs import EngineChoice, open_engine, run_row
-    from specmath.audit.engine_table import describe_audit
-    from specmath.audit.option_rows import option_row_named, row_for
+    from specmath.audit.engines.rows import option_row_named, row_for
+    from specmath.audit.engines.table import describe_audit
+    from specmath.audit.engines.table_runs import EngineChoice, open_engine, run_row
+    from specmath.audit.engines.target import load_target
     from specmath.function_reference import resolve_function
 
     target = load_target(args.target or args.pair)
@@ -286,8 +286,8 @@ def run(args: argparse.Namespace) -> int:
     options = _sampling_options(args)
     if kind != "torch":
         return _run_client(args, kind, options)
-    from specmath.audit.engine_table import describe_audit
-    from specmath.audit.generate_audit import run_generate_audit
+    from specmath.audit.engines.table import describe_audit
+    from specmath.audit.engines.torch_audit import run_generate_audit
 
     audit = run_generate_audit(args.engine, args.pair, options, n=args.n or 2000, seed=args.seed)
     if audit.skipped:  # the engine cannot run here (a package or a model file is missing): say why

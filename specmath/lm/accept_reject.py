@@ -22,7 +22,7 @@ the last bit but one; we then resample from p_i itself, the limit of the residua
 in that case, and flag the row in ``AcceptReject.zero_residual_rows`` (tested in tests/lm).
 
 The building blocks ``accept_prefix`` and ``rejection_laws`` are public so that the negative
-controls of ``specmath.bugzoo.torch_controls`` change only the resample law and keep the rest.
+controls of ``specmath.lm.lossy_controls`` change only the resample law and keep the rest.
 """
 
 from __future__ import annotations

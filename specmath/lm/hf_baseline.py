@@ -4,7 +4,7 @@ Notation: p = target law, q = draft law, gamma = draft tokens per round.
 
 ``_sampling_arguments`` translates a ``Sampling`` into HF's generate arguments, written once for the
 bench (``hf_assisted_generate``) and the engine audit (``hf_generation_config``, used by
-``specmath.audit.engines``): T = 0 is ``do_sample=False``; otherwise temperature, top-k and top-p, with
+``specmath.audit.engines.torch_engines``): T = 0 is ``do_sample=False``; otherwise temperature, top-k and top-p, with
 HF's own defaults switched off where specmath applies no truncation (``top_k=0``, ``top_p=1.0``; HF
 would otherwise apply top-k 50).
 

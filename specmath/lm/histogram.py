@@ -13,7 +13,7 @@ sampler uses, converted exactly to Fractions (``specmath.laws``) and renormalise
 ``specmath.stats`` then gives the G-test (cells pooled to expected count >= 5) and its p-value,
 the empirical TV with a 99% upper confidence bound, and the power: the smallest TV that the test at
 level 1e-6 detects with probability 0.99 at this N. A negative control runs in the same call: a
-lossy accept/reject step from ``specmath.bugzoo.torch_controls``, injected into the same decoder
+lossy accept/reject step from ``specmath.lm.lossy_controls``, injected into the same decoder
 ("residual-softmax": softmax(max(0, p - q)) instead of norm(max(0, p - q)); "target": resample
 from p), must be rejected at p < 1e-6 at the same N, showing the test can fail.
 """
@@ -27,9 +27,9 @@ from fractions import Fraction
 
 import torch
 
-from specmath.bugzoo.torch_controls import TORCH_CONTROLS
 from specmath.laws import Law
 from specmath.lm.accept_reject import accept_reject as standard_accept_reject
+from specmath.lm.lossy_controls import TORCH_CONTROLS
 from specmath.lm.speculative_decode import speculative_generate
 from specmath.lm.warps import DEFAULT_SAMPLING, TOP_K_20, Sampling
 from specmath.stats import detectable_tv, g_test, tv_confidence_bound
@@ -90,7 +90,7 @@ def sample_prefixes(
     """N speculative samples of the first n_tokens tokens after ``prompt``, in batches of identical rows.
 
     ``accept_reject``: the decoder's accept/reject step (a negative control from
-    ``specmath.bugzoo.torch_controls`` to show the test can fail); ``draft_threshold``: the model
+    ``specmath.lm.lossy_controls`` to show the test can fail); ``draft_threshold``: the model
     draft's confidence stop, as in ``speculative_generate``.
     """
     device = next(target.parameters()).device
@@ -141,7 +141,7 @@ def lossless_report(
 ) -> dict[str, HistogramCheck]:
     """First token and first two tokens vs the exact law, and the lossy negative control at the same N.
 
-    ``control``: a name in ``specmath.bugzoo.torch_controls.TORCH_CONTROLS`` or a lossy accept/reject callable.
+    ``control``: a name in ``specmath.lm.lossy_controls.TORCH_CONTROLS`` or a lossy accept/reject callable.
     """
     if isinstance(control, str):
         name, control = control, TORCH_CONTROLS[check_choice(control, "negative control", TORCH_CONTROLS)]

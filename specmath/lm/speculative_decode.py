@@ -80,7 +80,7 @@ def speculative_generate(
       max_x q_i(x) < draft_threshold (0 = never; lossless for any value, it depends on q only);
     * ``accept_reject``: the accept/reject step: token by token (the default) or
       ``block_verify.block_accept_reject`` (Sun et al. 2024, the block judged jointly; as lossless, more
-      tokens per round); tests inject the negative controls of ``specmath.bugzoo.torch_controls`` here;
+      tokens per round); tests inject the negative controls of ``specmath.lm.lossy_controls`` here;
     * ``progress``: a progress bar; ``profile``: fill ``Generation.profile`` with seconds per part
       (``PROFILE_PARTS``).
     """

@@ -19,7 +19,7 @@ Warped rows keep every vocabulary entry (removed tokens weigh 0), so p and q sta
 
 The row functions below are generic over the number type: ``Fraction`` weights give the exact
 warp (``Warp`` on a ``Law``, used by toy LMs), float weights the float one
-(``specmath.audit.reference_round.numpy_warp``). Two places need the number type's help:
+(``specmath.speculative.reference_round.numpy_warp``). Two places need the number type's help:
 
 * the power p^(1/T): exact (p^k) when 1/T is an integer k; otherwise float(p) ** float(1/T) on
   both paths (the exact path converts that float with Fraction(float), so it is float-accurate);

@@ -5,10 +5,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from specmath.audit.reference_round import draw_index, reference_sample_round
 from specmath.bugzoo import BUGS
 from specmath.laws import tv_distance
 from specmath.speculative import round_law
+from specmath.speculative.reference_round import draw_index, reference_sample_round
 from specmath.stats import detectable_tv, g_test
 
 #: the exact TV distance of each entry from its target law, on its instance (see the report table)

@@ -21,7 +21,7 @@ def test_every_measurement_folder_has_a_page_and_every_template_a_folder():
 
     folders = {p.name for p in mt.DATA.iterdir() if p.is_dir()}
     templates = {p.name.removesuffix(".md.tmpl") for p in mt.PAGES.glob("*.md.tmpl")}
-    # the engine audits' folder has its pages written by scripts/engine_pages.py (tests/audit/test_engine_pages.py)
+    # the engine audits' folder has its pages written by scripts/engine_pages.py (tests/audit/engines/test_engine_pages.py)
     assert folders == templates | {engine_pages.MEASUREMENT.name}
 
 

@@ -8,11 +8,11 @@ from fractions import Fraction
 import pytest
 import torch
 
-from specmath.bugzoo.torch_controls import TORCH_CONTROLS
 from specmath.laws import Law
 from specmath.lm import accept_reject as accept_reject_module
 from specmath.lm.accept_reject import accept_reject
 from specmath.lm.generation import Draws
+from specmath.lm.lossy_controls import TORCH_CONTROLS
 from specmath.stats import detectable_tv, g_test
 
 # p = target, q = draft at one position over 5 tokens; alpha = sum min(p, q) = 0.6

@@ -16,13 +16,13 @@ pytest.importorskip("transformers")
 
 from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 
-from specmath.bugzoo.torch_controls import residual_softmax_accept_reject  # noqa: E402
 from specmath.lm.drafts import (
     ModelDraft,  # noqa: E402
     PromptLookupDraft,  # noqa: E402
 )
 from specmath.lm.generation import Draws  # noqa: E402
 from specmath.lm.histogram import first_token_law, histogram_check, sample_prefixes, two_token_law  # noqa: E402
+from specmath.lm.lossy_controls import residual_softmax_accept_reject  # noqa: E402
 from specmath.lm.warps import Sampling  # noqa: E402
 
 N = 3000

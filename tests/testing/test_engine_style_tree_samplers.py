@@ -2,7 +2,7 @@
 
 Each sampler is audited under the children its engine drafts. What each lossy one does to each case
 is computed exactly first, with its node rule as a tree verifier program: the completed TV, TV(C, A)
-of its round law completed with p against the autoregressive law (``specmath.audit.tree_cases``).
+of its round law completed with p against the autoregressive law (``specmath.audit.trees.cases``).
 The audit must then pass every case of completed TV 0 (probability >= 1 - 1e-6 for the whole audit)
 and fail every case whose completed TV is at least the joint test's detectable TV at its N
 (probability >= 0.99 each; 0.09-0.13 at N = 2000 on the fast cases, printed per case in the report).
@@ -29,9 +29,9 @@ from tree_samplers import (
     without_replacement_tree,
 )
 
-from specmath.audit.tree_adapters import TreeAdapter
-from specmath.audit.tree_cases import TREE_BATTERY, completed_tv, tree_cases_named
-from specmath.audit.tree_runner import run_tree_audit
+from specmath.audit.trees.adapters import TreeAdapter
+from specmath.audit.trees.cases import TREE_BATTERY, completed_tv, tree_cases_named
+from specmath.audit.trees.runner import run_tree_audit
 from specmath.bugzoo.tree_bugs import sibling_rule_without_residual
 from specmath.bugzoo.typical_acceptance import TypicalAcceptance, exceeds_typical_threshold
 from specmath.program import draw

@@ -5,14 +5,14 @@ from fractions import Fraction
 
 import pytest
 
-from specmath.audit.adapters import specmath_torch_round
-from specmath.audit.cases import case_named
-from specmath.audit.reference_round import reference_sample_round
+from specmath.audit.rounds.adapters import specmath_torch_round
+from specmath.audit.rounds.cases import case_named
 from specmath.bugzoo import BUGS
 from specmath.bugzoo.rule_bugs import always_accept_rule, softmax_residual_rule
 from specmath.classic.rand7 import rand7_basic
 from specmath.laws import Law, LawError, uniform
 from specmath.program import die
+from specmath.speculative.reference_round import reference_sample_round
 from specmath.speculative.step import standard_rule
 from specmath.testing import FAMILY_LEVEL, SamplerError, assert_lossless, assert_rule_lossless, assert_sampler_lossless
 from specmath.validation import InvalidArgument
@@ -160,7 +160,7 @@ def test_a_failure_names_its_worst_cells_the_bonus_position_and_each_failed_prob
 
 
 def test_a_batched_sampler_is_audited_sequentially_too():
-    from specmath.audit.reference_rounds import reference_sample_rounds
+    from specmath.speculative.reference_rounds import reference_sample_rounds
 
     assert assert_sampler_lossless(reference_sample_rounds, batched=True, n=1600, sequential=True, cases=CASES).passed
     with pytest.raises(AssertionError, match="NOT lossless"):

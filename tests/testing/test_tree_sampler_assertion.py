@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from tree_samplers import accept_on_u_equal_zero, specinfer_tree
 
-from specmath.audit.tree_adapters import TreeAdapter
-from specmath.audit.tree_cases import TREE_BATTERY, completed_tv, tree_case_named
-from specmath.audit.tree_drafts import TreeDrafts
-from specmath.audit.tree_output import tree_tokens
-from specmath.audit.tree_runner import run_tree_audit
+from specmath.audit.trees.adapters import TreeAdapter
+from specmath.audit.trees.cases import TREE_BATTERY, completed_tv, tree_case_named
+from specmath.audit.trees.drafts import TreeDrafts
+from specmath.audit.trees.output import tree_tokens
+from specmath.audit.trees.runner import run_tree_audit
 from specmath.speculative.tree import TreeShape, tree_round_law
 from specmath.speculative.tree_layouts import parents_from_paths, parents_from_sglang
 from specmath.speculative.tree_reference import sample_tree_rounds

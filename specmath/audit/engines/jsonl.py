@@ -1,0 +1,112 @@
+"""An engine in any language, as a subprocess speaking JSON lines (``--engine-cmd "CMD"``).
+
+The protocol (``specmath.audit.engines.protocol``): one request per line on the engine's stdin, one reply
+per line on its stdout; ``info`` first, then ``generate`` and ``logits``. The engine's stderr goes to a
+file (its logs never mix with the replies); when it dies or breaks the protocol, the error names the
+request and shows the end of that file. Logits travel as base64 of little-endian float32 (a 49152-token
+row is 192 KiB instead of a megabyte of decimal text).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation
+from specmath.audit.engines.sampling_options import EngineSemantics
+from specmath.validation import InvalidArgument
+
+__all__ = ["JsonLinesEngine"]
+
+
+class JsonLinesEngine(EngineClient):
+    """A subprocess started from ``command`` (a string, split as a shell would, or an argument list)."""
+
+    def __init__(self, command: str | list[str], *, name: str | None = None, cwd: str | Path | None = None,
+                 env: dict | None = None):
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise InvalidArgument("--engine-cmd is empty: give the command that starts the engine")
+        self._stderr = tempfile.TemporaryFile(mode="w+b")
+        try:
+            self._process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                             cwd=cwd, env=env, text=True, bufsize=1)
+        except OSError as exc:
+            self._stderr.close()
+            raise InvalidArgument(f"cannot start the engine {argv[0]!r}: {exc.strerror or exc}") from exc
+        try:
+            info = self.request({"op": "info"})
+        except EngineProtocolError as exc:  # it never started: the command is the mistake, not a loss
+            self.close()
+            raise InvalidArgument(f"the engine {argv[0]!r} did not answer {{\"op\": \"info\"}}: {exc}") from exc
+        self.info = info
+        self.name = name or str(info.get("engine", argv[0]))
+        self.semantics = EngineSemantics.from_json({"name": self.name, **info})
+        self.vocab_size = int(info["vocab_size"]) if info.get("vocab_size") else None
+        self.has_logits = bool(info.get("logits"))
+        self.has_controls = bool(info.get("controls"))
+        self.has_plain = bool(info.get("plain", True))
+        self.same_tokens_as_plain = bool(info.get("same_tokens_as_plain"))
+
+    def request(self, message: dict) -> dict:
+        """Send one request, read one reply; EngineProtocolError when the engine dies, garbles or refuses."""
+        op = message.get("op")
+        if self._process.poll() is not None:
+            raise EngineProtocolError(f"the engine has exited (status {self._process.returncode}){self._log_tail()}")
+        try:
+            self._process.stdin.write(json.dumps(message) + "\n")
+            self._process.stdin.flush()
+            line = self._process.stdout.readline()
+        except (BrokenPipeError, OSError) as exc:
+            raise EngineProtocolError(f"the engine's pipe broke on {op!r}: {exc}{self._log_tail()}") from exc
+        if not line:
+            self._process.wait(timeout=10)
+            raise EngineProtocolError(f"the engine exited on {op!r} (status {self._process.returncode}){self._log_tail()}")
+        try:
+            reply = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EngineProtocolError(f"the engine's reply to {op!r} is not JSON: {line[:120]!r}") from exc
+        if not isinstance(reply, dict):
+            raise EngineProtocolError(f"the engine's reply to {op!r} is not a JSON object: {line[:120]!r}")
+        if "error" in reply:
+            raise EngineProtocolError(f"the engine refused {op!r}: {reply['error']}")
+        return reply
+
+    def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control) -> Generation:
+        message = {"op": "generate", "prompt": prompt, "n": n, "seed": seed, "max_new_tokens": max_new_tokens,
+                   "options": options.to_json(), "speculative": speculative}
+        if control is not None:
+            message["control"] = control
+        reply = self.request(message)
+        if "tokens" not in reply:
+            raise EngineProtocolError("the engine's generate reply has no 'tokens'")
+        return Generation(reply["tokens"], reply.get("drafted"), reply.get("accepted"))
+
+    def _logits(self, contexts):
+        reply = self.request({"op": "logits", "contexts": [list(c) for c in contexts]})
+        rows = reply.get("logits_b64")
+        if not isinstance(rows, list) or len(rows) != len(contexts):
+            raise EngineProtocolError("the engine's logits reply has no 'logits_b64' row per context")
+        return np.stack([np.frombuffer(base64.b64decode(row), dtype="<f4") for row in rows])
+
+    def _log_tail(self, chars: int = 600) -> str:
+        self._stderr.seek(0)
+        # on one line: the error is reported as one line
+        text = " | ".join(self._stderr.read().decode(errors="replace").split("\n")).strip(" |")
+        return f"; its stderr ends: ...{text[-chars:]}" if text else ""
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.stdin.close()
+            try:
+                self._process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        self._stderr.close()

@@ -1,0 +1,209 @@
+"""The rows of the options table: a sampling option, the lossy control that targets it, the prompt it needs.
+
+Notation: p = target law, w = the engine's sampling chain, x1, x2 = the first two emitted tokens, c = prompt.
+
+Speculative engines verify a batch [last, d1, d2, ...]: x1 is always sampled at the batch's first row,
+x2 at a *drafted* row whenever x1 == d1. The bugs seen in engines sit there: an option skipped on
+verified tokens (vLLM #42744: min-p and logit bias; sglang #10617: both on EAGLE positions), argmax
+acceptance at T > 0 (lablup/mlxcel #902; sglang #31214 on ROCm), penalties counted from the batch's
+start instead of position by position. Each row's control has exactly that bug (``Control``), run in
+llama.cpp's own loop (``engines/llama_cpp``), so a run that cannot catch it is INCONCLUSIVE, not a pass.
+
+The control moves only x2, and only where x1 hit the draft, so each row is audited at the prompt where
+its shift is largest, ``control_shift`` (an upper bound: drafts that a lookup engine cannot make are
+left out, a draft model's are assumed to hit):
+
+    shift(c) = sum_x1 w(p(. | c))(x1) reach(c, x1) TV(w(p(. | c x1)), w_control(p(. | c x1)))
+
+with reach(c, x1) = 1 for a draft model, and [x1 == the token prompt lookup proposes after c] for a
+lookup engine. Penalty rows choose among repetitive texts (where a penalty matters), the others among
+``PROMPT_CANDIDATES``. The logit-bias row bans (bias -100) the most likely second token, so that the
+control's bug emits a token the law all but forbids. The repeat-ban row boosts (+10) the token the prompt
+repeats and bans repeats (presence 100): the law all but forbids x2 == x1, an engine that counts the
+penalties from the batch's start emits it whenever x1 hit the draft. It is the row that gives power where
+penalties count the generated tokens only (node-llama-cpp) and the model seldom repeats a token by itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from specmath.audit.engines.law import Logits, sampling_law
+from specmath.audit.engines.pairs import PROMPT_CANDIDATES, lookup_draft_token
+from specmath.audit.engines.sampling_options import EngineSemantics, SamplingOptions
+from specmath.validation import InvalidArgument, check_choice
+
+__all__ = ["Control", "OptionRow", "OPTION_ROWS", "REPETITIVE_PROMPTS", "BANNED", "BOOST", "control_shift",
+           "candidate_texts", "choose_prompt", "option_row_named", "row_for"]
+
+#: texts where a penalty matters: the likely next tokens are already in the prompt
+REPETITIVE_PROMPTS = (
+    "the cat sat on the mat. the cat sat on the mat. the",
+    "ha ha ha ha ha ha ha ha ha ha ha",
+    "no no no no no no no no no no",
+    "red green blue red green blue red green blue red",
+    "1, 2, 3, 1, 2, 3, 1, 2, 3, 1,",
+    "It was the best of times, it was the worst of times, it was the",
+)
+#: the logit bias of the bias row: a ban, short of -inf (JSON has no infinity)
+BANNED = -100.0
+#: the repeat-ban row's bias on the repeated token: it becomes the likely first and (unpenalised) second token
+BOOST = 10.0
+#: a placeholder token in the bias row's options, replaced by the chosen token
+_CHOSEN = 0
+
+
+@dataclass(frozen=True)
+class Control:
+    """A lossy control: what it does at drafted rows (options overridden, or the history of the batch's start)."""
+
+    description: str
+    drafted: dict  # protocol option names -> values at drafted rows; temperature 0 is argmax
+    stale_history: bool = False
+
+    def protocol(self, semantics: EngineSemantics) -> dict:
+        """The ``control`` of a generate request, counting penalties as ``semantics`` does."""
+        history = "generated" if all(h == "generated" for h in semantics.history.values()) else "prompt+generated"
+        return {"drafted": self.drafted, "stale_history": self.stale_history, "history": history,
+                "ignored": sorted(semantics.ignored)}
+
+    def second_law(self, logits: np.ndarray, c: Sequence[int], x1: int, options: SamplingOptions,
+                   semantics: EngineSemantics) -> np.ndarray:
+        """The control's law of x2 at a drafted row after c x1."""
+        if self.stale_history:
+            return sampling_law(logits, options, semantics, c, ())
+        changed = {k: v for k, v in self.drafted.items() if k != "temperature" or v > 0}
+        changed.update({k: None for k in ("top_k", "min_p") if changed.get(k) == 0})  # the protocol's "off"
+        if "logit_bias" in changed:
+            changed["logit_bias"] = tuple(tuple(p) for p in changed["logit_bias"])
+        law = sampling_law(logits, dataclasses.replace(options, **changed), semantics, c, [x1])
+        if self.drafted.get("temperature") == 0:  # argmax: truncations keep the most likely token, so it is law's
+            one_hot = np.zeros_like(law)
+            one_hot[int(np.argmax(law))] = 1.0
+            return one_hot
+        return law
+
+
+@dataclass(frozen=True)
+class OptionRow:
+    """One row of the options table: the options asked for and the control that targets them."""
+
+    name: str
+    options: SamplingOptions
+    control: Control
+    repetitive: bool = False  # choose the prompt among repetitive texts
+    bias: str | None = None  # "ban-second": ban the likely second token; "boost-repeated": +10 on the repeated one
+
+    def with_bias_token(self, token: int) -> SamplingOptions:
+        if self.bias is None:
+            return self.options
+        return dataclasses.replace(self.options, logit_bias=((token, BANNED if self.bias == "ban-second" else BOOST),))
+
+
+_SKIP = "skipped at drafted rows"
+OPTION_ROWS = {r.name: r for r in (
+    OptionRow("T=1", SamplingOptions(1.0), Control("argmax at drafted rows (mlxcel #902, sglang #31214)", {"temperature": 0})),
+    OptionRow("T=0.7 top-k 20", SamplingOptions(0.7, top_k=20), Control(f"top-k {_SKIP}", {"top_k": 0})),
+    OptionRow("top-p 0.9", SamplingOptions(1.0, top_p=0.9), Control(f"top-p {_SKIP}", {"top_p": 1.0})),
+    OptionRow("min-p 0.1", SamplingOptions(1.0, min_p=0.1),
+              Control(f"min-p {_SKIP} (vLLM #42744, sglang #10617)", {"min_p": 0.0})),
+    OptionRow("logit bias", SamplingOptions(1.0, logit_bias=((_CHOSEN, BANNED),)),
+              Control(f"logit bias {_SKIP} (vLLM #42744, sglang #10617)", {"logit_bias": []}), bias="ban-second"),
+    OptionRow("repetition 1.5", SamplingOptions(1.0, repetition_penalty=1.5),
+              Control(f"repetition penalty {_SKIP}", {"repetition_penalty": 1.0}), repetitive=True),
+    OptionRow("repetition 1.5 window 4", SamplingOptions(1.0, repetition_penalty=1.5, penalty_window=4),
+              Control("the penalty window ignored at drafted rows", {"penalty_window": 100000}), repetitive=True),
+    OptionRow("presence 1.5", SamplingOptions(1.0, presence_penalty=1.5),
+              Control(f"presence penalty {_SKIP}", {"presence_penalty": 0.0}), repetitive=True),
+    OptionRow("frequency 1.5", SamplingOptions(1.0, frequency_penalty=1.5),
+              Control("penalties counted from the batch's start at drafted rows (not position by position)", {},
+                      stale_history=True), repetitive=True),
+    OptionRow("repeat ban", SamplingOptions(1.0, presence_penalty=100.0, logit_bias=((_CHOSEN, BOOST),)),
+              Control("penalties counted from the batch's start at drafted rows (not position by position)", {},
+                      stale_history=True), repetitive=True, bias="boost-repeated"),
+)}
+
+
+def option_row_named(name: str) -> OptionRow:
+    """The row called ``name`` (``OPTION_ROWS``); UnknownName otherwise."""
+    return OPTION_ROWS[check_choice(name, "option row", OPTION_ROWS)]
+
+
+def row_for(options: SamplingOptions) -> OptionRow:
+    """A row for options given one by one: theirs, with the control of the most specific option that is on."""
+    if options.frequency_penalty:
+        base = OPTION_ROWS["frequency 1.5"]
+    elif options.presence_penalty:
+        base = OPTION_ROWS["presence 1.5"]
+    elif options.repetition_penalty not in (None, 1):
+        base = OPTION_ROWS["repetition 1.5 window 4" if options.penalty_window else "repetition 1.5"]
+    elif options.logit_bias:
+        base = OPTION_ROWS["logit bias"]
+    elif options.min_p:
+        base = OPTION_ROWS["min-p 0.1"]
+    elif options.top_p is not None and options.top_p < 1:
+        base = OPTION_ROWS["top-p 0.9"]
+    elif options.top_k is not None:
+        base = OPTION_ROWS["T=0.7 top-k 20"]
+    else:
+        base = OPTION_ROWS["T=1"]
+    return dataclasses.replace(base, name=options.label(), options=options, bias=None)
+
+
+def control_shift(logits: Logits, c: Sequence[int], row: OptionRow, options: SamplingOptions,
+                  semantics: EngineSemantics, reach: Callable[[Sequence[int], int], float]) -> float:
+    """The upper bound above of how far the row's control moves the law of (x1, x2) at prompt c."""
+    p1 = sampling_law(logits([list(c)])[0], options, semantics, c)
+    first = [int(x) for x in np.argsort(-p1)[:20] if p1[x] >= 0.01 and reach(c, int(x)) > 0]
+    if not first:
+        return 0.0
+    shift = 0.0
+    for x1, z in zip(first, logits([[*c, x1] for x1 in first]), strict=True):
+        right = sampling_law(z, options, semantics, c, [x1])
+        wrong = row.control.second_law(z, c, x1, options, semantics)
+        shift += p1[x1] * reach(c, x1) * 0.5 * float(np.abs(right - wrong).sum())
+    return shift
+
+
+def _bias_token(logits: Logits, c: Sequence[int], row: OptionRow, options: SamplingOptions,
+                semantics: EngineSemantics) -> int:
+    p1 = sampling_law(logits([list(c)])[0], options, semantics, c)
+    if row.bias == "boost-repeated":  # the token prompt lookup proposes: the one the prompt repeats
+        proposed = lookup_draft_token(list(c))
+        return int(np.argmax(p1)) if proposed is None else proposed
+    # the most likely second token after the most likely first one: the token a skipped ban lets through
+    x1 = int(np.argmax(p1))
+    return int(np.argmax(sampling_law(logits([[*c, x1]])[0], options, semantics, c, [x1])))
+
+
+def candidate_texts(row: OptionRow) -> tuple[str, ...]:
+    """The texts a row chooses its prompt among: repetitive ones for the penalty rows, all for the others."""
+    return REPETITIVE_PROMPTS if row.repetitive else tuple(dict.fromkeys(PROMPT_CANDIDATES + REPETITIVE_PROMPTS))
+
+
+def choose_prompt(logits: Logits, candidates: Sequence[Sequence[int]], row: OptionRow, semantics: EngineSemantics, *,
+                  lookup: bool, min_length: int = 1) -> tuple[list[int], SamplingOptions, float]:
+    """(prompt ids, options, control shift): the candidate prompt where the row's control moves the law most."""
+
+    def reach(c: Sequence[int], x1: int) -> float:
+        return 1.0 if not lookup else float(lookup_draft_token(list(c)) == x1)
+
+    best = None
+    for c in candidates:
+        c = list(c)
+        if len(c) < min_length:
+            continue
+        options = row.options
+        if row.bias:
+            unbiased = dataclasses.replace(options, logit_bias=())
+            options = row.with_bias_token(_bias_token(logits, c, row, unbiased, semantics))
+        shift = control_shift(logits, c, row, options, semantics, reach)
+        if best is None or shift > best[2]:
+            best = (c, options, shift)
+    if best is None:
+        raise InvalidArgument(f"no candidate prompt is {min_length} tokens long: give a longer --prompt")
+    return best

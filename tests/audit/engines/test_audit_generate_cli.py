@@ -1,0 +1,89 @@
+"""audit-generate's engine options on the command line: each mistake is one line and exit status 2, found
+before torch is imported; a Python engine named module:function and a subprocess engine run end to end."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specmath.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+TOY = Path(__file__).with_name("toy_jsonl_engine.py")
+WRAPPER = ("import sys\nfrom specmath.cli import main\nstatus = main(sys.argv[1:])\n"
+           "print('torch imported:', 'torch' in sys.modules)\nsys.exit(status)\n")
+
+MISTAKES = [
+    (["llama-cpp-ngram", "--pair", "tiny"], r"the GGUF engines run GGUF files: --target smollm2 or --target FILE\.gguf"),
+    (["llama-cpp-ngram", "--target", "missing.gguf"], r"--target missing\.gguf: no such GGUF file"),
+    (["llama-cpp-ngram", "--target", "smollm2", "--draft", "missing.gguf"], r"--draft missing\.gguf: no such GGUF file"),
+    (["llama_cpp_ngram", "--target", "smollm2"], r"unknown engine 'llama_cpp_ngram' \(did you mean 'llama-cpp-ngram'\?\)"),
+    (["mymodule:generate"], r"name the model the law comes from: --target MODEL"),
+    (["--engine-cmd", "x", "--endpoint", "http://localhost:1"], r"name one engine: ENGINE, --engine-cmd or --endpoint"),
+    (["specmath", "--pair", "tiny", "--min-p", "0.1"], r"the engine \(specmath\) does not take min_p"),
+    (["specmath", "--pair", "tiny", "--target", "smollm2"], r"specmath takes --pair and sampling options"),
+    (["hf-lookup", "--pair", "tiny", "--logit-bias", "5"], r"--logit-bias takes TOKEN=BIAS"),
+    (["hf-lookup", "--pair", "tiny", "--min-p", "0"], r"--min-p must be a finite number in \(0, 1\], got 0\.0"),
+    (["llama-cpp-ngram", "--target", "smollm2", "--option", "min-p", "--n", "5"],
+     r"invalid choice|unknown --option value 'min-p' \(did you mean 'min-p 0\.1'\?\)"),
+    (["llama-cpp-ngram", "--target", "smollm2", "--option", "min-p 0.1", "--top-k", "5"],
+     r"--option 'min-p 0\.1' sets the sampling options itself: leave out the others"),
+    (["--options-table", "--engine-cmd", "x"], r"--options-table runs the GGUF engines"),
+    (["--json-out", "x.json", "hf-lookup", "--pair", "tiny"], r"--json-out writes the records of --options-table"),
+    (["--endpoint", "localhost:8080", "--target", "tiny"], r"--endpoint must be an http\(s\) URL, got 'localhost:8080'"),
+    (["tiny_engines:tiny_speculative", "--target", "tiny", "--prompt", " "], r"--prompt is empty"),
+]
+#: mistakes seen where the engine starts, after the target (and torch) is loaded: still one line and exit 2
+MISTAKES_AT_START = [
+    (["--engine-cmd", "false", "--target", "tiny"], r"the engine 'false' did not answer \{\"op\": \"info\"\}: .*status 1"),
+    (["--engine-cmd", "sh -c 'echo its reason >&2; exit 3'", "--target", "tiny"], r"did not answer .*its reason"),
+    (["--endpoint", "http://127.0.0.1:9", "--target", "tiny"], r"--endpoint http://127\.0\.0\.1:9/v1/completions serves no completions: cannot reach"),
+    (["tiny_engines:tiny_speculative", "--target", "tiny", "--logit-bias", "99999=1"],
+     r"--logit-bias token 99999 is outside tiny's vocabulary: a token id in \[0, 32\)"),
+]
+
+
+@pytest.mark.parametrize("args,line", MISTAKES, ids=[" ".join(a) for a, _ in MISTAKES])
+def test_an_engine_option_mistake_is_one_line_and_exit_2_before_torch(args, line, tmp_path):
+    out = subprocess.run([sys.executable, "-c", WRAPPER, "audit-generate", *args], capture_output=True, text=True,
+                         cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.search(line, lines[0]), out.stderr
+    if "endpoint must be" not in line:  # the URL is checked where the engine starts, after the target is known
+        assert "torch imported: False" in out.stdout
+
+
+@pytest.mark.parametrize("args,line", MISTAKES_AT_START, ids=[" ".join(a) for a, _ in MISTAKES_AT_START])
+def test_an_engine_that_cannot_start_is_one_line_and_exit_2(args, line):
+    pytest.importorskip("torch")
+    out = subprocess.run([sys.executable, "-m", "specmath", "audit-generate", *args], capture_output=True, text=True,
+                         cwd=ROOT, env={"PYTHONPATH": f"{ROOT}:{TOY.parent}", "PATH": "/usr/bin:/bin",
+                                        "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.search(line, lines[0]), out.stderr
+
+
+def test_a_python_function_engine_from_the_command_line(capsys, monkeypatch):
+    pytest.importorskip("torch")
+    monkeypatch.syspath_prepend(str(TOY.parent))
+    status = main(["audit-generate", "tiny_engines:tiny_speculative", "--target", "tiny", "--n", "600",
+                   "--temperature", "0.8", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0 and report["verdict"] == "pass (no negative control)", report
+    assert report["engine"] == "tiny_engines:tiny_speculative" and report["n"] == 600
+
+
+def test_a_subprocess_engine_from_the_command_line_takes_its_semantics_from_its_info(capsys):
+    pytest.importorskip("torch")
+    status = main(["audit-generate", "--engine-cmd", f"{sys.executable} {TOY}", "--target", "tiny", "--n", "400",
+                   "--min-p", "0.2", "--pathwise", "5", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0 and report["verdict"] == "pass (no negative control)", report
+    assert report["pathwise"]["promised"] and report["pathwise"]["differences"] == 0

@@ -1,0 +1,123 @@
+"""The endpoint engine: requests and replies in the forms vLLM and llama-server use, and an audit from the command
+line against a real llama-server (llama.cpp's, with n-gram speculation) serving the SmolLM2 GGUF. The server test
+runs where llama-server is built (``make engines-server``, about 8 minutes on 2 cores); with ``ENGINES_SERVER=1``
+it builds the server itself when it is missing (``ENGINES_SERVER=1 scripts/ci_engines.sh`` runs it so), and it
+skips saying why otherwise: ``make test`` does not spend 8 minutes compiling a server.
+
+Statistics: N = 150 calls, T = 1; the law comes from transformers' dequantised forward of the same GGUF, whose
+first-token law differs from llama.cpp's own by a TV of about 0.004 (measured by the GGUF engine audits), far
+below the detectable TV at this N (about 0.3, printed); a correct server passes with probability >= 1 - 1e-6.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from specmath.audit.engines.endpoint import EndpointEngine, completion_request, completion_tokens
+from specmath.audit.engines.gguf import engines_dir
+from specmath.audit.engines.protocol import EngineProtocolError
+from specmath.audit.engines.sampling_options import SamplingOptions
+from specmath.validation import InvalidArgument
+
+
+def test_a_request_switches_truncation_off_unless_asked_and_names_penalties_both_ways():
+    body = completion_request([1, 2], 7, 2, SamplingOptions(0.8, repetition_penalty=1.2, penalty_window=16,
+                                                            logit_bias=((5, -3.0),)), "m")
+    assert body["prompt"] == [1, 2] and body["seed"] == 7 and body["max_tokens"] == 2 and body["n"] == 1
+    assert (body["top_k"], body["top_p"], body["min_p"]) == (0, 1.0, 0.0)  # llama-server's defaults would cut
+    # exact: the request carries the option value as given (the float 1.2 passed through, nothing computed)
+    assert body["repetition_penalty"] == body["repeat_penalty"] == 1.2 and body["repeat_last_n"] == 16
+    assert body["logit_bias"] == {"5": -3.0} and body["ignore_eos"] is True
+    assert "presence_penalty" not in body
+
+
+def test_token_ids_are_read_from_vllm_and_llama_server_replies():
+    assert completion_tokens({"choices": [{"token_ids": [4, 5]}]}) == [4, 5]
+    assert completion_tokens({"choices": [{"logprobs": {"content": [{"id": 4}, {"id": 9}]}}]}) == [4, 9]
+    assert completion_tokens({"choices": [{"logprobs": {"tokens": ["token_id:4", "token_id:11"]}}]}) == [4, 11]
+    with pytest.raises(EngineProtocolError, match="returned no token ids"):
+        completion_tokens({"choices": [{"text": "hi"}]})
+    with pytest.raises(EngineProtocolError, match="no choices"):
+        completion_tokens({"error": "x"})
+    with pytest.raises(InvalidArgument, match="must be an http\\(s\\) URL"):
+        EndpointEngine("localhost:8080")
+    assert EndpointEngine("http://h:1/v1").url == "http://h:1/v1/completions"
+
+
+def missing_build_tool() -> str | None:
+    """Why llama-server cannot be built here (engines/build.sh's tools), or None."""
+    for tool in ("node", "npm", "g++", "gcc", "git", "cmake"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    major = subprocess.run(["node", "-p", "process.versions.node.split('.')[0]"], capture_output=True, text=True).stdout
+    if int(major or 0) < 20:
+        return f"node {major.strip()} is older than 20 (node-llama-cpp 3.22 needs 20)"
+    return None
+
+
+def test_an_unreachable_endpoint_is_an_engine_error():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # free, and nothing listens once it is closed
+    engine = EndpointEngine(f"http://127.0.0.1:{port}", timeout=5)
+    with pytest.raises(EngineProtocolError, match="cannot reach the endpoint"):
+        engine.generate([1, 2], 1, 0, 2, SamplingOptions())
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    server = engines_dir() / "build" / "llama-server"
+    if not server.exists():
+        if os.environ.get("ENGINES_SERVER") != "1":
+            pytest.skip("llama-server is not built: make engines-server, or run with ENGINES_SERVER=1 to build it (8 min)")
+        reason = missing_build_tool()
+        if reason:
+            pytest.skip(f"llama-server cannot be built here: {reason} (make engines-server)")
+        build = subprocess.run(["bash", str(engines_dir() / "build.sh"), "server"], capture_output=True, text=True)
+        assert build.returncode == 0 and server.exists(), f"make engines-server failed: {build.stderr[-2000:]}"
+    from specmath.lm.models import locate_smollm2_gguf
+
+    libs = engines_dir() / "node" / "node_modules" / "@node-llama-cpp" / "linux-x64" / "bins" / "linux-x64"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # its CPU backends load from the working folder (llama.cpp's ggml_backend_load_all searches it)
+    process = subprocess.Popen([str(server), "-m", str(locate_smollm2_gguf()), "-t", "1", "-c", "1024", "-np", "1",
+                                "--port", str(port), "--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "2",
+                                "--spec-ngram-simple-size-m", "4"], cwd=libs, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):  # up to a minute on a busy machine; it loads in about a second
+            try:
+                urllib.request.urlopen(url + "/health", timeout=1)
+                break
+            except OSError:
+                if process.poll() is not None:
+                    pytest.fail(f"llama-server exited with status {process.returncode}")
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_llama_server_with_ngram_speculation_passes_from_the_command_line(llama_server, capsys):
+    from specmath.cli import main
+
+    status = main(["audit-generate", "--endpoint", llama_server, "--target", "smollm2", "--semantics", "llama.cpp",
+                   "--prompt", "the cat sat on the mat. the cat sat on the mat. the", "--n", "150", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["error"] is None, report["error"]
+    assert status == 0 and report["verdict"] == "pass (no negative control)", report["checks"]
+    assert report["engine"] == f"endpoint {llama_server}/v1/completions" and report["n"] == 150
+    assert all(c["detectable_tv"] < 0.4 for c in report["checks"])

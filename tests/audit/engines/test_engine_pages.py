@@ -1,0 +1,29 @@
+"""The engine pages show the committed measurement: their tables are what scripts/engine_pages.py writes from
+data/measurements/ (so a page cannot drift from its raw results), and every record is a complete audit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+RECORDS = ROOT / "data" / "measurements" / "cpu_x86_64_2026-11-30" / "engines-smollm2.json"
+
+
+def test_the_engine_pages_are_rendered_from_the_committed_measurement():
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "engine_pages.py"), "--check"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_every_record_has_both_checks_of_its_engine_and_a_verdict():
+    from specmath.choices import GGUF_AUDIT_ENGINES, OPTION_ROWS
+
+    records = json.loads(RECORDS.read_text())
+    assert {(r["engine"], r["row"]) for r in records} == {(e, o) for e in GGUF_AUDIT_ENGINES for o in OPTION_ROWS}
+    for r in records:
+        roles = [(c["role"], c["name"]) for c in r["checks"]]
+        assert roles[:2] == [("engine", "first token"), ("engine", "first two tokens")], (r["engine"], r["row"])
+        assert r["verdict"] and r["error"] is None

@@ -1,0 +1,133 @@
+"""The engine protocol: a Python function and a JSON-lines subprocess audited end to end against a toy model
+whose law is known exactly; a lossy engine fails, a broken reply is an error (never a loss), the pathwise
+check finds a seed that differs, and the options rows' controls and prompt choice do what they say.
+
+Statistics: the toy model has 12 tokens; at N = 2000 the G-tests detect a TV of about 0.1 with probability
+0.99 (printed by each audit); the lossy toy engine (min-p and the logit bias skipped at drafted rows) moves
+the law of the first two tokens by far more (its measured TV is asserted beside the verdict).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specmath.audit.engines.jsonl import JsonLinesEngine
+from specmath.audit.engines.law import sampling_law
+from specmath.audit.engines.protocol import CallableEngine, EngineProtocolError, check_tokens
+from specmath.audit.engines.rows import OPTION_ROWS, Control, choose_prompt, control_shift, row_for
+from specmath.audit.engines.runner import run_engine_audit
+from specmath.audit.engines.sampling_options import SEMANTICS, SamplingOptions
+from specmath.validation import InvalidArgument
+
+TOY = Path(__file__).with_name("toy_jsonl_engine.py")
+sys.path.insert(0, str(TOY.parent))
+import toy_jsonl_engine as toy  # noqa: E402
+
+#: lookup drafts 29 after it; at these options x1 = 29 is likely, and the lossy engine's x2 then moves far
+#: (``control_shift`` bounds that move at 0.93 for the two skipped options)
+PROMPT = [31, 26, 29, 31, 26]
+OPTIONS = SamplingOptions(1.0, min_p=0.3, logit_bias=((5, 3.0),), presence_penalty=0.7)
+
+
+def toy_generate(prompt_ids, n, seed, *, max_new_tokens, **options):
+    """The toy model as a Python engine: ``generate(prompt_ids, n, seed, **options)``."""
+    return [toy.generate_one(list(prompt_ids), seed + i, max_new_tokens, options, True, False) for i in range(n)]
+
+
+toy_generate.semantics = {"order": ["logit_bias", "penalties", "top_k", "min_p", "temperature"]}
+
+
+def toy_logits(contexts):
+    return np.array([toy.logits(c) for c in contexts])
+
+
+def _engine(*flags):
+    return JsonLinesEngine([sys.executable, str(TOY), *flags])
+
+
+def test_a_python_function_engine_passes_against_the_exact_law():
+    engine = CallableEngine(toy_generate, vocab_size=toy.V)
+    audit = run_engine_audit(engine, "toy", PROMPT, OPTIONS, n=2000, seed=3, reference=toy_logits)
+    assert audit.error is None and audit.passed and audit.verdict == "pass (no negative control)"
+    assert all(c.detectable_tv < 0.15 for c in audit.checks)
+
+
+def test_a_subprocess_engine_passes_and_the_same_engine_made_lossy_fails():
+    with _engine() as engine:
+        assert engine.semantics.order == ("logit_bias", "penalties", "top_k", "min_p", "temperature")
+        audit = run_engine_audit(engine, "toy", PROMPT, OPTIONS, n=2000, seed=1, pathwise_seeds=30)
+        assert audit.passed, [c.to_json() for c in audit.checks]
+        assert audit.pathwise["promised"] and audit.pathwise["differences"] == 0
+    with _engine("--lossy") as lossy:
+        audit = run_engine_audit(lossy, "toy", PROMPT, OPTIONS, n=2000, seed=1)
+        assert audit.verdict == "FAIL" and audit.error is None
+        two = audit.checks[1]
+        assert not two.passed and two.measured_tv > two.detectable_tv
+
+
+def test_a_broken_reply_is_an_error_not_a_loss():
+    with _engine("--crash") as engine:
+        audit = run_engine_audit(engine, "toy", PROMPT, SamplingOptions(), n=10)
+    assert audit.verdict.startswith("ERROR: EngineProtocolError") and not audit.checks
+    with pytest.raises(EngineProtocolError, match="returned 1 token lists for n = 2"):
+        check_tokens([[1, 2]], 2, 2, 12)
+    with pytest.raises(EngineProtocolError, match="returned token 12, not an id in \\[0, 12\\)"):
+        check_tokens([[1, 12]], 1, 2, 12)
+    with pytest.raises(EngineProtocolError, match="not a list of 2 tokens"):
+        check_tokens([[1]], 1, 2, 12)
+    with pytest.raises(InvalidArgument, match="cannot start the engine"):
+        JsonLinesEngine("/no/such/engine --flag")
+
+
+def test_an_engine_that_promises_plain_output_and_breaks_it_fails_with_the_seed_named():
+    def speculative(prompt_ids, n, seed, *, max_new_tokens, **options):
+        rows = toy_generate(prompt_ids, n, seed, max_new_tokens=max_new_tokens, **options)
+        return [row if seed + i != 7 else row[:-1] + [(row[-1] + 1) % toy.V] for i, row in enumerate(rows)]
+
+    speculative.plain = toy_generate
+    speculative.same_tokens_as_plain = True
+    speculative.semantics = toy_generate.semantics
+    engine = CallableEngine(speculative, vocab_size=toy.V)
+    audit = run_engine_audit(engine, "toy", PROMPT, SamplingOptions(), n=300, seed=0, reference=toy_logits,
+                             pathwise_seeds=10)
+    assert audit.verdict == "FAIL (pathwise)" and audit.pathwise["differing_seeds"] == [7]
+    assert audit.pathwise["first"]["seed"] == 7 and audit.pathwise["first"]["position"] == 15
+
+
+def test_each_row_control_is_its_bug_at_drafted_rows_and_its_shift_bound_is_zero_where_it_cannot_act():
+    z = np.array([2.0, 1.0, 0.0, -1.0])
+    semantics = SEMANTICS["llama.cpp"]
+    greedy = OPTION_ROWS["T=1"].control.second_law(z, [0], 1, SamplingOptions(), semantics)
+    assert greedy.tolist() == [1.0, 0.0, 0.0, 0.0]
+    skipped = OPTION_ROWS["min-p 0.1"].control.second_law(z, [0], 1, SamplingOptions(min_p=0.5), semantics)
+    assert np.allclose(skipped, sampling_law(z, SamplingOptions(), semantics))
+    stale = Control("stale", {}, stale_history=True).second_law(z, [3], 0, SamplingOptions(presence_penalty=5.0),
+                                                                 semantics)
+    assert np.allclose(stale, sampling_law(z, SamplingOptions(presence_penalty=5.0), semantics, [3], ()))
+
+    def logits(contexts):
+        return np.array([z for _ in contexts])
+
+    row = OPTION_ROWS["min-p 0.1"]
+    # exact: with no token reachable by a draft, control_shift returns the literal 0.0 before any arithmetic
+    assert control_shift(logits, [0], row, row.options, semantics, lambda c, x: 0.0) == 0.0
+    assert control_shift(logits, [0], row, row.options, semantics, lambda c, x: 1.0) > 0.0
+    assert row_for(SamplingOptions(frequency_penalty=1.0)).control.stale_history
+    assert row_for(SamplingOptions(min_p=0.2)).control.drafted == {"min_p": 0.0}
+
+
+def test_the_bias_row_bans_the_likely_second_token_at_the_prompt_where_skipping_the_ban_moves_the_law_most():
+    candidates = [[a, (a * 5) % toy.V] * 3 for a in range(8)]
+    semantics = SEMANTICS["llama.cpp"]
+    prompt, options, shift = choose_prompt(toy_logits, candidates, OPTION_ROWS["logit bias"], semantics, lookup=False)
+    (token, bias), = options.logit_bias
+    assert bias == -100 and shift > 0
+    x1 = int(np.argmax(sampling_law(toy.logits(prompt), SamplingOptions(), semantics, prompt)))
+    assert token == int(np.argmax(sampling_law(toy.logits(prompt + [x1]), SamplingOptions(), semantics, prompt, [x1])))
+    assert prompt in candidates
+    with pytest.raises(InvalidArgument, match="no candidate prompt is 9 tokens long"):
+        choose_prompt(toy_logits, candidates, OPTION_ROWS["T=1"], semantics, lookup=False, min_length=9)

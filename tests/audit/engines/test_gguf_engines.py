@@ -1,0 +1,77 @@
+"""The GGUF engines built by ``make engines`` (skipped where they are not built), on the SmolLM2 GGUF.
+
+* llama.cpp's own speculative loop (``llama-cpp-ngram``) under min-p passes, its control (min-p skipped at
+  drafted rows, the vLLM #42744 shape) is caught, and speculative output equals plain output seed by seed;
+* node-llama-cpp 3.22.1's lookup predictor fails the repeat-ban row: with a token predictor, the presence
+  penalty at a drafted row does not count the token emitted at the row before it (a reproducer of the
+  defect written up in docs/how-to/audit-an-engine.md).
+
+Statistics: N = 200 calls; the law comes from each engine's own logits; every check is at level 5e-7, each
+detectable TV (printed) is below 0.3; the control's shift asserted here measures above it, and the
+node-llama-cpp defect emits an outcome the law gives a probability below 1e-40, in most calls.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from specmath.audit.engines.gguf import GGUF_ENGINES, gguf_engine_named
+from specmath.audit.engines.rows import OPTION_ROWS
+from specmath.audit.engines.runner import run_engine_audit
+from specmath.audit.engines.sampling_options import SamplingOptions
+from specmath.validation import InvalidArgument, UnknownName
+
+
+def _gguf():
+    from specmath.lm.models import locate_smollm2_gguf
+
+    try:
+        return locate_smollm2_gguf()
+    except ValueError as exc:
+        pytest.skip(str(exc))
+
+
+def _start(name: str):
+    reason = GGUF_ENGINES[name].unavailable()
+    if reason:
+        pytest.skip(reason)
+    return GGUF_ENGINES[name].start(_gguf())
+
+
+def test_an_engine_that_is_not_built_says_how_to_build_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECMATH_ENGINES_DIR", str(tmp_path))
+    assert "run `make engines`" in GGUF_ENGINES["llama-cpp-ngram"].unavailable()
+    with pytest.raises(InvalidArgument, match="llama-cpp-ngram: the llama.cpp driver is not built"):
+        GGUF_ENGINES["llama-cpp-ngram"].start("x.gguf")
+    with pytest.raises(UnknownName, match="did you mean 'llama-cpp-draft'"):
+        gguf_engine_named("llama-cpp-drafts")
+
+
+def test_llama_cpp_speculative_loop_under_min_p_passes_its_control_is_caught_and_it_matches_plain_decoding():
+    # the quick engine row CI runs (scripts/ci_engines.sh)
+    with _start("llama-cpp-ngram") as engine:
+        prompt = [1195, 2644, 2643, 335, 260, 1171, 30, 260, 2644, 2643, 335, 260, 1171, 30, 260]  # "the cat sat on the mat. " twice, "the"
+        row = OPTION_ROWS["min-p 0.1"]
+        audit = run_engine_audit(engine, "smollm2", prompt, row.options, n=200, seed=0, control=row.control,
+                                 control_engine=engine, pathwise_seeds=10)
+        assert audit.error is None, audit.error
+        assert audit.passed and audit.verdict == "pass", [c.to_json() for c in audit.checks]
+        assert audit.accepted > 0  # drafts were made and kept: the control had drafted rows to spoil
+        control = [c for c in audit.checks if c.role == "control"]
+        assert not control[1].passed and control[1].measured_tv > control[1].detectable_tv
+        assert audit.pathwise["promised"] and audit.pathwise["observed_differences"] == 0
+
+
+def test_node_llama_cpp_lookup_counts_no_penalty_for_the_token_before_a_drafted_row():
+    with _start("node-llama-cpp-lookup") as engine:
+        ids = [3250] + [421] * 10  # "ha ha ... ha": the lookup drafts " ha"
+        options = SamplingOptions(1.0, presence_penalty=100.0, logit_bias=((421, 10.0),))
+        audit = run_engine_audit(engine, "smollm2", ids, options, n=200, seed=0)
+        assert audit.error is None, audit.error
+        first, two = audit.checks
+        assert first.passed  # x1 = " ha": nothing generated yet, nothing to penalise
+        # the law all but forbids x2 = x1 (presence 100: probability below 1e-40); the engine emits it whenever
+        # x1 hit the draft, here nearly every call
+        assert not two.passed and (421, 421) in two.impossible and two.measured_tv > 0.5, two.to_json()
+        plain = engine.generate(ids, 50, 0, 2, options, speculative=False).tokens
+        assert all(row[1] != row[0] for row in plain)  # its plain path counts the penalty as documented

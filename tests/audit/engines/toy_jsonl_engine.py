@@ -1,0 +1,91 @@
+"""A toy engine speaking the JSON-lines protocol (``specmath.audit.engines.protocol``), for the tests.
+
+Its model: logits z(x | context) = W[last token] + 0.3 * (x == the token before last), a 32-token vocabulary (the tiny pair's size),
+W drawn once from a fixed seed. It samples under temperature, top-k, min-p, a logit bias and the presence
+penalty (llama.cpp's order, penalties over prompt and generated tokens), with speculation by prompt lookup
+verified by sample-match, so its output equals its plain output seed by seed. ``--lossy`` skips min-p and the
+logit bias at drafted rows (the vLLM #42744 shape); ``--crash`` answers garbage to ``generate``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+
+import numpy as np
+
+V = 32
+W = np.random.default_rng(7).normal(0, 1.5, (V, V))
+
+
+def logits(context: list[int]) -> np.ndarray:
+    z = W[context[-1]].copy()
+    if len(context) >= 2:
+        z[context[-2]] += 0.3
+    return z
+
+
+def law(z: np.ndarray, options: dict, history: list[int], drafted: bool, lossy: bool) -> np.ndarray:
+    z = z.astype(np.float64).copy()
+    skip = lossy and drafted
+    if not skip:
+        for token, bias in options.get("logit_bias", []):
+            z[token] += bias
+    for token in set(history):
+        z[token] -= options.get("presence_penalty", 0.0)
+    if options.get("top_k"):
+        z[z < np.sort(z)[-options["top_k"]]] = -np.inf
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    if options.get("min_p") and not skip:
+        z[p < options["min_p"] * p.max()] = -np.inf
+    z = z / options.get("temperature", 1.0)
+    p = np.exp(z - z.max())
+    return p / p.sum()
+
+
+def generate_one(prompt: list[int], seed: int, m: int, options: dict, speculative: bool, lossy: bool) -> list[int]:
+    rng = np.random.default_rng(seed)
+    out: list[int] = []
+    while len(out) < m:
+        context = prompt + out
+        draft = []
+        if speculative:  # prompt lookup: what followed the last earlier occurrence of the last token
+            for i in range(len(context) - 2, -1, -1):
+                if context[i] == context[-1]:
+                    draft = context[i + 1:i + 4]
+                    break
+        for row in range(len(draft) + 1):  # row 0 from the batch's first logits, row r > 0 because draft[r - 1] hit
+            current = prompt + out
+            p = law(logits(current), options, current, row > 0, lossy)
+            x = int(rng.choice(V, p=p))
+            out.append(x)
+            if row == len(draft) or draft[row] != x or len(out) >= m:
+                break
+    return out[:m]
+
+
+def main() -> None:
+    lossy, crash = "--lossy" in sys.argv, "--crash" in sys.argv
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["op"] == "info":
+            reply = {"engine": "toy", "vocab_size": V, "order": ["logit_bias", "penalties", "top_k", "min_p", "temperature"],
+                     "history": "prompt+generated", "options": ["temperature", "top_k", "min_p", "logit_bias",
+                                                                "presence_penalty"],
+                     "logits": True, "plain": True, "same_tokens_as_plain": True}
+        elif request["op"] == "logits":
+            reply = {"logits_b64": [base64.b64encode(logits(c).astype("<f4").tobytes()).decode()
+                                    for c in request["contexts"]]}
+        elif crash:
+            reply = {"tokens": [[V + 5]]}
+        else:
+            n, seed, m = request["n"], request["seed"], request["max_new_tokens"]
+            reply = {"tokens": [generate_one(request["prompt"], seed + i, m, request["options"],
+                                             request.get("speculative", True), lossy) for i in range(n)]}
+        print(json.dumps(reply), flush=True)
+
+
+if __name__ == "__main__":
+    main()
