@@ -39,6 +39,7 @@ import numpy as np
 from specmath.bugzoo import BUGS
 from specmath.laws import Law, tv_distance
 from specmath.plots.beyond_plots import plot_block_vs_tokenwise, plot_bug_zoo_tv, plot_multidraft_k
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative import acceptance_rate, autoregressive_law
 from specmath.speculative.block import PAPER_EXAMPLE, block_generation_law, block_vs_tokenwise
 from specmath.speculative.examples import WORD_DRAFT, WORD_TARGET
@@ -50,7 +51,7 @@ from specmath.speculative.multidraft import (
 )
 from specmath.speculative.reference_round import reference_sample_round
 from specmath.speculative.sample_match import match_acceptance, sample_match_generation_law, sampled_vs_tokenwise
-from specmath.speculative.toy_lm import Warp, random_toy_lm, warp
+from specmath.speculative.toy_lm import random_toy_lm, warp
 from specmath.speculative.warped import greedy_round_law, greedy_round_prediction, temperature_to_greedy, warp_scenarios
 from specmath.stats import detectable_tv
 
@@ -69,7 +70,7 @@ for context in [(), ("x",), ("y",), ("z",)]:
 # Four ways to place the warp, each computed exactly for 2 generated tokens with γ = 2:
 
 # %%
-w = Warp(temperature=Fraction(1, 2), top_k=2)
+w = SamplingOptions(temperature=Fraction(1, 2), top_k=2)
 cases = warp_scenarios(WORD_TARGET, WORD_DRAFT, w, (), 2, 2)
 for name, case in cases.items():
     print(f"{name:50s} TV = {str(case['tv']):>12} ~ {float(case['tv']):.4f}   E[accepted] = {case['accepted']}")

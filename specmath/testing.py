@@ -244,7 +244,7 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
 
     ``temperature``, ``top_k``, ``top_p``: the sampler warps. It is still handed raw probabilities,
     the drafts come from w(q), and it must emit the law of the warped target w(p), where w is
-    ``specmath.speculative.sampling_warp.Warp(temperature, top_k, top_p)`` (temperature, then top-k
+    ``specmath.speculative.sampling_warp.SamplingOptions(temperature, top_k, top_p)`` (temperature, then top-k
     with ties to the lower id, then top-p; the semantics of Hugging Face's logits processors).
 
     ``cases``: None (the audit battery), a case name, or a list of names or ``AuditCase`` objects.

@@ -17,15 +17,15 @@ from functools import partial
 
 from specmath.bugzoo.zoo import Bug, Instance, pair_instance
 from specmath.laws import Law
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.reference_round import numpy_round
 from specmath.speculative.round import speculative_round
-from specmath.speculative.toy_lm import Warp
 from specmath.speculative.warped import mismatched_round
 
 __all__ = ["LOGIT_BUGS", "q_from_raw_logits_round", "target_unwarped_round"]
 
-TOP_2 = Warp(top_k=2)
-TOP_P_HALF = Warp(top_p=Fraction(1, 2))
+TOP_2 = SamplingOptions(top_k=2)
+TOP_P_HALF = SamplingOptions(top_p=Fraction(1, 2))
 
 
 def q_from_raw_logits_round(inst: Instance, context: tuple):

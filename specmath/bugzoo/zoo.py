@@ -29,8 +29,9 @@ from fractions import Fraction
 import numpy as np
 
 from specmath.laws import Law, tv_distance
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.generate import generate_law
-from specmath.speculative.toy_lm import ToyLM, Warp, warp
+from specmath.speculative.toy_lm import ToyLM, warp
 from specmath.speculative.variants import autoregressive_law, generation_law_of, round_law_of
 
 __all__ = ["Instance", "Bug", "bugs_by_name", "context_free", "pair_instance"]
@@ -53,7 +54,7 @@ class Instance:
     prefix: tuple = ()
     gamma: int = 1
     length: int = 1
-    warp: Warp | None = None
+    warp: SamplingOptions | None = None
     description: str = ""
 
     @property
@@ -81,7 +82,7 @@ class Instance:
         return np.array(rows_p), np.array(rows_q).reshape(len(tokens), len(vocab))
 
 
-def pair_instance(p: Law, q: Law, *, gamma: int = 1, length: int = 1, warp: Warp | None = None) -> Instance:
+def pair_instance(p: Law, q: Law, *, gamma: int = 1, length: int = 1, warp: SamplingOptions | None = None) -> Instance:
     """The instance of one context-free pair: target law p and draft law q at every context.
 
     Its description is written from the laws and sizes themselves ("p = {A: 1/2, B: 1/2}, q = {A: 1,
@@ -111,7 +112,7 @@ class Bug:
     make_instance: Callable[[], Instance]
     buggy_round: Callable  # program (instance, context) -> emitted tuple
     sample_round: Callable  # (target_probs [gamma+1, V], draft_probs [gamma, V], draft_tokens [gamma], rng) -> list[int]
-    warp: Warp | None = None  # the warp the correct algorithm would apply (drafts come from w(draft_probs))
+    warp: SamplingOptions | None = None  # the warp the correct algorithm would apply (drafts come from w(draft_probs))
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def instance(self) -> Instance:

@@ -34,7 +34,8 @@ import numpy as np
 
 from specmath.audit.engines.law import Logits, sampling_law
 from specmath.audit.engines.pairs import PROMPT_CANDIDATES, lookup_draft_token
-from specmath.audit.engines.sampling_options import EngineSemantics, SamplingOptions
+from specmath.audit.engines.semantics import EngineSemantics
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, check_choice
 
 __all__ = ["Control", "OptionRow", "OPTION_ROWS", "REPETITIVE_PROMPTS", "BANNED", "BOOST", "control_shift",
