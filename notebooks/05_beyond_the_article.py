@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 05 · Beyond the article: warps, block verification, multi-draft, and a zoo of real bugs
+# # 05 · Beyond the article: warps, block verification, multi-draft, and a zoo of lossy variants
 #
 # **What you will learn**
 # - why temperature, top-k and top-p keep speculative decoding lossless, *for the warped target*, and
@@ -23,8 +23,8 @@
 # - block verification (Sun et al. 2024): same output law, more accepted tokens, proved exactly;
 # - multi-draft verification by recursive rejection (SpecInfer) and deterministic n-gram drafts;
 # - why "sample the target and keep the matching prefix" is lossless but accepts less;
-# - ten lossy variants modelled on bugs in real engines, each with its exact TV distance, some far
-#   too small for any sampling test to see.
+# - ten lossy variants of the round, each with its exact TV distance (some far too small for any
+#   sampling test to see) and its source: a dated claim about an engine, or the code path it is modelled on.
 #
 # **Notation** (as in every notebook): $p$ = target law, $q$ = draft law, $\gamma$ = draft tokens per
 # round, $\alpha = \sum_x \min(p(x), q(x))$. Rounds emit 1..γ+1 tokens; a variant is *lossless* when the
@@ -86,8 +86,9 @@ assert cases["tokens from the warped draft, q from raw logits"]["tv"] == Fractio
 # *Question:* why is "warp on the target only" fine? *Answer:* the draft is just a proposal; any honest
 # proposal gives the target law, only the acceptance rate moves. What breaks losslessness is a
 # **dishonest q**: sampling from top-k logits but reporting the raw softmax as $q$
-# (Hugging Face issue #47932) makes $p/q$ too large by the kept mass and builds the residual from
-# tokens the draft can never propose.
+# (Hugging Face transformers' candidate generators did, until PR #48007: claim transformers-q-from-raw-logits,
+# printed in section 6) makes $p/q$ too large by the kept mass and builds the residual from tokens the
+# draft can never propose.
 #
 # ## 2. Greedy is temperature 0
 # At $T = 0$ both laws are one-hot on their argmax, so $\min(1, p/q)$ accepts a draft token iff it is
@@ -187,18 +188,21 @@ assert sample_match_generation_law(paper_target, paper_draft, (), 2, 3) == autor
 
 # %% [markdown]
 # ## 6. The bug zoo
-# Each entry is one block or one rule of the round swapped for what a real engine once did (the
-# citation names the project and issue or PR). For each: the smallest instance, the exact TV from
-# the target law, and the correct algorithm's TV on the same instance (always exactly 0).
+# Each entry is one block or one rule of the round swapped for a lossy one. For each: the smallest
+# instance, the exact TV from the target law, the correct algorithm's TV on the same instance (always
+# exactly 0), and its source. A source is a dated claim record (`specmath.bugzoo.claims`: the engine,
+# the version or commit checked, the date, the status, how we know), so the zoo keeps apart what an
+# engine does at the version checked, what was fixed upstream and what an engine documents as lossy by
+# design; two entries are modelled on a code path and claim nothing about any engine.
 
 # %%
-for name, bug in sorted(BUGS.items(), key=lambda item: -item[1].tv()):
+for name, bug in sorted(BUGS.items(), key=lambda item: (item[1].group, -item[1].tv())):
     tv = bug.tv()
     shown = str(tv) if tv.denominator < 10**6 else f"1/{tv.denominator // tv.numerator}" if tv.numerator == 1 else f"{float(tv):.6g}"
-    print(f"{name:30s} TV = {shown:>44} ~ {float(tv):.3g}")
+    print(f"{name:30s} TV = {shown:>44} ~ {float(tv):.3g}   [{bug.group}]")
     print(f"{'':30s} instance: {bug.instance().description}")
     print(f"{'':30s} {bug.explanation}")
-    print(f"{'':30s} [{bug.citation}]")
+    print(f"{'':30s} {'claim ' + bug.claim.key + ': ' if bug.claim else ''}{bug.source}")
     assert tv > 0 and bug.correct_law() == bug.target_law()
 
 # %% [markdown]
@@ -210,7 +214,7 @@ assert BUGS["uniform-fixed-at-zero"].tv() == tv_distance(Law({"A": Fraction(1, 2
 fig = plot_bug_zoo_tv()
 
 # %% [markdown]
-# Two of these bugs are (nearly) invisible to sampling. The clamp moves $\approx 10^{-38}$ of mass onto a
+# Two of these variants are (nearly) invisible to sampling. The clamp moves $\approx 10^{-38}$ of mass onto a
 # token the target *does* allow, so no count can reveal it: with $N = 10^6$ rounds a G-test at level
 # $10^{-6}$ is guaranteed (with probability 0.99) to see only deviations above the TV printed below.
 # The `u <= p/q` bug emits a token of target probability 0, which one observation would expose, but
@@ -251,7 +255,8 @@ print("correct:", [reference_sample_round(target_probs, draft_probs, np.array([0
 # - Recursive rejection over $k$ drafts, including one-hot n-gram drafts, is exactly lossless;
 #   acceptance grows with $k$ only where the draft covers the residual.
 # - Sample-match is lossless but accepts $\sum p q \le \alpha$.
-# - Ten real-world bugs, each with an exact TV; two are far below what a sampling test can reliably detect.
+# - Ten lossy variants, each with an exact TV and a dated source; two are far below what a sampling test can
+#   reliably detect.
 #
 # ## Exercises
 # 1. Find a pair where warping the target only (honest unwarped draft) *raises* the acceptance rate

@@ -12,20 +12,25 @@ To add a claim: add a record to the engine's module (or a new module, joined bel
 
 from __future__ import annotations
 
-from specmath.bugzoo.claims.eagle import EAGLE_CLAIMS
-from specmath.bugzoo.claims.lattice import LATTICE_CLAIMS
-from specmath.bugzoo.claims.medusa import MEDUSA_CLAIMS
-from specmath.bugzoo.claims.mlx_node import MLX_NODE_CLAIMS
-from specmath.bugzoo.claims.mlxcel import MLXCEL_CLAIMS
-from specmath.bugzoo.claims.node_llama_cpp import NODE_LLAMA_CPP_CLAIMS
-from specmath.bugzoo.claims.record import EVIDENCE, GROUPS, STATUSES, Claim, Report
-from specmath.bugzoo.claims.sglang import SGLANG_CLAIMS
-from specmath.bugzoo.claims.tensorrt_llm import TENSORRT_LLM_CLAIMS
-from specmath.bugzoo.claims.transformers import TRANSFORMERS_CLAIMS
-from specmath.bugzoo.claims.vllm import VLLM_CLAIMS
-from specmath.bugzoo.claims.vllm_ascend import VLLM_ASCEND_CLAIMS
+from types import ModuleType
 
-__all__ = ["CLAIMS", "ENGINE_GROUPS", "Claim", "Report", "STATUSES", "EVIDENCE", "GROUPS", "claims_by_key"]
+from specmath.bugzoo.claims import (
+    eagle,
+    lattice,
+    medusa,
+    mlx_node,
+    mlxcel,
+    node_llama_cpp,
+    sglang,
+    tensorrt_llm,
+    transformers,
+    vllm,
+    vllm_ascend,
+)
+from specmath.bugzoo.claims.record import EVIDENCE, GROUPS, STATUSES, Claim, Report
+
+__all__ = ["CLAIMS", "ENGINE_MODULES", "ENGINE_GROUPS", "Claim", "Report", "STATUSES", "EVIDENCE", "GROUPS",
+           "claims_by_key"]
 
 
 def claims_by_key(*groups: tuple[Claim, ...]) -> dict[str, Claim]:
@@ -39,10 +44,10 @@ def claims_by_key(*groups: tuple[Claim, ...]) -> dict[str, Claim]:
     return out
 
 
-#: each engine module's records, in the order the findings page lists them
-ENGINE_GROUPS: tuple[tuple[Claim, ...], ...] = (
-    NODE_LLAMA_CPP_CLAIMS, TRANSFORMERS_CLAIMS, MEDUSA_CLAIMS, SGLANG_CLAIMS, TENSORRT_LLM_CLAIMS, VLLM_CLAIMS,
-    EAGLE_CLAIMS, VLLM_ASCEND_CLAIMS, LATTICE_CLAIMS, MLX_NODE_CLAIMS, MLXCEL_CLAIMS,
-)
+#: one module per engine, in the order the findings page lists them; each has RECORDS and a docstring
+ENGINE_MODULES: tuple[ModuleType, ...] = (node_llama_cpp, transformers, medusa, sglang, tensorrt_llm, vllm, eagle,
+                                          vllm_ascend, lattice, mlx_node, mlxcel)
+#: each engine module's records
+ENGINE_GROUPS: tuple[tuple[Claim, ...], ...] = tuple(module.RECORDS for module in ENGINE_MODULES)
 #: every claim, by key
 CLAIMS: dict[str, Claim] = claims_by_key(*ENGINE_GROUPS)

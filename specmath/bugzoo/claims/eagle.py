@@ -10,7 +10,7 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim
 
-__all__ = ["EAGLE_CLAIMS", "ONE_HOT_Q"]
+__all__ = ["RECORDS", "ONE_HOT_Q"]
 
 ONE_HOT_Q = Claim(
     key="eagle-one-hot-q",
@@ -26,5 +26,5 @@ ONE_HOT_Q = Claim(
     note="the u = 0 case has probability 2^-53 per child: no sampling test sees it",
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-EAGLE_CLAIMS: tuple[Claim, ...] = (ONE_HOT_Q,)
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (ONE_HOT_Q,)

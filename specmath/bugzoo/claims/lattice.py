@@ -6,7 +6,7 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim
 
-__all__ = ["LATTICE_CLAIMS", "FIRST_DRAFT_UNVERIFIED"]
+__all__ = ["RECORDS", "FIRST_DRAFT_UNVERIFIED"]
 
 FIRST_DRAFT_UNVERIFIED = Claim(
     key="lattice-first-draft-unverified",
@@ -20,5 +20,5 @@ FIRST_DRAFT_UNVERIFIED = Claim(
     upstream="ohdearquant/lattice#243",
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-LATTICE_CLAIMS: tuple[Claim, ...] = (FIRST_DRAFT_UNVERIFIED,)
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (FIRST_DRAFT_UNVERIFIED,)

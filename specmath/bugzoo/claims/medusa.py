@@ -10,7 +10,7 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim, Report
 
-__all__ = ["MEDUSA_CLAIMS", "FAST_MODE", "TYPICAL_TYPE_ERROR", "DOCUMENTED_DEFAULTS"]
+__all__ = ["RECORDS", "FAST_MODE", "TYPICAL_TYPE_ERROR", "DOCUMENTED_DEFAULTS"]
 
 _REPRODUCER = ("git -C Medusa show e2a5d20:medusa/model/utils.py > medusa_utils.py && "
                "python scripts/reproduce_medusa_typical_sampling.py medusa_utils.py")
@@ -75,5 +75,5 @@ DOCUMENTED_DEFAULTS = Claim(
     ),
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-MEDUSA_CLAIMS: tuple[Claim, ...] = (FAST_MODE, TYPICAL_TYPE_ERROR, DOCUMENTED_DEFAULTS)
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (FAST_MODE, TYPICAL_TYPE_ERROR, DOCUMENTED_DEFAULTS)

@@ -6,7 +6,7 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim
 
-__all__ = ["MLX_NODE_CLAIMS", "LOGITS_OFF_BY_ONE"]
+__all__ = ["RECORDS", "LOGITS_OFF_BY_ONE"]
 
 LOGITS_OFF_BY_ONE = Claim(
     key="mlx-node-logits-off-by-one",
@@ -22,5 +22,5 @@ LOGITS_OFF_BY_ONE = Claim(
          "source still has it was not checked",
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-MLX_NODE_CLAIMS: tuple[Claim, ...] = (LOGITS_OFF_BY_ONE,)
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (LOGITS_OFF_BY_ONE,)

@@ -6,7 +6,7 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim
 
-__all__ = ["MLXCEL_CLAIMS", "ARGMAX_ACCEPTANCE"]
+__all__ = ["RECORDS", "ARGMAX_ACCEPTANCE"]
 
 ARGMAX_ACCEPTANCE = Claim(
     key="mlxcel-argmax-acceptance",
@@ -19,5 +19,5 @@ ARGMAX_ACCEPTANCE = Claim(
     upstream="lablup/mlxcel#902",
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-MLXCEL_CLAIMS: tuple[Claim, ...] = (ARGMAX_ACCEPTANCE,)
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (ARGMAX_ACCEPTANCE,)

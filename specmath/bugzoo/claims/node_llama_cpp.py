@@ -11,7 +11,7 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim, Report
 
-__all__ = ["NODE_LLAMA_CPP_CLAIMS", "PENALTY_AT_PREDICTIONS", "LLAMA_CPP_ACCEPTS_EACH_ROW"]
+__all__ = ["RECORDS", "PENALTY_AT_PREDICTIONS", "LLAMA_CPP_ACCEPTS_EACH_ROW"]
 
 _SCRIPT = ("make engines && node engines/node/repeat_penalty_with_predictor.mjs "
            "--model SmolLM2-135M-Instruct.Q4_1.gguf --calls 100")
@@ -26,7 +26,8 @@ PENALTY_AT_PREDICTIONS = Claim(
           "yielded, so the history lacks the rows sampled in the same batch, and `AddonSampler::ApplyConfig` rebuilds "
           "its penalty sampler from that stale history. Its guide promises that token predictors do not affect the "
           "quality of the output. Prompt 'ha ha ... ha', tokenBias +10 on ' ha', presence penalty 100, seeds 0-99: "
-          "' ha ha' in 0 of 100 calls without a predictor, 100 of 100 with `InputLookupTokenPredictor`",
+          "' ha ha' in 0 of 100 calls without a predictor, 100 of 100 with `InputLookupTokenPredictor`; "
+          "`DraftSequenceTokenPredictor` fails the same row of the options table",
     evidence="run here",
     where=("dist/evaluator/LlamaContext/LlamaContext.js lines 1701-1827 (`_speculativeEvaluate`, the per-row sampler "
            "config at 1802-1830) and 1916-1919 (`punishTokens()` in `_resolveSamplerConfig`) (3.22.1, npm)",
@@ -34,6 +35,7 @@ PENALTY_AT_PREDICTIONS = Claim(
            "docs/guide/token-prediction.md line 24 ('doesn't affect the quality of the generated output'; GitHub "
            "v3.19.0, f53ea51d: the npm package ships no docs)",
            _SCRIPT, "specmath audit-generate node-llama-cpp-lookup --target smollm2 --option \"repeat ban\"",
+           "the options table, rows node-llama-cpp-lookup and -draft, repeat ban (docs/measurements/engines-2026-11-30.md)",
            "tests/audit/engines/test_gguf_engines.py"),
     reproducer=_SCRIPT,
     report=Report(
@@ -61,13 +63,14 @@ LLAMA_CPP_ACCEPTS_EACH_ROW = Claim(
     version="b1-0ad4a86 (the release node-llama-cpp 3.22.1 bundles)", checked=date(2026, 12, 1), status="sound",
     claim="`common_sampler_sample_and_accept_n` samples each verified row and feeds its token to the sampler chain "
           "(`common_sampler_accept`) before the next row, so penalties at a drafted row count the tokens before it: the "
-          "node-llama-cpp defect is node-llama-cpp's, not llama.cpp's; llama.cpp's loop passes every row of the options "
-          "table, and its speculative output equals its plain output seed by seed",
+          "node-llama-cpp defect is node-llama-cpp's, not llama.cpp's. In the options table llama.cpp's loop fails no "
+          "row (11 pass, the other 9 are INCONCLUSIVE: their controls were not caught at that N), and its speculative "
+          "output equals its plain output seed by seed",
     evidence="run here",
     where=("common/sampling.cpp lines 678-706 of the bundled source (engines/build/llama.cpp after make engines)",
            "specmath audit-generate --options-table (docs/measurements/engines-2026-11-30.md)"),
     reproducer="make engines && specmath audit-generate llama-cpp-ngram --target smollm2 --option \"repeat ban\"",
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-NODE_LLAMA_CPP_CLAIMS: tuple[Claim, ...] = (PENALTY_AT_PREDICTIONS, LLAMA_CPP_ACCEPTS_EACH_ROW)
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (PENALTY_AT_PREDICTIONS, LLAMA_CPP_ACCEPTS_EACH_ROW)

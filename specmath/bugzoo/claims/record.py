@@ -49,6 +49,7 @@ class Report:
     reproducer: str  # commands or code, verbatim (rendered as a code block)
     expected: str
     observed: str
+    language: str = "bash"  # the reproducer's language, for the code block
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,7 +12,7 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim, Report
 
-__all__ = ["SGLANG_CLAIMS", "TARGET_ONLY_RUNNING_SUM", "NGRAM_ZERO_PADDING", "COIN_AT_ZERO", "LOGIT_BIAS_EAGLE", "MIN_P_EAGLE",
+__all__ = ["RECORDS", "TARGET_ONLY_RUNNING_SUM", "NGRAM_ZERO_PADDING", "COIN_AT_ZERO", "LOGIT_BIAS_EAGLE", "MIN_P_EAGLE",
            "ROCM_GREEDY_VERIFY"]
 
 _KERNEL = "sgl-kernel/csrc/speculative/speculative_sampling.cuh at b227f632 (TreeSpeculativeSamplingTargetOnly)"
@@ -105,6 +105,6 @@ ROCM_GREEDY_VERIFY = Claim(
     upstream="sgl-project/sglang#37134",
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-SGLANG_CLAIMS: tuple[Claim, ...] = (TARGET_ONLY_RUNNING_SUM, NGRAM_ZERO_PADDING, COIN_AT_ZERO, LOGIT_BIAS_EAGLE,
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (TARGET_ONLY_RUNNING_SUM, NGRAM_ZERO_PADDING, COIN_AT_ZERO, LOGIT_BIAS_EAGLE,
                                     MIN_P_EAGLE, ROCM_GREEDY_VERIFY)

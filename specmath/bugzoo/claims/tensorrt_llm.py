@@ -10,15 +10,14 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim
 
-__all__ = ["TENSORRT_LLM_CLAIMS", "SIBLING_RULE"]
+__all__ = ["RECORDS", "SIBLING_RULE"]
 
 SIBLING_RULE = Claim(
     key="tensorrt-llm-sibling-rule",
     engine="TensorRT-LLM", repository="NVIDIA/TensorRT-LLM",
     version="the kernel PR #12588 added (dynamicTreeKernels.cu at 16f02671)", checked=date(2026, 12, 1),
     status="fixed",
-    fixed_by="PR #15098 (merged June 2026: 'fix output distribution correctness for Eagle3 dynamic-tree rejection "
-             "sampling'), which replaced it with a target-only rule that reads no draft probabilities",
+    fixed_by="PR #15098 (merged June 2026), which replaced it with a target-only rule",
     claim="`verifyDynamicTreeRejectionKernel` tested every top-K sibling with min(1, p(x)/q(x)) against the same p and "
           "q and, when all were rejected, corrected from norm(max(0, p - q)) with the first sibling's draft row: lossy "
           "with two or more siblings (specmath's model: 7/16 over 2 tokens on 2 x 2 top-k trees, 9/20 over 3); with one "
@@ -27,6 +26,8 @@ SIBLING_RULE = Claim(
     where=("cpp/tensorrt_llm/kernels/speculativeDecoding/dynamicTreeKernels.cu at 16f02671, "
            "verifyDynamicTreeRejectionKernel: `fminf(1.0f, pTarget / (pDraft + 1e-10f))` per sibling, the correction "
            "from the draftProbs row of firstChild",
+           "NVIDIA/TensorRT-LLM PR #15098, 'fix output distribution correctness for Eagle3 dynamic-tree rejection "
+           "sampling' (merged June 2026)",
            "after PR #15098: tensorrt_llm/_torch/speculative/eagle3_dynamic_tree.py at 057c8a65, "
            "`_can_use_rejection_sampling` ('Target-only rejection sampling only requires target logits'), and "
            "cpp/tensorrt_llm/thop/dynamicTreeOp.cpp, `verify_dynamic_tree_rejection_out_op` ('Target-only rejection "
@@ -36,5 +37,5 @@ SIBLING_RULE = Claim(
     note="the new target-only kernel was not read line by line; its rule is named by its own comments",
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-TENSORRT_LLM_CLAIMS: tuple[Claim, ...] = (SIBLING_RULE,)
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (SIBLING_RULE,)

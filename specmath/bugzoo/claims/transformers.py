@@ -10,10 +10,35 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim, Report
 
-__all__ = ["TRANSFORMERS_CLAIMS", "ACCEPT_AT_U_ZERO", "ZERO_RESIDUAL", "RESIDUAL_SOFTMAX", "Q_FROM_RAW_LOGITS"]
+__all__ = ["RECORDS", "ACCEPT_AT_U_ZERO", "ZERO_RESIDUAL", "RESIDUAL_SOFTMAX", "Q_FROM_RAW_LOGITS"]
 
 _REPRODUCER = "python scripts/reproduce_transformers_speculative_sampling.py"
 _VERSIONS = "transformers 5.24.0 (PyPI), torch 2.13.0+cpu, numpy 2.4.6, Python 3.11, x86_64 CPU"
+#: the reports' reproducers: torch, numpy and transformers alone (the script above runs both, with checks)
+_U_ZERO_CODE = """import numpy as np
+import torch
+from transformers.generation.utils import _speculative_sampling
+
+torch.manual_seed(0)
+for n in [1 << 22] * 9 + [41_102_971 - 9 * (1 << 22)]:
+    torch.rand(n)  # skip to seed 0's float32 draw 41,102,971 (CPU), which is exactly 0.0
+with np.errstate(divide="ignore"):
+    new_logits = torch.tensor(np.log([[[1.0, 0.0], [1.0, 0.0]]]), dtype=torch.float32)  # p = [1, 0]
+    candidate_logits = torch.tensor(np.log([[[0.5, 0.5]]]), dtype=torch.float32)  # q = [1/2, 1/2]
+print(_speculative_sampling(torch.tensor([[1]]), candidate_logits, 1, new_logits))  # token 1 drafted"""
+_ZERO_RESIDUAL_CODE = """import numpy as np
+import torch
+from transformers.generation.utils import _speculative_sampling
+
+torch.manual_seed(0)
+for n in [1 << 22] * 16 + [71_006_344 - 16 * (1 << 22)]:
+    torch.rand(n)  # skip to seed 0's float32 draw 71,006,344 (CPU), which is 1 - 2^-24
+q = np.array([0.01, 0.49, 0.5, 0.0])
+p = q + np.array([-1, 0.5, 0.5, 0]) * q[0] * 2.0**-21  # in float32: p(0) < q(0), p = q elsewhere
+with np.errstate(divide="ignore"):
+    new_logits = torch.tensor(np.log([p, p])[None], dtype=torch.float32)
+    candidate_logits = torch.tensor(np.log([q])[None], dtype=torch.float32)
+print(_speculative_sampling(torch.tensor([[0]]), candidate_logits, 1, new_logits))  # token 0 drafted"""
 
 ACCEPT_AT_U_ZERO = Claim(
     key="transformers-accept-at-u-zero",
@@ -28,11 +53,10 @@ ACCEPT_AT_U_ZERO = Claim(
     report=Report(
         title="_speculative_sampling accepts a draft token of target probability 0 when torch.rand returns 0.0",
         versions=_VERSIONS,
-        reproducer=_REPRODUCER + "\n# it seeds torch's CPU generator with 0 and skips 41,102,971 float32 draws, so the next\n"
-                   "# torch.rand value is exactly 0.0, then calls _speculative_sampling with p = [1, 0], q = [1/2, 1/2],\n"
-                   "# the drafted token 1",
+        reproducer=_U_ZERO_CODE, language="python",
         expected="token 1 is never accepted (p(1) = 0): `is_accepted = r_i < probability_ratio`, with r_i on [0, 1)",
-        observed="emitted [1, 0]: token 1 accepted, then the bonus token (about 2^-24 of proposals of a p = 0 token)",
+        observed="(tensor([[1, 0]]), tensor(1)): token 1 accepted, then the bonus token; at random uniforms this happens "
+                 "in about 2^-24 of the proposals of a token with p = 0",
     ),
 )
 
@@ -50,8 +74,7 @@ ZERO_RESIDUAL = Claim(
     report=Report(
         title="_speculative_sampling raises on a zero residual (p <= q in float32 after a rejection)",
         versions=_VERSIONS,
-        reproducer=_REPRODUCER + "\n# it places 1 - 2^-24 on the accept uniform and calls _speculative_sampling with\n"
-                   "# q = [1/100, 49/100, 1/2, 0] and p = q but for 2^-21 of q(0) moved to tokens 1 and 2, drafted token 0",
+        reproducer=_ZERO_RESIDUAL_CODE, language="python",
         expected="a token drawn from p: after a rejection with max(0, p - q) = 0 in float32, sample p itself (as the "
                  "ensemble path already does)",
         observed="RuntimeError: probability tensor contains either `inf`, `nan` or element < 0",
@@ -81,5 +104,5 @@ Q_FROM_RAW_LOGITS = Claim(
     upstream="huggingface/transformers#47932",
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-TRANSFORMERS_CLAIMS: tuple[Claim, ...] = (ACCEPT_AT_U_ZERO, ZERO_RESIDUAL, RESIDUAL_SOFTMAX, Q_FROM_RAW_LOGITS)
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (ACCEPT_AT_U_ZERO, ZERO_RESIDUAL, RESIDUAL_SOFTMAX, Q_FROM_RAW_LOGITS)

@@ -15,7 +15,7 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim
 
-__all__ = ["VLLM_CLAIMS", "V0_TYPICAL_ACCEPTANCE", "TARGET_PROBS_UNWARPED", "V0_RESIDUAL_CLAMP",
+__all__ = ["RECORDS", "V0_TYPICAL_ACCEPTANCE", "TARGET_PROBS_UNWARPED", "V0_RESIDUAL_CLAMP",
            "SKIPS_ARGMAX_INVARIANT"]
 
 V0_TYPICAL_ACCEPTANCE = Claim(
@@ -74,5 +74,5 @@ SKIPS_ARGMAX_INVARIANT = Claim(
     note="not run here; the refusal itself is what specmath's vLLM audit reports as REFUSED",
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-VLLM_CLAIMS: tuple[Claim, ...] = (V0_TYPICAL_ACCEPTANCE, TARGET_PROBS_UNWARPED, V0_RESIDUAL_CLAMP, SKIPS_ARGMAX_INVARIANT)
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (V0_TYPICAL_ACCEPTANCE, TARGET_PROBS_UNWARPED, V0_RESIDUAL_CLAMP, SKIPS_ARGMAX_INVARIANT)

@@ -9,7 +9,7 @@ from datetime import date
 
 from specmath.bugzoo.claims.record import Claim
 
-__all__ = ["VLLM_ASCEND_CLAIMS", "UNIFORM_FIXED_AT_ZERO"]
+__all__ = ["RECORDS", "UNIFORM_FIXED_AT_ZERO"]
 
 UNIFORM_FIXED_AT_ZERO = Claim(
     key="vllm-ascend-uniform-fixed-at-zero",
@@ -27,5 +27,5 @@ UNIFORM_FIXED_AT_ZERO = Claim(
     note="the commit that replaced u = 0 was not identified; issue #13730 is still open on the tracker",
 )
 
-#: this module's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
-VLLM_ASCEND_CLAIMS: tuple[Claim, ...] = (UNIFORM_FIXED_AT_ZERO,)
+#: this engine's claims (joined into ``specmath.bugzoo.claims.CLAIMS``)
+RECORDS: tuple[Claim, ...] = (UNIFORM_FIXED_AT_ZERO,)
