@@ -365,7 +365,8 @@ def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy"
     the verifier: "iid" (SpecInfer's rule), "without-replacement" (recursive rejection without
     replacement) or "top-k" (EAGLE's and Medusa's drafters; SGLang's target-only rule). The same
     verifier may be lossless under one and lossy under another: SpecInfer's rule on top-k children,
-    SGLang's running sum on i.i.d. children (a repeated child counted twice).
+    SGLang's running sum on i.i.d. children (a repeated child counted twice; claim
+    sglang-target-only-running-sum in ``specmath.bugzoo.claims``).
     ``generator``, ``n``, ``seed``, ``cases`` (names of ``specmath.audit.trees.cases.TREE_BATTERY``)
     and ``sequential`` are as for ``assert_sampler_lossless``.
 

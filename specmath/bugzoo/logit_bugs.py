@@ -6,8 +6,8 @@ alpha = sum_x min(p(x), q(x)); w is the user's sampling warp (temperature / top-
 The correct round accepts/rejects against w(p) with the law the draft tokens were drawn from, w(q)
 (``specmath.speculative.warped``). These entries keep the round and hand the accept/reject step a wrong law.
 
-Sources (dated records in ``specmath.bugzoo.claims``): transformers issue #47932, fixed by PR #48007;
-vLLM issue #9834, fixed by PR #10198.
+Sources (dated records in ``specmath.bugzoo.claims``): transformers issue #47932, fixed by PR #48007
+(claim transformers-q-from-raw-logits); vLLM issue #9834, fixed by PR #10198 (claim vllm-target-probs-unwarped).
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ The correct round accepts/rejects x_{i+1} against row i and draws the bonus from
 uniform per position. The first three entries keep ``accept_block`` and hand it a *view* of the
 target that returns the wrong row; the last swaps the accept/reject step for one with a single uniform.
 
-Sources: dated records in ``specmath.bugzoo.claims`` (lattice issue #243, fixed by PR #258; a review of
-mlx-node PR #11, unconfirmed); the other two are modelled on code paths of vLLM and claim nothing about it.
+Sources: dated records in ``specmath.bugzoo.claims`` (lattice issue #243, fixed by PR #258: claim
+lattice-first-draft-unverified; a review of mlx-node PR #11, unconfirmed: claim mlx-node-logits-off-by-one);
+the other two are modelled on code paths of vLLM, and no engine is claimed to have them.
 """
 
 from __future__ import annotations

@@ -16,14 +16,15 @@ Entries (``TREE_BUGS``), each with its status in its claim record:
   child to be an independent draw x ~ q. A top-k child is there with probability 1, not q(x). No
   engine is claimed to do this: EAGLE's own code judges top-k children with q(x) = 1.
 * ``top-k-siblings-no-residual``: the rule TensorRT-LLM's EAGLE-3 dynamic-tree rejection kernel had
-  until PR #15098 replaced it: every top-K sibling was tested with min(1, p(x)/q(x)) against the
+  until PR #15098 replaced it (claim tensorrt-llm-sibling-rule): every top-K sibling was tested with min(1, p(x)/q(x)) against the
   *same* p and q, and all-rejected corrected from norm(max(0, p - q)). With one sampled child per node
   that is the standard step; with two or more siblings it is lossy.
 * ``medusa-typical-acceptance``: Medusa's fast mode (the default), greedy first token and typical
-  acceptance of the heads' top-k tree: deterministic by design (``specmath.bugzoo.typical_acceptance``).
+  acceptance of the heads' top-k tree: deterministic by design (claim medusa-fast-mode;
+  ``specmath.bugzoo.typical_acceptance``).
 * ``typical-acceptance-sampled-correction``: typical acceptance on a sampled chain, lossy by design:
   tokens with p(x) above the threshold are kept, the next position takes y ~ p (vLLM V0 took argmax p
-  after a rejection: ``TypicalAcceptance.argmax_correction``).
+  after a rejection: ``TypicalAcceptance.argmax_correction``; claim vllm-v0-typical-acceptance).
 
 SGLang's target-only kernel and EAGLE's reference code are lossless on their top-k trees (proved by
 ``specmath verify tree-target-only``); the SGLang kernel's running sum assumes distinct siblings, and

@@ -17,9 +17,11 @@ How the deployed code uses it (FasterDecoding/Medusa at e2a5d20, medusa/model/ut
 ``medusa_generate`` defaults to fast=True, and then ``generate_candidates`` takes the round's first
 token as argmax p (greedy, at any temperature) and ``evaluate_posterior`` applies the rule above to
 the Medusa heads' top-k tree hanging below it; the round emits that token and the accepted tokens.
-No token is ever sampled: generation is deterministic, and its TV from p is 1 - P_p(the one
-sequence it emits). With fast=False the code raises TypeError (``get_typical_posterior_mask`` is
-called with 6 arguments and takes 5), so the sampled variant does not run. (The README calls the mode
+No token is ever sampled: generation is deterministic by design (its docstring: "faster,
+deterministic decoding"; claim medusa-fast-mode), and its TV from p is 1 - P_p(the one sequence it
+emits). With sampling='typical' and fast=False at T > 0 the code raises TypeError
+(``get_typical_posterior_mask`` is called with 6 arguments and takes 5; claim medusa-typical-type-error),
+so the sampled typical variant does not run; sampling='nucleus' does. (The README calls the mode
 "non-greedy generation".) Medusa's heads propose the top-k of head i for every node at depth i, read
 from the hidden state before the round; the toy drafts here condition on the path (as EAGLE's
 drafter does): the rule sees the candidates only through the tokens offered. vLLM's V0 engine shipped
