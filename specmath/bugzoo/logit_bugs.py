@@ -15,8 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import partial
 
-from specmath.bugzoo.claims.transformers import Q_FROM_RAW_LOGITS
-from specmath.bugzoo.claims.vllm import TARGET_PROBS_UNWARPED
+from specmath.bugzoo.claims import CLAIMS
 from specmath.bugzoo.zoo import Bug, Instance, pair_instance
 from specmath.laws import Law
 from specmath.sampling_options import SamplingOptions
@@ -59,7 +58,7 @@ LOGIT_BUGS: tuple[Bug, ...] = (
     Bug(
         name="q-from-raw-logits",
         explanation="draft tokens are sampled from processed (top-k) logits but q is read from the raw ones: p/q is off by the kept mass and the residual counts tokens the draft never proposes",
-        claim=Q_FROM_RAW_LOGITS,
+        claim=CLAIMS["transformers-q-from-raw-logits"],
         make_instance=_top2_instance,
         lossy_round=q_from_raw_logits_round,
         sample_round=partial(numpy_round, warp_target=TOP_2, warp_draft=None),
@@ -68,7 +67,7 @@ LOGIT_BUGS: tuple[Bug, ...] = (
     Bug(
         name="target-probs-unwarped",
         explanation="top-p is applied to the draft but the target probabilities use default sampling parameters, so the round is lossless for the raw p, not for the top-p law the user asked for",
-        claim=TARGET_PROBS_UNWARPED,
+        claim=CLAIMS["vllm-target-probs-unwarped"],
         make_instance=_top_p_instance,
         lossy_round=target_unwarped_round,
         sample_round=partial(numpy_round, warp_target=None, warp_draft=TOP_P_HALF),

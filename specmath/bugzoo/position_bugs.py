@@ -19,8 +19,7 @@ from functools import partial
 
 import numpy as np
 
-from specmath.bugzoo.claims.lattice import FIRST_DRAFT_UNVERIFIED
-from specmath.bugzoo.claims.mlx_node import LOGITS_OFF_BY_ONE
+from specmath.bugzoo.claims import CLAIMS
 from specmath.bugzoo.zoo import Bug, Instance, context_free, pair_instance
 from specmath.laws import Law
 from specmath.program import coin, draw, tick
@@ -133,7 +132,7 @@ POSITION_BUGS: tuple[Bug, ...] = (
     Bug(
         name="first-draft-unverified",
         explanation="the verify loop feeds x_1 first and only checks x_2..x_gamma, so x_1 is committed unverified and the first token follows q, not p",
-        claim=FIRST_DRAFT_UNVERIFIED,
+        claim=CLAIMS["lattice-first-draft-unverified"],
         make_instance=_first_draft_instance,
         lossy_round=first_draft_unverified_round,
         sample_round=partial(numpy_round, check_first=False),
@@ -141,7 +140,7 @@ POSITION_BUGS: tuple[Bug, ...] = (
     Bug(
         name="logits-off-by-one",
         explanation="verification logits are sliced from position 1, so x_i is judged by the law of the token after it, p(. | prefix x_1..x_i)",
-        claim=LOGITS_OFF_BY_ONE,
+        claim=CLAIMS["mlx-node-logits-off-by-one"],
         make_instance=_off_by_one_instance,
         lossy_round=logits_off_by_one_round,
         sample_round=partial(numpy_round, target_row=lambda i, gamma: min(i + 1, gamma)),

@@ -19,9 +19,7 @@ from functools import partial
 
 import numpy as np
 
-from specmath.bugzoo.claims.transformers import ACCEPT_AT_U_ZERO, RESIDUAL_SOFTMAX
-from specmath.bugzoo.claims.vllm import V0_RESIDUAL_CLAMP
-from specmath.bugzoo.claims.vllm_ascend import UNIFORM_FIXED_AT_ZERO
+from specmath.bugzoo.claims import CLAIMS
 from specmath.bugzoo.zoo import Bug, Instance, pair_instance
 from specmath.laws import Law
 from specmath.speculative.reference_round import numpy_round
@@ -115,7 +113,7 @@ RULE_BUGS: tuple[Bug, ...] = (
     Bug(
         name="residual-softmax",
         explanation="the residual is softmax(max(0, p - q)) instead of max(0, p - q) / sum, so tokens the target under-weights (even p = 0) are resampled",
-        claim=RESIDUAL_SOFTMAX,
+        claim=CLAIMS["transformers-residual-softmax"],
         make_instance=_half_half_vs_certain_a,
         lossy_round=_rule_round(softmax_residual_rule),
         sample_round=partial(numpy_round, residual=_softmax_residual),
@@ -123,7 +121,7 @@ RULE_BUGS: tuple[Bug, ...] = (
     Bug(
         name="accept-on-u-equal-zero",
         explanation="accepting when u <= p/q with a float32 uniform that can be exactly 0 accepts a token of target probability 0 with probability 2^-24 per proposal",
-        claim=ACCEPT_AT_U_ZERO,
+        claim=CLAIMS["transformers-accept-at-u-zero"],
         make_instance=_certain_a_vs_half_half,
         lossy_round=_rule_round(float32_uniform_le_rule),
         sample_round=partial(numpy_round, uniforms=_float32_uniforms, accept=lambda u, p, q: u * q <= p),
@@ -131,7 +129,7 @@ RULE_BUGS: tuple[Bug, ...] = (
     Bug(
         name="uniform-fixed-at-zero",
         explanation="a backend without a random generator fixed u = 0, so the log-space test log u <= log p - log q accepts every draft: the output is the draft law",
-        claim=UNIFORM_FIXED_AT_ZERO,
+        claim=CLAIMS["vllm-ascend-uniform-fixed-at-zero"],
         make_instance=_three_quarters,
         lossy_round=_rule_round(always_accept_rule),
         sample_round=partial(numpy_round, accept=lambda u, p, q: True),
@@ -139,7 +137,7 @@ RULE_BUGS: tuple[Bug, ...] = (
     Bug(
         name="residual-clamped-at-tiny",
         explanation="the residual clamp(p - q, min=tiny) / sum, a guard against 0/0 when p == q up to rounding, gives every token at least tiny = 2^-126 of mass, even where p = 0",
-        claim=V0_RESIDUAL_CLAMP,
+        claim=CLAIMS["vllm-v0-residual-clamp"],
         make_instance=_half_half_vs_certain_a,
         lossy_round=_rule_round(clamped_residual_rule),
         sample_round=partial(numpy_round, residual=_clamped_residual),

@@ -40,9 +40,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from specmath.bugzoo.claims.medusa import FAST_MODE
-from specmath.bugzoo.claims.tensorrt_llm import SIBLING_RULE
-from specmath.bugzoo.claims.vllm import V0_TYPICAL_ACCEPTANCE
+from specmath.bugzoo.claims import CLAIMS
 from specmath.bugzoo.typical_acceptance import TypicalAcceptance, greedy_token, sample_typical_rounds, typical_round
 from specmath.bugzoo.zoo import ZooEntry
 from specmath.exact import exact
@@ -196,7 +194,7 @@ TREE_BUGS: tuple[TreeBug, ...] = (
     TreeBug(
         name="top-k-siblings-no-residual",
         explanation="every top-K sibling is tested with min(1, p/q) against the same p and q and the correction comes from norm(max(0, p - q)): the residual is not updated after a rejected sibling, and the children are not draws from q",
-        claim=SIBLING_RULE,
+        claim=CLAIMS["tensorrt-llm-sibling-rule"],
         make_instance=_example(TreeShape((2, 2), "top-k"), 2, ("c",)),
         lossy_round=_round_with(tree_round, sibling_rule_without_residual),
         sample_rounds=_floats_with(sample_tree_rounds, verifier=_sibling_rule_floats),
@@ -204,7 +202,7 @@ TREE_BUGS: tuple[TreeBug, ...] = (
     TreeBug(
         name="medusa-typical-acceptance",
         explanation="fast mode (the default) takes argmax p as each round's first token and keeps candidates with p(x) > min(0.09, 0.3 exp(-H)): no token is ever sampled, the output is one sequence",
-        claim=FAST_MODE,
+        claim=CLAIMS["medusa-fast-mode"],
         make_instance=_example(TreeShape((2, 2), "top-k"), 3),
         lossy_round=_round_with(typical_round, MEDUSA),
         sample_rounds=_floats_with(sample_typical_rounds, rule=MEDUSA),
@@ -213,7 +211,7 @@ TREE_BUGS: tuple[TreeBug, ...] = (
     TreeBug(
         name="typical-acceptance-sampled-correction",
         explanation="draft tokens with p(x) > min(0.09, 0.3 exp(-H)) are kept whatever q was, so tokens the draft over-proposes are over-sampled; the next position takes y ~ p (vLLM V0 took argmax p after a rejection)",
-        claim=V0_TYPICAL_ACCEPTANCE,
+        claim=CLAIMS["vllm-v0-typical-acceptance"],
         make_instance=_example(TreeShape((1, 1), "iid"), 3),
         lossy_round=_round_with(typical_round, VLLM_TYPICAL),
         sample_rounds=_floats_with(sample_typical_rounds, rule=VLLM_TYPICAL),

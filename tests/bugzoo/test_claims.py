@@ -6,7 +6,7 @@ from datetime import date
 import pytest
 
 from specmath.bugzoo import BUGS, TREE_BUGS
-from specmath.bugzoo.claims import CLAIMS, ENGINE_GROUPS, EVIDENCE, STATUSES, Claim, Report, claims_by_key
+from specmath.bugzoo.claims import CLAIMS, ENGINE_FILES, ENGINES, EVIDENCE, STATUSES, Claim, EngineRecords, Report, claims_by_key
 
 
 def _claim(**changes) -> Claim:
@@ -54,10 +54,25 @@ def test_a_record_without_what_its_status_needs_is_refused_with_the_problem_name
     assert _claim(status="lossy by design").group == "lossy by design"
 
 
-def test_claims_are_joined_from_the_engines_modules_and_a_key_is_refused_twice():
-    assert list(CLAIMS.values()) == [c for group in ENGINE_GROUPS for c in group]
+def test_claims_are_joined_from_the_engines_files_and_a_key_is_refused_twice():
+    assert list(CLAIMS.values()) == [c for engine in ENGINES for c in engine.claims]
+    assert len(ENGINES) == len(ENGINE_FILES) and all(engine.about and engine.claims for engine in ENGINES)
     with pytest.raises(ValueError, match="two claims are keyed"):
-        claims_by_key(ENGINE_GROUPS[0], ENGINE_GROUPS[0][:1])
+        claims_by_key(ENGINES[0].claims, ENGINES[0].claims[:1])
+
+
+def test_an_engine_file_is_read_strictly(tmp_path):
+    record = {"key": "x-y", "version": "1.0", "checked": "2026-12-01", "status": "latent", "evidence": "read in the source",
+              "claim": ["does y", "at row 2"], "where": ["x.py lines 1-2"]}
+    path = tmp_path / "x.json"
+    import json
+
+    path.write_text(json.dumps({"engine": "X", "repository": "o/x", "about": ["read"], "claims": [record]}))
+    engine = EngineRecords.from_json(path)
+    assert engine.claims[0].claim == "does y at row 2" and engine.claims[0].checked == date(2026, 12, 1)
+    path.write_text(json.dumps({"engine": "X", "repository": "o/x", "about": [], "claims": [{**record, "stauts": "x"}]}))
+    with pytest.raises(ValueError, match=r"has fields \['stauts'\]"):
+        EngineRecords.from_json(path)
 
 
 def test_every_zoo_entry_has_a_registered_claim_or_says_what_it_is_modelled_on():

@@ -7,11 +7,9 @@ is its key, so a page links to it as ``engine-findings.md#KEY``.
 
 from __future__ import annotations
 
-import inspect
 import re
-from types import ModuleType
 
-from specmath.bugzoo.claims import CLAIMS, ENGINE_MODULES, STATUSES, Claim
+from specmath.bugzoo.claims import CLAIMS, ENGINES, STATUSES, Claim, EngineRecords
 
 __all__ = ["claims_table", "engine_section", "claim_blocks", "rewrite_blocks"]
 
@@ -47,12 +45,12 @@ def _claim_text(c: Claim) -> list[str]:
     return lines + [""]
 
 
-def engine_section(module: ModuleType) -> str:
-    """## ENGINE, the module's docstring as its introduction, then each of its claims."""
-    records = module.RECORDS
-    intro = inspect.cleandoc(module.__doc__ or "")
-    lines = [f"## {records[0].engine}", "", intro, ""]
-    for c in records:
+def engine_section(engine: EngineRecords) -> str:
+    """## ENGINE, what was read or run as its introduction, then each of its claims."""
+    lines = [f"## {engine.engine}", ""]
+    for paragraph in engine.about:
+        lines += [paragraph, ""]
+    for c in engine.claims:
         lines += _claim_text(c)
     return "\n".join(lines).rstrip()
 
@@ -60,7 +58,7 @@ def engine_section(module: ModuleType) -> str:
 def claim_blocks() -> dict[str, str]:
     """The generated blocks, by marker name: ``table`` and ``engines``."""
     return {"table": claims_table(list(CLAIMS.values())),
-            "engines": "\n\n".join(engine_section(module) for module in ENGINE_MODULES)}
+            "engines": "\n\n".join(engine_section(engine) for engine in ENGINES)}
 
 
 def rewrite_blocks(page: str, blocks: dict[str, str]) -> str:

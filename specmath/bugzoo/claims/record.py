@@ -18,17 +18,21 @@ A tool that says another engine loses the target law must say exactly what it ch
 * a reproducer where one exists (a command that shows it here), and for an open finding that nobody
   has filed upstream, a ready-to-file ``Report``.
 
-The records live one engine per module of ``specmath.bugzoo.claims``; ``docs/explanation/engine-findings.md``
-is written from them (``scripts/claim_pages.py``).
+The records are data: one JSON file per engine beside this module (``EngineRecords.from_json`` reads
+one: the engine and its repository, a paragraph about what was read or run, then its claims, prose
+either one string or a list of lines joined by spaces); ``docs/explanation/engine-findings.md`` is
+written from them (``scripts/claim_pages.py``).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import date
+from pathlib import Path
+from typing import Any
 
-__all__ = ["STATUSES", "EVIDENCE", "GROUPS", "Report", "Claim"]
+__all__ = ["STATUSES", "EVIDENCE", "GROUPS", "Report", "Claim", "EngineRecords"]
 
 #: what a claim can say about the engine at the version checked (see the module docstring)
 STATUSES = ("open", "latent", "unconfirmed", "fixed", "lossy by design", "sound")
@@ -38,6 +42,17 @@ EVIDENCE = ("run here", "read in the source", "read in the tracker")
 GROUPS = {"open": "engine bugs", "latent": "engine bugs", "unconfirmed": "engine bugs", "fixed": "fixed upstream",
           "lossy by design": "lossy by design", "sound": "sound"}
 _KEY = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def _text(value: Any, joiner: str = " ") -> str:
+    """Prose from a JSON record: a string, or a list of lines joined (by spaces; code by new lines)."""
+    return joiner.join(value) if isinstance(value, list) else value
+
+
+def _known(record: dict, names: set[str], what: str) -> None:
+    unknown = set(record) - names
+    if unknown:
+        raise ValueError(f"{what} has fields {sorted(unknown)}; known: {sorted(names)}")
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,11 @@ class Report:
     expected: str
     observed: str
     language: str = "bash"  # the reproducer's language, for the code block
+
+    @classmethod
+    def from_json(cls, record: dict) -> Report:
+        _known(record, {f.name for f in fields(cls)}, "a report")
+        return cls(**{k: _text(v, "\n" if k == "reproducer" else " ") for k, v in record.items()})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +112,17 @@ class Claim:
         if problems:
             raise ValueError(f"claim {self.key!r}: " + "; ".join(problems))
 
+    @classmethod
+    def from_json(cls, record: dict, engine: str, repository: str) -> Claim:
+        """A claim from its JSON record; ``engine`` and ``repository`` are the file's, unless the record names its own."""
+        _known(record, {f.name for f in fields(cls)}, f"claim {record.get('key')!r}")
+        values = {"engine": engine, "repository": repository, **record}
+        values["checked"] = date.fromisoformat(values["checked"])
+        values["where"] = tuple(values["where"])
+        if "report" in values:
+            values["report"] = Report.from_json(values["report"])
+        return cls(**{k: (_text(v) if k in ("claim", "fixed_by", "note", "version") else v) for k, v in values.items()})
+
     @property
     def group(self) -> str:
         """The group ``specmath bugzoo`` prints it in: engine bugs, fixed upstream, lossy by design, sound."""
@@ -110,3 +141,22 @@ class Claim:
         out["where"] = list(self.where)
         out["report"] = None if self.report is None else dict(vars(self.report))
         return out
+
+
+@dataclass(frozen=True)
+class EngineRecords:
+    """One engine's file: the engine, its repository, what was read or run (``about``), and its claims."""
+
+    engine: str
+    repository: str
+    about: tuple[str, ...]  # paragraphs
+    claims: tuple[Claim, ...]
+
+    @classmethod
+    def from_json(cls, path: Path) -> EngineRecords:
+        import json
+
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+        _known(record, {"engine", "repository", "about", "claims"}, str(path))
+        claims = tuple(Claim.from_json(c, record["engine"], record["repository"]) for c in record["claims"])
+        return cls(record["engine"], record["repository"], tuple(_text(p) for p in record["about"]), claims)
