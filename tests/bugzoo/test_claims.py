@@ -1,12 +1,23 @@
 """Every claim about another engine is a complete record: version, date, status, evidence, where, and more by status."""
 
+import json
 from dataclasses import replace
 from datetime import date
 
 import pytest
 
 from specmath.bugzoo import BUGS, TREE_BUGS
-from specmath.bugzoo.claims import CLAIMS, ENGINE_FILES, ENGINES, EVIDENCE, STATUSES, Claim, EngineRecords, Report, claims_by_key
+from specmath.bugzoo.claims import (
+    CLAIMS,
+    ENGINE_FILES,
+    ENGINES,
+    EVIDENCE,
+    STATUSES,
+    Claim,
+    EngineRecords,
+    Report,
+    claims_by_key,
+)
 
 
 def _claim(**changes) -> Claim:
@@ -65,8 +76,6 @@ def test_an_engine_file_is_read_strictly(tmp_path):
     record = {"key": "x-y", "version": "1.0", "checked": "2026-12-01", "status": "latent", "evidence": "read in the source",
               "claim": ["does y", "at row 2"], "where": ["x.py lines 1-2"]}
     path = tmp_path / "x.json"
-    import json
-
     path.write_text(json.dumps({"engine": "X", "repository": "o/x", "about": ["read"], "claims": [record]}))
     engine = EngineRecords.from_json(path)
     assert engine.claims[0].claim == "does y at row 2" and engine.claims[0].checked == date(2026, 12, 1)
