@@ -119,8 +119,10 @@ def _entries(name: str | None) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     if args.name is not None:
         check_choice(args.name, "bug", (*BUG_NAMES, *TREE_BUG_NAMES))
-        if args.accepted or args.claims:
-            raise InvalidArgument("--accepted and --claims print tables of their own: give them without NAME")
+        if args.accepted:
+            raise InvalidArgument("--accepted prints the accepted lengths of the correct algorithms: give it without NAME")
+        if args.claims:
+            raise InvalidArgument("--claims prints every claim record: give it without NAME")
     if args.accepted and args.claims:
         raise InvalidArgument("--accepted and --claims print different tables: give one of them")
     if args.accepted:

@@ -69,4 +69,4 @@ def test_specmath_bugzoo_claims_lists_every_record_and_refuses_a_name_beside_it(
     statuses = [r["status"] for r in records]
     assert statuses.index("open") < statuses.index("fixed") < statuses.index("sound")
     assert main(["bugzoo", "--claims", "residual-softmax"]) == 2
-    assert "give them without NAME" in capsys.readouterr().err
+    assert "--claims prints every claim record: give it without NAME" in capsys.readouterr().err
