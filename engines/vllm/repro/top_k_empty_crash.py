@@ -10,13 +10,20 @@ when prompt lookup finds no match for any request. Its target rows are then a [0
 ``apply_top_k_top_p``; without Triton and with top_p None it takes ``apply_top_k_only``
 (vllm/v1/sample/ops/topk_topp_sampler.py), whose ``k.max()`` on the empty k raises. Condition: some request of
 the step has top_k set and no request has top_p < 1 (then the sorting path runs and copes with 0 rows), and no
-request of the step has a draft; ngram and draft model alike, any gamma, n = 1 or more, seed or not. Plain
-decoding (no speculative_config) runs the same request. Every later request: EngineDeadError.
+request of the step has a draft; ngram and draft model alike, any gamma, n = 1 or more, seed or not. With
+top_p < 1 too, the empty step passes and the first drafted step fails instead: top_k at the drafted rows is
+uninitialised memory (expand_uninitialised.py) used as a gather index ("index ... is out of bounds").
+Plain decoding (no speculative_config) runs the same request. With the engine core in a subprocess (the
+default) every later request gets EngineDeadError; here it runs in-process, so the exception itself shows.
 Each case runs in a process of its own (one LLM per process).
 """
 
+import os
 import subprocess
 import sys
+
+# the engine core in this process: the exception itself comes back, not EngineDeadError
+os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
 
 MODEL = sys.argv[1] if len(sys.argv) > 1 else "engines/build/vllm-models/smollm2-135m-f32"
 DRAFT = sys.argv[2] if len(sys.argv) > 2 else "engines/build/vllm-models/smollm2-135m-draft-L4-f32"
