@@ -7,7 +7,9 @@ Notation: gamma = draft tokens per round, n = samples per request, M = new token
 
 Each run is one ``SamplingParams(n=n, max_tokens=M, seed=S, ignore_eos=True)`` request at T = 1 on the prompt
 "the cat sat on the mat. the cat sat on the mat. the" (prompt lookup drafts there), timed around
-``LLM.generate``; printed as one JSON line per run with the spec-decode counters over it and the load average.
+``LLM.generate`` (wall and CPU time: the engine core runs in this process, so its CPU time per sample is the
+figure a loaded machine disturbs least); printed as one JSON line per run with the spec-decode counters over
+it and the load average.
 What each choice exercises: M = 2 verifies one drafted row per sample (x2) besides the prefill (x1 is never
 drafted); M = 3 with gamma = 1 reaches the bonus token whenever that draft is accepted; every verify step
 runs gamma + 1 positions of every sequence, so gamma sets the cost of a step and max_num_seqs the batch.
@@ -56,15 +58,18 @@ def main() -> int:
     for i, run in enumerate(args.runs.split(",")):
         n, max_tokens = (int(x) for x in run.split("x"))
         before = {m.name: m.value for m in llm.get_metrics() if m.name in NAMES}
-        start = time.perf_counter()
+        cpu_start, start = time.process_time(), time.perf_counter()
         llm.generate(TokensPrompt(prompt_token_ids=PROMPT),
                      SamplingParams(n=n, max_tokens=max_tokens, seed=1000 * i, ignore_eos=True), use_tqdm=False)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         after = {m.name: m.value for m in llm.get_metrics() if m.name in NAMES}
         counts = {k.split("num_")[1]: after.get(k, 0) - before.get(k, 0) for k in NAMES}
         print("BENCH " + json.dumps({"method": args.method, "gamma": args.gamma if spec else 0, "dtype": args.dtype,
                                      "max_num_seqs": args.max_num_seqs, "fix": args.fix, "n": n, "M": max_tokens,
                                      "seconds": round(seconds, 1), "samples_per_s": round(n / seconds, 1),
+                                     # CPU seconds of this process (the engine core runs in it): less
+                                     # sensitive than wall time to a shared machine's load
+                                     "cpu_s": round(cpu, 1), "cpu_ms_per_sample": round(1000 * cpu / n, 1),
                                      "load_s": round(load, 1), **counts,
                                      "loadavg": os.getloadavg()[0]}), flush=True)
     return 0
