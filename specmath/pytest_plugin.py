@@ -1,24 +1,15 @@
-"""The pytest plugin: audit your samplers quickly while developing and at full power in CI.
+"""The pytest plugin's specmath side: the run's audit settings, a test's, the fixture's object, the line.
 
-Installed with specmath as the ``pytest11`` entry point ``specmath`` (pyproject.toml), so any suite
-that has specmath installed gets, without a conftest line:
+pytest loads the small entry module ``_specmath_pytestplugin`` (the ``pytest11`` entry point), which
+imports this module only when a run uses specmath: an option is given, or a test uses the
+``specmath_audit`` fixture or the ``specmath`` marker. What the options mean is said there.
 
-* ``--specmath-n N``: rounds per audit case for the ``specmath_audit`` fixture (default 20000, the
-  audit's full power: detectable TV 0.03-0.06 per case; 2000 runs ten times faster and detects
-  0.10-0.17). The ini option ``specmath_n`` sets a project's own default (``pytest.ini``,
-  ``[tool.pytest.ini_options]``); the command line wins.
-* ``--specmath-seed S``: the seed of the drafts and of the sampler's generator (default 0, or the
-  ini option ``specmath_seed``);
-* the fixture ``specmath_audit``: ``specmath_audit(sampler, **options)`` is
-  ``specmath.testing.assert_sampler_lossless(sampler, n=<--specmath-n>, seed=<--specmath-seed>,
-  **options)`` (an ``n`` or ``seed`` passed in the call wins); its ``n`` and ``seed`` say what it runs,
-  and ``specmath_audit.tree(sample_tree, children=...)`` is ``assert_tree_sampler_lossless`` the same way;
-* the marker ``specmath``: every test that uses the fixture carries it, so ``-m "not specmath"``
-  leaves the audits out and ``-m specmath`` runs only them;
-* a header line naming n and seed, so a CI log says how strong its audits were.
-
-A whole suite then runs ``pytest --specmath-n 2000`` while developing and ``pytest`` in CI. The
-false-failure probability stays <= 1e-6 per audit at any n; only the power changes.
+The settings of a test, from the weakest source to the strongest: the default profile (ci); the
+ini file's ``specmath_profile``, then its ``specmath_n`` and ``specmath_seed``; the command line's
+``--specmath-profile`` (which drops the ini file's n and seed with its profile), then its
+``--specmath-n`` and ``--specmath-seed``; the test's ``@pytest.mark.specmath(**changes)``; and what
+the test passes to the fixture (``n=``, ``settings=``). The false-failure probability stays <= the
+family level (1e-6 in every profile) at any n; only the power changes.
 
 Importing this module needs pytest, not hypothesis or torch.
 """
@@ -31,92 +22,100 @@ from typing import Any
 
 import pytest
 
+from specmath.settings import DEFAULT_PROFILE, AuditSettings, settings_named
 from specmath.validation import InvalidArgument, check_integer, check_seed
 
-__all__ = ["SamplerAudit", "specmath_audit", "DEFAULT_N"]
-
-#: rounds per case when neither --specmath-n nor the ini option specmath_n is given
-DEFAULT_N = 20_000
+__all__ = ["SamplerAudit", "run_settings", "settings_of_test", "settings_line", "profile_option", "rounds_option",
+           "seed_option"]
 
 
-def _rounds(text: str) -> int:
+def profile_option(text: str) -> str:
+    """``--specmath-profile``: a profile name of ``specmath.settings.PROFILES``."""
+    try:
+        settings_named(text)
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def rounds_option(text: str) -> int:
+    """``--specmath-n``: an int >= 1."""
     try:
         return check_integer(int(text), "--specmath-n (rounds per audit case)", min_value=1)
     except (ValueError, InvalidArgument) as exc:
         raise argparse.ArgumentTypeError(f"must be an int >= 1 (rounds per audit case), got {text!r}") from exc
 
 
-def _seed(text: str) -> int:
+def seed_option(text: str) -> int:
+    """``--specmath-seed``: an int >= 0."""
     try:
         return check_seed(int(text), "--specmath-seed")
     except (ValueError, InvalidArgument) as exc:
         raise argparse.ArgumentTypeError(f"must be an int >= 0, got {text!r}") from exc
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("specmath", "specmath sampler audits")
-    group.addoption("--specmath-n", type=_rounds, default=None, metavar="N",
-                    help=f"rounds per case of the specmath_audit fixture (default: ini specmath_n, else {DEFAULT_N})")
-    group.addoption("--specmath-seed", type=_seed, default=None, metavar="S",
-                    help="seed of the drafts and of the sampler's generator (default: ini specmath_seed, else 0)")
-    parser.addini("specmath_n", f"rounds per case of the specmath_audit fixture (default {DEFAULT_N})", default=str(DEFAULT_N))
-    parser.addini("specmath_seed", "seed of the specmath_audit fixture (default 0)", default="0")
-
-
-def _settings(config: pytest.Config) -> tuple[int, int]:
-    """(n, seed): the command line, else the ini options, else the defaults; a bad ini value is a usage error."""
-    n, seed = config.getoption("specmath_n"), config.getoption("specmath_seed")
+def run_settings(config: pytest.Config) -> tuple[str, AuditSettings]:
+    """(the profile's name, the run's settings): the command line over the ini file over the default profile
+    (see the module docstring); a bad ini value is a usage error naming it."""
     try:
-        n = _rounds(config.getini("specmath_n")) if n is None else n
-        seed = _seed(config.getini("specmath_seed")) if seed is None else seed
+        ini = {name: config.getini(f"specmath_{name}") for name in ("profile", "n", "seed")}
+        profile = config.getoption("specmath_profile") or (profile_option(ini["profile"]) if ini["profile"] else None)
+        changes: dict[str, int] = {}
+        if config.getoption("specmath_profile") is None:  # the ini file's n and seed go with its profile
+            if ini["n"]:
+                changes["n"] = rounds_option(ini["n"])
+            if ini["seed"]:
+                changes["seed"] = seed_option(ini["seed"])
     except argparse.ArgumentTypeError as exc:
         raise pytest.UsageError(f"specmath ini option: {exc}") from None
-    return n, seed
+    for name in ("n", "seed"):
+        if config.getoption(f"specmath_{name}") is not None:
+            changes[name] = config.getoption(f"specmath_{name}")
+    profile = profile or DEFAULT_PROFILE
+    return profile, settings_named(profile).replace(**changes)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "specmath: audits a sampler with specmath (the specmath_audit fixture); "
-                                       "-m 'not specmath' leaves them out")
-    _settings(config)  # a bad ini value stops the run before any test
+def settings_of_test(config: pytest.Config, marker: pytest.Mark | None) -> AuditSettings:
+    """The run's settings with the changes of the test's ``@pytest.mark.specmath(**changes)`` (setting names)."""
+    _, settings = run_settings(config)
+    if marker is None:
+        return settings
+    if marker.args:
+        raise InvalidArgument(f"@pytest.mark.specmath takes settings by name (n=2000, seed=1), got {marker.args!r}")
+    return settings.replace(**marker.kwargs)
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    n, seed = _settings(config)
-    return f"specmath: audits run n = {n} rounds per case (--specmath-n), seed {seed} (--specmath-seed)"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if "specmath_audit" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.specmath)
+def settings_line(config: pytest.Config) -> str:
+    """The line that says how strong the run's audits are (printed when a test of the run is an audit)."""
+    profile, settings = run_settings(config)
+    return f"specmath: audits run profile {profile}, {settings.label()} (--specmath-profile, --specmath-n, --specmath-seed)"
 
 
 @dataclass(frozen=True)
 class SamplerAudit:
-    """``assert_sampler_lossless`` (and, as ``.tree``, ``assert_tree_sampler_lossless``) with this run's n and
-    seed (``--specmath-n``, ``--specmath-seed``)."""
+    """``assert_sampler_lossless`` (and, as ``.tree``, ``assert_tree_sampler_lossless``) with this test's settings."""
 
-    n: int
-    seed: int
+    settings: AuditSettings
+
+    @property
+    def n(self) -> int:
+        """Rounds per case."""
+        return self.settings.n
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
 
     def __call__(self, sample_round: Any, **options: Any):
+        """``assert_sampler_lossless(sample_round, settings=<this test's>, **options)``; an ``n`` or ``settings`` given wins."""
         from specmath.testing import assert_sampler_lossless
 
-        options.setdefault("n", self.n)
-        options.setdefault("seed", self.seed)
+        options.setdefault("settings", self.settings)
         return assert_sampler_lossless(sample_round, **options)
 
     def tree(self, sample_tree: Any, **options: Any):
-        """``assert_tree_sampler_lossless`` with this run's n and seed: ``specmath_audit.tree(my_tree, children="top-k")``."""
+        """``assert_tree_sampler_lossless`` with this test's settings: ``specmath_audit.tree(my_tree, children="top-k")``."""
         from specmath.testing import assert_tree_sampler_lossless
 
-        options.setdefault("n", self.n)
-        options.setdefault("seed", self.seed)
+        options.setdefault("settings", self.settings)
         return assert_tree_sampler_lossless(sample_tree, **options)
-
-
-@pytest.fixture
-def specmath_audit(request: pytest.FixtureRequest) -> SamplerAudit:
-    """Audit a sampler at this run's strength: ``specmath_audit(my_round)``, ``specmath_audit(my_rounds, batched=True)``."""
-    n, seed = _settings(request.config)
-    return SamplerAudit(n, seed)

@@ -17,10 +17,19 @@ consistent with the exact law, and how large a deviation the test would have cau
 * ``tv_confidence_bound``: with probability >= confidence, TV(true law, target) <= TV(empirical,
   target) + 1/2 sqrt((k - 1)/n) + sqrt(ln(1/delta) / (2 n)) (expected multinomial TV deviation plus
   McDiarmid's bound: one sample moves the empirical TV by at most 1/n).
+
+``GTest`` is the one record of a G-test's result, wherever it runs: ``g_test`` fills the statistic,
+and ``GTest.judged`` adds what an audit decides with it (its name, the level it is judged at, the power
+and the TV detected at it, the cells furthest off, the measured shift). The round and tree audits keep
+it as it is (``specmath.audit.power``); the engine audit adds the sampler's role
+(``specmath.audit.engines.checks.Check``), the histograms of real models the TV bound and the counts
+(``specmath.lm.histogram.HistogramCheck``). The default level and power are the audit's
+(``specmath.settings``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
@@ -29,25 +38,45 @@ from scipy import stats as sps
 from scipy.optimize import brentq
 
 from specmath.laws import Law, LawError, as_law
+from specmath.settings import CI
 
-__all__ = ["GofResult", "g_test", "detectable_tv", "tv_confidence_bound", "empirical_tv", "pool_cells"]
+__all__ = ["GTest", "g_test", "detectable_tv", "tv_confidence_bound", "empirical_tv", "pool_cells"]
 
 
 @dataclass(frozen=True)
-class GofResult:
-    """Outcome of a goodness-of-fit test of counts against an exact law."""
+class GTest:
+    """A G-test of N counts against an exact law; once ``judged``, its level and the TV it detects at a power."""
 
-    statistic: float  # G (inf when an impossible outcome was observed)
-    dof: int
-    p_value: float
-    n: int
-    cells: int  # after pooling
-    pooled_outcomes: int  # outcomes merged into the pooled cell(s)
-    impossible: tuple  # observed outcomes of probability 0
+    n: int  # samples counted
+    statistic: float  # G = 2 sum O ln(O / E) over the pooled cells (inf when an impossible outcome was observed)
+    dof: int  # pooled cells - 1
+    p_value: float  # P(chi2_dof >= G); 0 when an impossible outcome was observed
+    cells: int = 0  # cells after pooling to expected counts >= min_expected
+    pooled_outcomes: int = 0  # outcomes merged into pooled cells
+    impossible: tuple = ()  # observed outcomes of exact probability 0
+    name: str = ""  # which law was tested: "joint", "position 0", "first token", ...
+    level: float | None = None  # the test rejects when p_value < level (None: not judged)
+    power: float | None = None  # detectable_tv is detected with at least this probability
+    detectable_tv: float | None = None  # smallest TV the test at ``level`` detects w.p. ``power`` (None: not computed)
+    worst_cells: tuple = ()  # (outcome, observed, expected = n P(outcome)) furthest from expected, worst first
+    measured_tv: float | None = None  # 1/2 sum |count / N - law| over the cells: the shift as measured (noise included)
 
-    def rejects(self, alpha: float) -> bool:
-        """True when p_value < alpha."""
-        return self.p_value < alpha
+    @property
+    def rejects(self) -> bool:
+        """p_value < level; a test not judged at a level has no verdict (ValueError)."""
+        if self.level is None:
+            raise ValueError(f"the G-test {self.name or 'of these counts'} has no level: judge it first (GTest.judged)")
+        return self.p_value < self.level
+
+    @property
+    def passed(self) -> bool:
+        """Not ``rejects``."""
+        return not self.rejects
+
+    def judged(self, name: str, level: float, power: float | None = None, detectable_tv: float | None = None,
+               **more) -> GTest:
+        """This test named, at ``level``, with the TV it detects at ``power``; ``more``: worst_cells, measured_tv, impossible."""
+        return dataclasses.replace(self, name=name, level=level, power=power, detectable_tv=detectable_tv, **more)
 
 
 def pool_cells(law: Law, n: int, min_expected: float = 5.0) -> list[list[Hashable]]:
@@ -67,7 +96,7 @@ def pool_cells(law: Law, n: int, min_expected: float = 5.0) -> list[list[Hashabl
     return big
 
 
-def g_test(counts: Mapping[Hashable, int], law: Law, min_expected: float = 5.0) -> GofResult:
+def g_test(counts: Mapping[Hashable, int], law: Law, min_expected: float = 5.0) -> GTest:
     """G-test of ``counts`` (outcome -> count) against the exact ``law``, cells pooled to min_expected."""
     law = as_law(law)
     n = int(sum(counts.values()))
@@ -80,10 +109,10 @@ def g_test(counts: Mapping[Hashable, int], law: Law, min_expected: float = 5.0) 
     cells = pool_cells(law, n, min_expected)
     dof = len(cells) - 1
     if impossible:
-        return GofResult(math.inf, max(dof, 1), 0.0, n, len(cells), 0, impossible)
+        return GTest(n, math.inf, max(dof, 1), 0.0, len(cells), 0, impossible)
     if dof == 0:
         # one cell: every sample must be in it, which holds (no impossible outcome): nothing to test
-        return GofResult(0.0, 0, 1.0, n, 1, sum(len(c) for c in cells if len(c) > 1), ())
+        return GTest(n, 0.0, 0, 1.0, 1, sum(len(c) for c in cells if len(c) > 1))
     g = 0.0
     for cell in cells:
         observed = sum(counts.get(x, 0) for x in cell)
@@ -91,13 +120,15 @@ def g_test(counts: Mapping[Hashable, int], law: Law, min_expected: float = 5.0) 
         if observed > 0:
             g += 2.0 * observed * math.log(observed / expected)
     g = max(g, 0.0)
-    return GofResult(g, dof, float(sps.chi2.sf(g, dof)), n, len(cells), sum(len(c) for c in cells if len(c) > 1), ())
+    return GTest(n, g, dof, float(sps.chi2.sf(g, dof)), len(cells), sum(len(c) for c in cells if len(c) > 1))
 
 
-def detectable_tv(law: Law, n: int, alpha: float = 1e-6, power: float = 0.99, min_expected: float = 5.0) -> float:
+def detectable_tv(law: Law, n: int, alpha: float = CI.family_level, power: float = CI.power,
+                  min_expected: float = 5.0) -> float:
     """Smallest TV distance eps such that the G-test at level ``alpha`` with ``n`` samples rejects
     every alternative at TV >= eps with probability >= ``power`` (non-central chi-square
-    approximation, worst case lambda = 4 n eps^2). Returns inf when the law has a single cell."""
+    approximation, worst case lambda = 4 n eps^2). Returns inf when the law has a single cell.
+    The defaults are the audit's (``specmath.settings.CI``)."""
     law = as_law(law)
     dof = len(pool_cells(law, n, min_expected)) - 1
     if dof <= 0:

@@ -16,16 +16,21 @@ Four assertions, from exact to statistical:
   (``specmath.exact``) equals ``target``, else the difference table.
 * ``assert_sampler_lossless(sample_round)``: an engine-shaped sampler (float arrays in, tokens
   out; ``specmath.audit.rounds.adapters``), one round per call or (``batched=True``) every round of a
-  case in one call, warping its target (``temperature``, ``top_k``, ``top_p``) or not, gets the
-  audit: G-tests of the whole round law on the audit battery, edge probes (uniforms exactly 0 and
-  just below 1), and exact replay when its draw protocol is declared. It fails a lossless sampler
-  with probability <= 1e-6 (derived in its docstring); a failure's AssertionError shows each failing
-  case's worst cells, failed probes and the table.
+  case in one call, warping its target (``sampling=SamplingOptions(...)``: temperature, top-k, top-p)
+  or not, gets the audit: G-tests of the whole round law on the audit battery, edge probes (uniforms
+  exactly 0 and just below 1), and exact replay when its draw protocol is declared. It fails a
+  lossless sampler with probability <= the family level, 1e-6 (derived in its docstring); a failure's
+  AssertionError shows each failing case's worst cells, failed probes and the table.
 * ``assert_tree_sampler_lossless(sample_tree, children=...)``: a batched token-tree sampler (the
   tree as parent indices, as engines pass it; ``specmath.audit.trees.adapters``) gets the tree
   audit: trees drafted as its verifier assumes (``children``: i.i.d., without replacement, top-k),
   each emitted path completed with draws from p and G-tested against the autoregressive law, and
   edge probes; the same guarantee.
+
+How strong the two statistical audits are is one ``specmath.settings.AuditSettings``: ``settings=``
+takes a record or a profile name ("dev", "ci" (the default), "thorough"), and ``n=`` overrides its
+rounds per case for one call. The pytest plugin's ``specmath_audit`` fixture passes the run's
+(``--specmath-profile``, ``--specmath-n``, ``@pytest.mark.specmath(n=...)``).
 
 An exception raised *by the code under test*, or output that is not what it must return (a rule's
 bare number, a sampler's None or float token ids, a tree sampler's path that is not in its tree), is never a "lossy" verdict: it surfaces as a
@@ -47,16 +52,13 @@ from typing import Any
 
 from specmath.exact import exact
 from specmath.laws import Law, as_law, difference_table, tv_distance
+from specmath.sampling_options import WARP_OPTIONS, SamplingOptions
+from specmath.settings import AuditSettings, as_settings
 from specmath.speculative.rule_check import RuleFailure, RuleInstance, check_instance, check_max_tv, verify_rule
-from specmath.validation import InvalidArgument, check_generator_kind, check_integer, check_seed
+from specmath.validation import InvalidArgument, check_generator_kind, check_integer
 
 __all__ = ["SamplerError", "SamplerInputWarning", "assert_rule_lossless", "assert_lossless", "assert_sampler_lossless",
-           "assert_tree_sampler_lossless", "FAMILY_LEVEL", "DEFAULT_ROUNDS"]
-
-#: the largest probability with which ``assert_sampler_lossless`` fails a lossless sampler
-FAMILY_LEVEL = 1e-6
-#: rounds per case of ``assert_sampler_lossless`` (``specmath.audit.DEFAULT_ROUNDS``; ``--specmath-n`` under pytest)
-DEFAULT_ROUNDS = 20_000
+           "assert_tree_sampler_lossless", "AuditSettings"]
 #: a TV this small is float rounding, not a bug: the message then points at ``max_tv``
 _FLOAT_SIZED_TV = Fraction(1, 10**9)
 
@@ -225,16 +227,19 @@ def _sampler_error(sample_round: Callable, report) -> SamplerError:
     return error
 
 
-def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n: int = DEFAULT_ROUNDS, seed: int = 0, *,
-                            cases: Any = None, draws: Any = None, sequential: bool = False, batched: bool = False,
-                            temperature: Any = None, top_k: int | None = None, top_p: Any = None):
+def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n: int | None = None, *,
+                            settings: AuditSettings | str | None = None, cases: Any = None, draws: Any = None,
+                            batched: bool = False, sampling: SamplingOptions | None = None):
     """Assert that an engine-shaped speculative sampler emits exactly the round law; return the report.
 
     ``sample_round(target_probs [gamma+1, V], draft_probs [gamma, V], draft_tokens [gamma],
     generator) -> emitted token ids`` takes raw float64 probabilities (row i = p(. | x_<i), row gamma
     the bonus position) and draws *only* from ``generator``, a ``numpy.random.Generator``
-    (``generator="numpy"``) or a ``torch.Generator`` ("torch") seeded with ``seed``. It returns
-    1..gamma+1 integer ids in 0..V-1 (a list, an integer array or tensor).
+    (``generator="numpy"``) or a ``torch.Generator`` ("torch") seeded with the settings' seed. It
+    returns 1..gamma+1 integer ids in 0..V-1 (a list, an integer array or tensor).
+
+    ``settings``: how strong the audit is (``specmath.settings``: an ``AuditSettings`` or a profile
+    name; default "ci": 20000 rounds per case, seed 0, fixed N); ``n`` overrides its rounds per case.
 
     ``batched=True``: ``sample_round`` is ``sample_rounds(target_probs [N, gamma+1, V], draft_probs
     [N, gamma, V], draft_tokens [N, gamma], generator) -> [N, gamma+1]`` integer ids with -1 after
@@ -242,10 +247,10 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     at once (in chunks of at most ``specmath.audit.rounds.calls.BATCH_ELEMENTS`` probabilities; edge
     probes as batches of one). The audit and its guarantee are the same; it is many times faster.
 
-    ``temperature``, ``top_k``, ``top_p``: the sampler warps. It is still handed raw probabilities,
-    the drafts come from w(q), and it must emit the law of the warped target w(p), where w is
-    ``specmath.speculative.sampling_warp.SamplingOptions(temperature, top_k, top_p)`` (temperature, then top-k
-    with ties to the lower id, then top-p; the semantics of Hugging Face's logits processors).
+    ``sampling``: the sampler warps, by ``SamplingOptions(temperature, top_k, top_p)`` (nothing else).
+    It is still handed raw probabilities, the drafts come from w(q), and it must emit the law of the
+    warped target w(p), where w is ``specmath.speculative.sampling_warp.warped`` (temperature, then
+    top-k with ties to the lower id, then top-p; the semantics of Hugging Face's logits processors).
 
     ``cases``: None (the audit battery), a case name, or a list of names or ``AuditCase`` objects.
     Every call gets fresh copies of the arrays; a sampler that writes into them gets a
@@ -260,19 +265,20 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     and of its gamma + 1 per-position marginals; edge probes with a uniform exactly 0 or just below 1
     at each draw; exact replay when ``draws`` (an ``audit.DrawProtocol``) declares the draw order.
 
-    False-failure probability <= 1e-6, derived: let C be the cases, T_c = gamma_c + 2 the tests of
-    case c and L the looks (1, or 5 in ``sequential`` mode). Each G-test runs at level
-    a = (1e-6 - s) / (L sum_c T_c), with s = ``_rounding_slack`` <= N sum_c (2 gamma_c + 1) V_c 2^-53
-    (about 3e-9 for the battery at N = 20000). For a sampler that is lossless on the float64 arrays
-    it is handed, a coupling makes its N rounds per case equal to N rounds of the exact law except
-    with probability s in all; on the exact law each test rejects with probability <= a, and the union
-    bound over the L sum_c T_c tests gives 1e-6 - s; edge probes and replay are deterministic checks
-    that a lossless sampler passes with probability 1 (it never emits a tuple of exact probability 0,
-    and an exact replay of its own draws reproduces its output). Total <= 1e-6. The one approximation
+    False-failure probability <= F = the settings' family level (1e-6 in every profile), derived: let
+    C be the cases, T_c = gamma_c + 2 the tests of case c and L the looks (1, or 5 with ``sequential``
+    settings). Each G-test runs at level a = (F - s) / (L sum_c T_c), with s = ``_rounding_slack``
+    <= N sum_c (2 gamma_c + 1) V_c 2^-53 (about 3e-9 for the battery at N = 20000). For a sampler that
+    is lossless on the float64 arrays it is handed, a coupling makes its N rounds per case equal to N
+    rounds of the exact law except with probability s in all; on the exact law each test rejects with
+    probability <= a, and the union bound over the L sum_c T_c tests gives F - s; edge probes and
+    replay are deterministic checks that a lossless sampler passes with probability 1 (it never emits
+    a tuple of exact probability 0, and an exact replay of its own draws reproduces its output).
+    Total <= F. The one approximation
     is the chi-square limit of each G statistic (cells pooled to expected counts >= 5). (A warping
     sampler computes w in float too; its rounding is of the same order as the arrays'.)
 
-    Power: each test's smallest detectable TV at probability 0.99 is in the returned report
+    Power: each test's smallest detectable TV at the settings' power (0.99) is in the returned report
     (``specmath.audit.rounds.report.table``), about 0.03-0.06 at N = 20000.
 
     Raises AssertionError naming, per failing case, the rejecting tests with their worst cells
@@ -280,32 +286,37 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     with their drafts and uniform, then the table; or ``SamplerError`` (chained to the sampler's
     exception) when the sampler raised or returned invalid output on valid input: an error, not a loss.
     """
-    from specmath.audit.rounds.adapters import Adapter, declared_warp
+    from specmath.audit.rounds.adapters import Adapter
     from specmath.audit.rounds.cases import cases_named
     from specmath.audit.rounds.runner import run_audit
 
-    n, seed, cases, level = _audit_arguments(sample_round, "sample_round", generator, n, seed, cases, cases_named,
-                                             _rounding_slack)
-    warp = declared_warp(temperature, top_k, top_p)
+    settings, cases = _audit_arguments(sample_round, "sample_round", generator, n, settings, cases, cases_named,
+                                       _rounding_slack)
+    if sampling is not None and not isinstance(sampling, SamplingOptions):
+        raise InvalidArgument(f"sampling must be a SamplingOptions (or None: no warp), got {type(sampling).__name__}")
+    warp = None if sampling is None else sampling.check_only(WARP_OPTIONS, "the round audit")
     adapter = Adapter(_name(sample_round), _first_line(sample_round, "sampler under test"), sample_round, generator,
                       warp=warp, draws=draws, batched=bool(batched))
-    report = run_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=level)
+    report = run_audit(adapter, cases, settings)
     return _verdict(sample_round, report)
 
 
-def _audit_arguments(sampler: Callable, what: str, generator: str, n: int, seed: int, cases: Any, named: Callable,
-                     rounding_slack: Callable) -> tuple:
-    """(n, seed, the cases ``named`` reads, family level) checked, the level lowered by the rounding slack of n rounds."""
+def _audit_arguments(sampler: Callable, what: str, generator: str, n: int | None, settings: Any, cases: Any,
+                     named: Callable, rounding_slack: Callable) -> tuple[AuditSettings, Any]:
+    """(the settings, with ``n`` if given and the family level lowered by the rounding slack of n rounds; the
+    cases ``named`` reads), every argument checked."""
     if not callable(sampler):
         raise InvalidArgument(f"{what} must be callable, got {type(sampler).__name__} {sampler!r}")
     check_generator_kind(generator, "generator")
-    n = check_integer(n, "n (rounds per case)", min_value=1)
-    seed = check_seed(seed)
+    settings = as_settings(settings)
+    if n is not None:
+        settings = settings.replace(n=check_integer(n, "n (rounds per case)", min_value=1))
     cases = named(cases)
-    slack = rounding_slack(cases, n)
-    if slack >= FAMILY_LEVEL / 2:
-        raise InvalidArgument(f"n = {n} rounds on these cases leave float rounding slack {slack:.2g}: use fewer rounds")
-    return n, seed, cases, FAMILY_LEVEL - slack
+    slack = rounding_slack(cases, settings.n)
+    if slack >= settings.family_level / 2:
+        raise InvalidArgument(f"n = {settings.n} rounds on these cases leave float rounding slack {slack:.2g}: "
+                              "use fewer rounds")
+    return settings.replace(family_level=settings.family_level - slack), cases
 
 
 def _first_line(function: Callable, default: str) -> str:
@@ -330,8 +341,8 @@ def _verdict(sampler: Callable, report):
     return report
 
 
-def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy", n: int = DEFAULT_ROUNDS, seed: int = 0, *,
-                                 children: str, cases: Any = None, sequential: bool = False):
+def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy", n: int | None = None, *,
+                                 settings: AuditSettings | str | None = None, children: str, cases: Any = None):
     """Assert that a batched token-tree sampler is lossless; return the report.
 
     The sampler, called on a batch of N rounds that share one tree shape::
@@ -367,8 +378,8 @@ def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy"
     verifier may be lossless under one and lossy under another: SpecInfer's rule on top-k children,
     SGLang's running sum on i.i.d. children (a repeated child counted twice; claim
     sglang-target-only-running-sum in ``specmath.bugzoo.claims``).
-    ``generator``, ``n``, ``seed``, ``cases`` (names of ``specmath.audit.trees.cases.TREE_BATTERY``)
-    and ``sequential`` are as for ``assert_sampler_lossless``.
+    ``generator``, ``n``, ``settings`` and ``cases`` (names of ``specmath.audit.trees.cases.TREE_BATTERY``)
+    are as for ``assert_sampler_lossless``.
 
     What runs (``specmath.audit.trees.runner``): per case N drafted trees in a few calls; each emitted
     tuple completed to depth + 1 tokens with the auditor's draws from p, and G-tests of that completed
@@ -377,18 +388,18 @@ def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy"
     or just below 1 at each draw 0..nodes. Output that is not a root-to-node path of the row's tree
     followed by one token (and -1s) is invalid output: a ``SamplerError``, never a loss.
 
-    False-failure probability <= 1e-6, derived as for ``assert_sampler_lossless`` with T_c = depth_c + 2
-    tests per case and the rounding slack ``tree_runner.tree_rounding_slack`` (the auditor's own float
-    draws included). Power: each case's detectable TV at probability 0.99 is in the report, about
-    0.03-0.06 at N = 20000 (0.09-0.15 at N = 2000).
+    False-failure probability <= the family level (1e-6), derived as for ``assert_sampler_lossless`` with
+    T_c = depth_c + 2 tests per case and the rounding slack ``tree_runner.tree_rounding_slack`` (the
+    auditor's own float draws included). Power: each case's detectable TV at the settings' power (0.99)
+    is in the report, about 0.03-0.06 at N = 20000 (0.09-0.15 at N = 2000, the "dev" profile).
     """
     from specmath.audit.trees.adapters import TreeAdapter
     from specmath.audit.trees.cases import tree_cases_named
     from specmath.audit.trees.runner import run_tree_audit, tree_rounding_slack
 
-    n, seed, cases, level = _audit_arguments(sample_tree, "sample_tree", generator, n, seed, cases, tree_cases_named,
-                                             tree_rounding_slack)
+    settings, cases = _audit_arguments(sample_tree, "sample_tree", generator, n, settings, cases, tree_cases_named,
+                                       tree_rounding_slack)
     adapter = TreeAdapter(_name(sample_tree), _first_line(sample_tree, "tree sampler under test"), sample_tree, generator,
                           children)
-    report = run_tree_audit(adapter, cases, n=n, seed=seed, sequential=sequential, family_level=level)
+    report = run_tree_audit(adapter, cases, settings)
     return _verdict(sample_tree, report)

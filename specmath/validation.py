@@ -48,6 +48,7 @@ __all__ = [
     "check_real",
     "check_fraction",
     "check_probability",
+    "check_bool",
     "check_choice",
     "check_choices",
     "check_seed",
@@ -170,6 +171,13 @@ def check_fraction(value: Any, name: str, *, min_value: Any = None, max_value: A
 def check_probability(value: Any, name: str) -> float:
     """A float in [0, 1]."""
     return check_real(value, name, min_value=0, max_value=1)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``value`` when it is a bool (``True`` / ``False``; 1 and "yes" are not)."""
+    if not isinstance(value, bool):
+        raise InvalidArgument(f"{name} must be True or False, got {_shown(value)}")
+    return value
 
 
 def check_seed(value: Any, name: str = "seed") -> int:

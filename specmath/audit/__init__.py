@@ -23,13 +23,13 @@ References: Leviathan et al., ICML 2023 (Algorithm 1); Chen et al., 2023 (Algori
 
 from specmath.audit.rounds.adapters import Adapter, DrawProtocol, adapter_named, adapters
 from specmath.audit.rounds.cases import BATTERY, AuditCase, case_named
-from specmath.audit.rounds.runner import DEFAULT_ROUNDS, AuditReport, CaseResult, run_audit, run_case
+from specmath.audit.rounds.runner import AuditReport, CaseResult, run_audit, run_case
 from specmath.audit.trees.adapters import TreeAdapter, tree_adapter_named
 from specmath.audit.trees.runner import run_tree_audit
 
 __all__ = [
     "Adapter", "DrawProtocol", "adapter_named", "adapters", "BATTERY", "AuditCase", "case_named",
-    "DEFAULT_ROUNDS", "AuditReport", "CaseResult", "run_audit", "run_case",
+    "AuditReport", "CaseResult", "run_audit", "run_case",
     "TreeAdapter", "tree_adapter_named", "run_tree_audit",
     "EngineClient", "run_engine_audit",
 ]

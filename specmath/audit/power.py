@@ -17,10 +17,12 @@ expected count n P(x) in standard deviations, (observed - expected) / sqrt(expec
 of probability 0 that was observed first; so a failure shows where the sampler's law is off.
 
 Levels (Bonferroni): the whole audit may wrongly fail a correct sampler with probability at most
-``family_level`` (default 1e-6): each of the T tests at each of the L looks runs at
-level = family_level / (T L). Power: ``specmath.stats.detectable_tv`` gives, for each test, the
-smallest TV distance eps such that every sampler whose law is at TV >= eps from the exact law is
-rejected with probability >= 0.99 at the final N (non-central chi-square, worst case lambda = 4 N eps^2).
+``family_level`` (``specmath.settings.AuditSettings``; 1e-6 in every profile): each of the T tests at
+each of the L looks runs at level = family_level / (T L). Power: ``specmath.stats.detectable_tv``
+gives, for each test, the smallest TV distance eps such that every sampler whose law is at TV >= eps
+from the exact law is rejected with probability >= ``power`` (0.99) at the final N (non-central
+chi-square, worst case lambda = 4 N eps^2). Each test is a ``specmath.stats.GTest``; ``json_of`` is
+its JSON in the audit report.
 
 Sequential mode looks at N/16, N/8, N/4, N/2, N (``looks``) and stops a case at the first look
 that rejects: a clear failure costs a sixteenth of the samples, a pass costs the full N.
@@ -32,13 +34,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from specmath.laws import Law
-from specmath.stats import detectable_tv, g_test
+from specmath.settings import AuditSettings
+from specmath.stats import GTest, detectable_tv, g_test
 from specmath.validation import check_integer
 
-__all__ = ["TestResult", "looks", "run_tests", "worst_cells", "position_name", "END", "ExpectedLaws", "SEQUENTIAL_LOOKS"]
+__all__ = ["json_of", "looks", "level_per_test", "run_tests", "worst_cells", "position_name", "END", "ExpectedLaws", "SEQUENTIAL_LOOKS"]
 
 #: marker of "no token at this position" in the per-position laws
 END = -1
@@ -55,30 +58,13 @@ class ExpectedLaws:
 SEQUENTIAL_LOOKS = 5
 
 
-@dataclass(frozen=True)
-class TestResult:
-    """One G-test of one case: which law, N, G, dof, p-value, level, and the TV it detects at 0.99."""
-
-    name: str  # "joint", "position i", or "position gamma (bonus)"
-    n: int
-    statistic: float
-    dof: int
-    p_value: float
-    level: float
-    detectable_tv: float | None  # computed at the final look only
-    impossible: tuple  # observed outcomes of exact probability 0 (first few)
-    worst_cells: tuple = ()  # rejecting tests: (outcome, observed, expected count), worst first
-
-    @property
-    def rejects(self) -> bool:
-        return self.p_value < self.level
-
-    def to_json(self) -> dict:
-        out = asdict(self)
-        out["impossible"] = [repr(x) for x in self.impossible]
-        out["worst_cells"] = [{"outcome": repr(x), "observed": o, "expected": e} for x, o, e in self.worst_cells]
-        out["rejects"] = self.rejects
-        return out
+def json_of(test: GTest) -> dict:
+    """One test of a case as the audit report writes it: name, N, G, dof, p-value, level, detectable TV
+    (null before the final look), impossible outcomes and worst cells (as reprs), and whether it rejects."""
+    return {"name": test.name, "n": test.n, "statistic": test.statistic, "dof": test.dof, "p_value": test.p_value,
+            "level": test.level, "detectable_tv": test.detectable_tv, "impossible": [repr(x) for x in test.impossible],
+            "worst_cells": [{"outcome": repr(x), "observed": o, "expected": e} for x, o, e in test.worst_cells],
+            "rejects": test.rejects}
 
 
 def looks(n: int, sequential: bool) -> list[int]:
@@ -88,6 +74,11 @@ def looks(n: int, sequential: bool) -> list[int]:
         return [n]
     sizes = [max(1, n >> (SEQUENTIAL_LOOKS - 1 - i)) for i in range(SEQUENTIAL_LOOKS)]
     return sorted(set(sizes))
+
+
+def level_per_test(settings: AuditSettings, tests_per_look: int) -> float:
+    """The level of each test: family_level / (T L), T = ``tests_per_look``, L = the looks (Bonferroni)."""
+    return settings.family_level / (tests_per_look * len(looks(settings.n, settings.sequential)))
 
 
 def position_counts(counts: Counter, i: int) -> Counter:
@@ -116,7 +107,7 @@ def position_name(i: int, gamma: int) -> str:
 
 
 def run_tests(expected: ExpectedLaws, counts: Counter, level: float, power: float, final: bool,
-              cache: dict | None = None) -> list[TestResult]:
+              cache: dict | None = None) -> list[GTest]:
     """G-tests of the joint law and each per-position marginal; detectable TV at ``power`` when ``final``.
 
     ``cache`` memoises detectable TV by (law, n, level, power): it depends on nothing else.
@@ -136,7 +127,8 @@ def run_tests(expected: ExpectedLaws, counts: Counter, level: float, power: floa
                 cache[key] = detectable_tv(law, n, alpha=level, power=power)
             eps = cache[key]
         worst = worst_cells(observed, law, n) if gof.p_value < level else ()
-        results.append(TestResult(name, n, gof.statistic, gof.dof, gof.p_value, level, eps, gof.impossible[:5], worst))
+        # the first few impossible outcomes are enough to name the bug
+        results.append(gof.judged(name, level, power, eps, worst_cells=worst, impossible=gof.impossible[:5]))
     return results
 
 

@@ -1,4 +1,4 @@
-"""``specmath audit ADAPTER [--json PATH] [--n N] [--sequential]``: audit a speculative sampler.
+"""``specmath audit ADAPTER [--json PATH] [--profile NAME] [--n N] [--sequential]``: audit a speculative sampler.
 
 ADAPTER is a registered name (``--list``) or ``module:function`` / ``path/to/file.py:function``
 (``specmath.function_reference``) taking (target_probs [gamma+1, V],
@@ -15,6 +15,10 @@ arguments (one line on stderr, found before scipy and torch are imported). ``--l
 adapters; ``--all-bugs`` audits every bug-zoo adapter and prints which cases catch each (with
 ``--sequential``: the first, stopping there). ``--markdown`` prints the table in Markdown (the
 README's audit section).
+
+How strong the audit is: ``--profile`` names an audit profile (``specmath.settings``: dev, ci (the
+default), thorough), and ``--n``, ``--seed``, ``--sequential`` / ``--no-sequential`` change its
+settings.
 
 ``--tree CHILDREN`` audits a token-tree sampler instead (``specmath.audit.trees.runner``): a
 ``module:function`` taking (parents [nodes], target_probs [N, nodes+1, V], draft_probs [N, nodes, V],
@@ -42,6 +46,7 @@ from specmath.choices import (
 )
 from specmath.cli import IntegerValue, RealValue
 from specmath.function_reference import FUNCTION_REFERENCE, resolve_function
+from specmath.settings import DEFAULT_PROFILE, PROFILES, AuditSettings, settings_named
 from specmath.validation import InvalidArgument, check_choice, check_output_file
 
 #: every sampler the audit names (``specmath.audit.rounds.adapters.adapters``), torch-free
@@ -56,11 +61,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "interface (a tree sampler: with --tree)")
     parser.add_argument("--generator", choices=GENERATOR_KINDS, default=GENERATOR_KINDS[0],
                         help="generator kind a module:function sampler draws from (default numpy)")
+    parser.add_argument("--profile", choices=tuple(PROFILES), default=DEFAULT_PROFILE,
+                        help=f"the audit's strength (specmath.settings): {', '.join(f'{k} (n {v.n})' for k, v in PROFILES.items())}; "
+                             f"default {DEFAULT_PROFILE}")
     parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
-                        help="rounds per case, an int >= 1 (default 20000)")
-    parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0,
-                        help="seed of the drafts and of the sampler's generator, an int >= 0 (default 0)")
-    parser.add_argument("--sequential", action="store_true", help="looks at N/16..N; stop at the first clear failure")
+                        help="rounds per case, an int >= 1 (default: the profile's)")
+    parser.add_argument("--seed", action=IntegerValue, min_value=0, default=None,
+                        help="seed of the drafts and of the sampler's generator, an int >= 0 (default: the profile's, 0)")
+    parser.add_argument("--sequential", action=argparse.BooleanOptionalAction, default=None,
+                        help="looks at N/16..N; stop at the first clear failure (default: the profile's)")
     parser.add_argument("--json", metavar="PATH", help="write the full report as JSON to PATH")
     parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
     parser.add_argument("--cases", metavar="NAMES", help="comma-separated case names (default: the whole battery; see --list)")
@@ -143,7 +152,13 @@ def _tree_cases(text: str | None):
     return tree_cases_named(None if not text else [name.strip() for name in text.split(",")])
 
 
-def _all_bugs(args: argparse.Namespace, n: int) -> int:
+def _settings(args: argparse.Namespace) -> AuditSettings:
+    """The profile's settings with what the command line changes."""
+    changes = {"n": args.n, "seed": args.seed, "sequential": args.sequential}
+    return settings_named(args.profile).replace(**{k: v for k, v in changes.items() if v is not None})
+
+
+def _all_bugs(args: argparse.Namespace, settings: AuditSettings) -> int:
     """One line per bug-zoo adapter, chain and tree: the case that caught it (sequential) or every case that does.
 
     With ``--cases``, each zoo runs on the named cases of its own battery (a zoo with none named is skipped).
@@ -163,7 +178,7 @@ def _all_bugs(args: argparse.Namespace, n: int) -> int:
                  if name.startswith("tree-bug:")]
     escaped = 0
     for name, adapter, audit, cases in runs:
-        report = audit(adapter, cases, n=n, seed=args.seed, sequential=args.sequential)
+        report = audit(adapter, cases, settings)
         failed = [c for c in report.cases if not c.passed]
         errored = [c for c in report.cases if c.errors]
         escaped += not failed or bool(errored)
@@ -171,7 +186,7 @@ def _all_bugs(args: argparse.Namespace, n: int) -> int:
             caught = f"ERROR in {errored[0].case}: {errored[0].errors[0][:120]}"
         elif not failed:
             caught = "NOT CAUGHT"
-        elif args.sequential:
+        elif settings.sequential:
             caught = f"caught by {failed[0].case} after {failed[0].n} rounds: {failed[0].reasons[0]}"
         else:
             caught = f"caught by {len(failed)} of {len(report.cases)} cases ({', '.join(c.case for c in failed)}); first: {failed[0].reasons[0]}"
@@ -198,27 +213,27 @@ def _list() -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_arguments(args)
-    from specmath.audit import DEFAULT_ROUNDS, adapter_named, run_audit
+    from specmath.audit import adapter_named, run_audit
     from specmath.audit.rounds.report import failure_text, markdown_table, table, write_json
 
-    n = DEFAULT_ROUNDS if args.n is None else args.n
+    settings = _settings(args)
     if args.list:
         _list()
         return 0
     if args.all_bugs:
-        return _all_bugs(args, n)
+        return _all_bugs(args, settings)
     if _is_tree(args):
         from specmath.audit.trees.adapters import tree_adapter_named
         from specmath.audit.trees.runner import run_tree_audit
 
         tree_adapter = tree_adapter_named(args.adapter, args.generator, children=args.tree)
-        report = run_tree_audit(tree_adapter, _tree_cases(args.cases), n=n, seed=args.seed, sequential=args.sequential)
+        report = run_tree_audit(tree_adapter, _tree_cases(args.cases), settings)
     else:
         from specmath.audit.rounds.adapters import declared_warp
 
         warp = declared_warp(args.temperature, args.top_k, args.top_p)
         adapter = adapter_named(args.adapter, args.generator, batched=args.batched, warp=warp)
-        report = run_audit(adapter, _cases(args.cases), n=n, seed=args.seed, sequential=args.sequential)
+        report = run_audit(adapter, _cases(args.cases), settings)
     print(markdown_table(report) if args.markdown else table(report))
     if not report.passed and not args.markdown:
         print(f"\nwhat points at the bug:\n{failure_text(report)}")

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from specmath.choices import AUDIT_ENGINES, AUDIT_PAIRS, ENGINE_SEMANTICS, GGUF_AUDIT_ENGINES, OPTION_ROWS
 from specmath.cli import IntegerValue, RealValue
+from specmath.settings import CI
 from specmath.validation import InvalidArgument, InvalidFile, check_choice, check_integer, check_real
 
 #: an engine named on the command line
@@ -50,7 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the order and penalty history of a function or endpoint engine (default hf; endpoint: vllm)")
     parser.add_argument("--draft", metavar="FILE", help="the draft GGUF of a draft-model GGUF engine (default: the target)")
     parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
-                        help="generate calls per sampler, an int >= 1 (default 2000; --all: per pair)")
+                        help=f"generate calls per sampler, an int >= 1 (default {CI.generate_calls}; --all: per pair)")
     parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0, help="seed of the first generate call, an int >= 0")
     parser.add_argument("--temperature", metavar="T", action=RealValue, min_value=0, open_min=True, default=1.0,
                         help="temperature T > 0 (the audit compares sampled laws; default 1)")
@@ -203,7 +204,7 @@ def _hardware() -> str:
     import torch
 
     return (f"hardware: {platform.machine()} CPU, {os.cpu_count() or 1} cores, torch threads {torch.get_num_threads()}; "
-            "family level 1e-6, power 0.99")
+            f"family level {CI.family_level:g}, power {CI.power:g}")
 
 
 def _run_all(args: argparse.Namespace) -> int:
@@ -268,7 +269,7 @@ def _run_client(args: argparse.Namespace, kind: str, options) -> int:
     try:
         row = option_row_named(args.option) if args.option else row_for(options)
         prompt = target.encode(args.prompt) if args.prompt else None
-        audit, _, _ = run_row(opened, target, row, n=args.n or 2000, seed=args.seed, prompt=prompt,
+        audit, _, _ = run_row(opened, target, row, n=args.n or CI.generate_calls, seed=args.seed, prompt=prompt,
                               pathwise_seeds=args.pathwise)
     finally:
         opened.close()
@@ -289,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
     from specmath.audit.engines.table import describe_audit
     from specmath.audit.engines.torch_audit import run_generate_audit
 
-    audit = run_generate_audit(args.engine, args.pair, options, n=args.n or 2000, seed=args.seed)
+    audit = run_generate_audit(args.engine, args.pair, options, n=args.n or CI.generate_calls, seed=args.seed)
     if audit.skipped:  # the engine cannot run here (a package or a model file is missing): say why
         raise InvalidArgument(f"engine {args.engine!r} cannot run here: {audit.skipped}")
     print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))

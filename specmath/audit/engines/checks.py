@@ -3,9 +3,10 @@
 Notation: p = target law, w = the engine's sampling chain, N = generate calls.
 
 ``exact_laws`` computes the two laws once (``specmath.audit.engines.law``); ``check_samples`` G-tests
-one sampler's N samples (the engine's or its control's) against both, each at level
-``FAMILY_LEVEL`` / 2 (Bonferroni over the engine's two checks), with the smallest TV it detects with
-probability ``POWER`` (``specmath.stats.detectable_tv``). ``GenerateAudit`` gathers the checks,
+one sampler's N samples (the engine's or its control's) against both, each at level family_level / 2
+(Bonferroni over the engine's two checks; ``specmath.settings.AuditSettings``, 1e-6 in every
+profile), with the smallest TV it detects with probability ``power`` (``specmath.stats.detectable_tv``).
+A ``Check`` is the G-test record ``specmath.stats.GTest`` and the sampler's role. ``GenerateAudit`` gathers the checks,
 timings and what was measured beside them (the engine's drafting, its quantisation, a pathwise check).
 """
 
@@ -15,7 +16,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -23,14 +24,13 @@ from specmath.audit.engines.law import NEGLIGIBLE, OTHER, Logits, first_token_la
 from specmath.audit.engines.semantics import EngineSemantics
 from specmath.laws import Law
 from specmath.sampling_options import SamplingOptions
-from specmath.stats import detectable_tv, g_test
+from specmath.settings import CI, AuditSettings
+from specmath.stats import GTest, detectable_tv, g_test
 
-__all__ = ["FAMILY_LEVEL", "POWER", "Check", "GenerateAudit", "ExactLaws", "exact_laws", "check_samples", "timed"]
+__all__ = ["ENGINE_CHECKS", "Check", "GenerateAudit", "ExactLaws", "exact_laws", "check_samples", "timed"]
 
-#: a correct engine fails the audit with probability at most this
-FAMILY_LEVEL = 1e-6
-#: the detectable TV is the one found with this probability
-POWER = 0.99
+#: the G-tests of one sampler (first token, first two tokens): each runs at family_level / ENGINE_CHECKS
+ENGINE_CHECKS = 2
 
 
 @dataclass(frozen=True)
@@ -74,27 +74,20 @@ def exact_laws(logits: Logits, prompt: Sequence[int], options: SamplingOptions, 
     return ExactLaws(p1, cells, set(joints), joints)
 
 
-@dataclass
-class Check:
-    """One G-test of one sampler (engine or control) against one exact law."""
+@dataclass(frozen=True, kw_only=True)
+class Check(GTest):
+    """One G-test of one sampler against one exact law (``GTest``), and whose samples they were."""
 
-    name: str
     role: str  # "engine" or "control"
-    statistic: float
-    dof: int
-    p_value: float
-    level: float
-    detectable_tv: float
-    impossible: list
-    measured_tv: float = math.nan  # TV between the samples' cell frequencies and the law: the measured shift
 
-    @property
-    def passed(self) -> bool:
-        return self.p_value >= self.level
+    @classmethod
+    def of(cls, test: GTest, role: str) -> Check:
+        """``test`` as the check of the sampler in ``role``."""
+        return cls(**{f.name: getattr(test, f.name) for f in fields(GTest)}, role=role)
 
     def to_json(self) -> dict:
-        def finite(x: float):
-            return x if math.isfinite(x) else str(x)  # strict JSON has no inf
+        def finite(x: float | None):
+            return x if x is None or math.isfinite(x) else str(x)  # strict JSON has no inf
 
         return {"name": self.name, "role": self.role, "statistic": finite(self.statistic), "dof": self.dof,
                 "p_value": self.p_value, "level": self.level, "detectable_tv": finite(self.detectable_tv),
@@ -103,9 +96,10 @@ class Check:
 
 
 def check_samples(samples: Sequence[Sequence[int]], role: str, laws: ExactLaws,
-                  level: float = FAMILY_LEVEL / 2) -> list[Check]:
-    """The two G-tests of one sampler's samples (each at least two tokens long)."""
+                  settings: AuditSettings = CI) -> list[Check]:
+    """The two G-tests of one sampler's samples (each at least two tokens long), each at family_level / 2."""
     n = len(samples)
+    level = settings.family_level / ENGINE_CHECKS
     first = Law.from_weights(laws.first_cells())  # the G-test pools the same cells: the same test, 12 cells not 49152
     pair_law = Law.from_weights(laws.cells)
     out = []
@@ -114,11 +108,13 @@ def check_samples(samples: Sequence[Sequence[int]], role: str, laws: ExactLaws,
         ("first two tokens", pair_law, Counter(laws.cell_of(s) for s in samples)),
     ):
         g = g_test(counts, law)
-        # the shift as measured: 1/2 sum over cells |count / N - law|, sampling noise included (about sqrt(cells / N))
+        # the shift as measured: 1/2 sum over cells |count / N - law|, sampling noise included (about sqrt(cells / N));
+        # fsum: exactly rounded, so the same whatever order the set of cells comes in (string cells hash per process)
         weights = {x: float(w) for x, w in law.items()}
-        measured = 0.5 * sum(abs(counts.get(x, 0) / n - weights.get(x, 0.0)) for x in set(weights) | set(counts))
-        out.append(Check(name, role, g.statistic, g.dof, g.p_value, level, detectable_tv(law, n, level, POWER),
-                         list(g.impossible[:3]), measured))
+        measured = 0.5 * math.fsum(abs(counts.get(x, 0) / n - weights.get(x, 0.0)) for x in set(weights) | set(counts))
+        judged = g.judged(name, level, settings.power, detectable_tv(law, n, level, settings.power),
+                          impossible=g.impossible[:3], measured_tv=measured)
+        out.append(Check.of(judged, role))
     return out
 
 

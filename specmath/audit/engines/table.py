@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from specmath.audit.engines.checks import ENGINE_CHECKS
+
 __all__ = ["options_table", "engine_summary", "describe_audit", "fmt"]
 
 
@@ -95,12 +97,13 @@ def describe_audit(audit) -> str:
     out = [f"audit-generate {audit.engine} on {audit.pair}, {audit.config}: N = {audit.n} generate calls per sampler, "
            f"prompt ids {audit.prompt}"]
     if audit.checks:
+        first = audit.checks[0]
         out.append(f"engine {audit.seconds:.1f} s, control {audit.control_seconds:.1f} s; each test at level "
-                   f"{audit.checks[0].level:.2g} (family 1e-6), detectable TV at power 0.99")
+                   f"{first.level:.2g} (family {first.level * ENGINE_CHECKS:g}), detectable TV at power {first.power:g}")
     if audit.control:
         out.append(f"control: {audit.control}")
     for c in audit.checks:
-        extra = f"  impossible {c.impossible}" if c.impossible else ""
+        extra = f"  impossible {list(c.impossible)}" if c.impossible else ""
         out.append(f"  {c.role:8s} {c.name:17s} G = {fmt(c.statistic, '.1f'):>8s}  dof {c.dof:3d}  p = {c.p_value:.3g}  "
                    f"detectable TV {fmt(c.detectable_tv)}  measured TV {fmt(c.measured_tv)}  "
                    f"{'pass' if c.passed else 'REJECTED'}{extra}")

@@ -12,9 +12,9 @@ law under the engine's sampling options. So after N whole generate calls on one 
   prefix (penalties count x1), pooled so that every cell expects at least 5 samples.
 
 Each is a G-test (``specmath.stats.g_test``; a token of law 0 is a certain failure) at level
-1e-6 / 2 (Bonferroni over the engine's two checks, so a correct engine fails with probability at most
-1e-6), with its power stated: ``specmath.stats.detectable_tv``, the smallest TV (on the test's cells)
-detected with probability 0.99. A negative control (a lossy variant of the same kind of engine) runs the
+family_level / 2 (Bonferroni over the engine's two checks, so a correct engine fails with probability at
+most the family level, 1e-6: ``specmath.settings``), with its power stated: ``specmath.stats.detectable_tv``,
+the smallest TV (on the test's cells) detected with probability ``power`` (0.99). A negative control (a lossy variant of the same kind of engine) runs the
 same checks in the same audit: the audit *passes* when the engine passes both checks and the control
 fails one; a control that passes means the run could not tell a loss here (inconclusive, not a pass).
 An engine that raises is an *error*, reported with its exception, never a loss.
@@ -37,8 +37,6 @@ import numpy as np
 import torch
 
 from specmath.audit.engines.checks import (
-    FAMILY_LEVEL,
-    POWER,
     Check,
     ExactLaws,
     GenerateAudit,
@@ -53,10 +51,11 @@ from specmath.audit.engines.pairs import AuditPair, load_audit_pair
 from specmath.audit.engines.semantics import SEMANTICS
 from specmath.audit.engines.torch_engines import Engine, engine_named
 from specmath.sampling_options import SamplingOptions
+from specmath.settings import CI
 from specmath.validation import InvalidArgument, check_choice, check_integer
 
 __all__ = ["CONFIGS", "Check", "GenerateAudit", "ExactLaws", "warped_law", "first_token_law", "two_token_law",
-           "torch_logits", "run_generate_audit", "FAMILY_LEVEL", "POWER", "MIN_EXPECTED", "OTHER"]
+           "torch_logits", "run_generate_audit", "MIN_EXPECTED", "OTHER"]
 
 #: the table's sampling configurations
 CONFIGS = {
@@ -100,7 +99,7 @@ def two_token_law(pair: AuditPair, sampling: SamplingOptions, n: int) -> tuple[d
     return engine_two_token_law(torch_logits(pair.target), pair.prompt, sampling, SEMANTICS["hf"], n)
 
 
-def run_generate_audit(engine: Engine | str, pair: str, config: str | SamplingOptions = "T=1", n: int = 2000,
+def run_generate_audit(engine: Engine | str, pair: str, config: str | SamplingOptions = "T=1", n: int = CI.generate_calls,
                        seed: int = 0, control: bool = True) -> GenerateAudit:
     """N generate calls of ``engine`` on ``pair``'s prompt (and of its control), tested as described above."""
     engine = engine_named(engine) if isinstance(engine, str) else engine

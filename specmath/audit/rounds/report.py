@@ -5,7 +5,7 @@ alpha = sum_x min(p(x), q(x)).
 
 One row per case: N rounds run, the test with the smallest p-value (joint or position i), its G
 statistic, degrees of freedom and p-value, the smallest TV distance of the *round law* the joint test
-detects with probability >= 0.99 at this N (``detectable TV``), the edge probes (u = 0 and u = max; passed / run), the
+detects with probability >= the settings' power (0.99) at this N (``detectable TV``), the edge probes (u = 0 and u = max; passed / run), the
 exact replay (matches / replayed, with float-rounding disagreements counted apart), and the verdict:
 pass, FAIL (a loss: the first reason) or ERROR (the sampler raised: its exception).
 The header states the adapter, versions, the family level and the per-test level (Bonferroni).
@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 
+from specmath.audit.power import json_of
 from specmath.audit.rounds.runner import AuditReport, CaseResult
 
 __all__ = ["table", "markdown_table", "to_json", "write_json", "failure_text", "writes_text"]
@@ -55,12 +56,13 @@ def _row(c: CaseResult) -> list[str]:
 def _header(report: AuditReport) -> list[str]:
     versions = ", ".join(f"{k} {v}" for k, v in report.versions.items())
     level = report.cases[0].tests[0].level if report.cases and report.cases[0].tests else float("nan")
-    mode = "sequential (looks at N/16..N, stop at the first failure)" if report.sequential else "fixed N"
+    settings = report.settings
+    mode = "sequential (looks at N/16..N, stop at the first failure)" if settings.sequential else "fixed N"
     return [
         f"audit of {report.adapter}: {report.description}",
         f"versions: {versions}",
-        f"{mode}; N = {report.rounds} rounds per case; family level {report.family_level:g} "
-        f"(per test {level:.3g}, Bonferroni); detectable TV at power {report.power:g}",
+        f"{mode}; N = {settings.n} rounds per case; family level {settings.family_level:g} "
+        f"(per test {level:.3g}, Bonferroni); detectable TV at power {settings.power:g}",
     ]
 
 
@@ -140,8 +142,8 @@ def to_json(report: AuditReport) -> dict:
     """Everything: header fields, and per case its tests, probes, replay counts and failures."""
     return {
         "adapter": report.adapter, "description": report.description, "versions": report.versions,
-        "rounds_per_case": report.rounds, "sequential": report.sequential,
-        "family_level": report.family_level, "power": report.power, "passed": report.passed,
+        "rounds_per_case": report.settings.n, "sequential": report.settings.sequential,
+        "family_level": report.settings.family_level, "power": report.settings.power, "passed": report.passed,
         "errored": report.errored, "seconds": report.seconds, "not_run": report.not_run,
         "input_writes": report.input_writes,
         "cases": [
@@ -150,7 +152,7 @@ def to_json(report: AuditReport) -> dict:
                 "n": c.n, "passed": c.passed, "verdict": c.verdict, "reasons": c.reasons, "error": c.error,
                 "errors": c.errors, "invalid_output": c.invalid_output, "input_writes": c.input_writes,
                 "seconds": c.seconds,
-                "tests": [t.to_json() for t in c.tests], "probes": c.probes,
+                "tests": [json_of(t) for t in c.tests], "probes": c.probes,
                 "replay": c.replay_counts(), "replay_failures": c.replay_failures,
             }
             for c in report.cases

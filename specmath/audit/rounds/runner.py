@@ -25,6 +25,9 @@ round or a probe) makes the case an ERROR naming the problem (``CaseResult.error
 it says the sampler is broken on valid input, not what law it samples. A sampler that writes into
 its inputs is told so (``CaseResult.input_writes``); its verdict is unaffected, each call having had
 its own copies.
+
+How strong the audit is (N, the seed, sequential looks, the family level and the power) is one
+``specmath.settings.AuditSettings``; the report keeps the settings it ran under.
 """
 
 from __future__ import annotations
@@ -36,19 +39,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from specmath.audit.power import TestResult, looks, run_tests, tests_per_case
+from specmath.audit.power import level_per_test, looks, run_tests, tests_per_case
 from specmath.audit.rounds.adapters import Adapter, make_generator
 from specmath.audit.rounds.calls import SamplerCalls, SamplerFailure
 from specmath.audit.rounds.cases import BATTERY, AuditCase
 from specmath.audit.rounds.drafts import RoundDrafts
 from specmath.audit.rounds.probes import run_probes
 from specmath.audit.rounds.replay import ReplayOutcome, record_replay
-from specmath.validation import check_real
+from specmath.settings import AuditSettings, as_settings
+from specmath.stats import GTest
 
-__all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "run_cases", "versions", "DEFAULT_ROUNDS"]
-
-#: rounds per case of the full audit (the CLI default)
-DEFAULT_ROUNDS = 20_000
+__all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "run_cases", "versions"]
 
 
 @dataclass
@@ -60,7 +61,7 @@ class CaseResult:
     gamma: int
     vocab_size: int
     n: int = 0
-    tests: list[TestResult] = field(default_factory=list)
+    tests: list[GTest] = field(default_factory=list)
     error: str | None = None
     probes: list[dict] = field(default_factory=list)
     replays: list[ReplayOutcome] = field(default_factory=list)
@@ -105,14 +106,11 @@ class CaseResult:
 
 @dataclass
 class AuditReport:
-    """An adapter's audit over the battery."""
+    """An adapter's audit over the battery, and the settings it ran under."""
 
     adapter: str
     description: str
-    rounds: int
-    sequential: bool
-    family_level: float
-    power: float
+    settings: AuditSettings  # N per case, the first case's seed, looks, family level, power
     cases: list[CaseResult]
     not_run: list[str]
     seconds: float
@@ -133,74 +131,86 @@ class AuditReport:
         return [f"{c.case}, {c.input_writes}" for c in self.cases if c.input_writes]
 
 
-def run_case(adapter: Adapter, case: AuditCase, n: int, seed: int, sequential: bool, level: float,
-             power: float = 0.99, replay_rounds: int = 200) -> CaseResult:
-    """Audit ``adapter`` on one case: rounds and tests at the looks, edge probes, replay."""
+def run_case(adapter: Adapter, case: AuditCase, settings: AuditSettings, level: float,
+             replay_rounds: int = 200) -> CaseResult:
+    """Audit ``adapter`` on one case with ``settings`` (its n, this case's seed, its looks, its power), each
+    test at ``level``: rounds and tests at the looks, edge probes, replay of the first ``replay_rounds``."""
     with _single_torch_thread(adapter):
-        return _run_case(adapter, case, n, seed, sequential, level, power, replay_rounds)
+        return _run_case(adapter, case, settings, level, replay_rounds)
 
 
-def _run_case(adapter: Adapter, case: AuditCase, n: int, seed: int, sequential: bool, level: float,
-              power: float, replay_rounds: int) -> CaseResult:
+def _run_case(adapter: Adapter, case: AuditCase, settings: AuditSettings, level: float, replay_rounds: int) -> CaseResult:
     start = time.perf_counter()
     result = CaseResult(case.name, case.description, case.gamma, case.vocab_size)
     expected = case.expected(adapter.warp)
     drafts = RoundDrafts(case, adapter.warp)
-    calls = SamplerCalls(adapter, drafts)
-    drafts_rng = np.random.default_rng([seed, 1])
-    generator = make_generator(adapter.generator_kind, seed)
-    counts: Counter = Counter()
-    rounds = 0
-    for look in looks(n, sequential):
-        tokens, nodes = drafts.draw(look - rounds, drafts_rng)
+    drafts_rng = np.random.default_rng([settings.seed, 1])
+    rounds = _Rounds(adapter, case, SamplerCalls(adapter, drafts), make_generator(adapter.generator_kind, settings.seed),
+                     result, replay_rounds)
+    for look in looks(settings.n, settings.sequential):
+        tokens, nodes = drafts.draw(look - rounds.done, drafts_rng)
         try:
-            if adapter.batched:
-                counts.update(calls.rounds(tokens, nodes, generator, rounds))
-                rounds = look
-            else:
-                rounds = _one_round_each(adapter, case, calls, tokens, nodes, generator, counts, rounds, result, replay_rounds)
+            rounds.run(tokens, nodes)
         except SamplerFailure as failure:
             result.error, result.invalid_output, result.exception = failure.text, failure.invalid, failure.cause
             break
-        result.tests = run_tests(expected, counts, level, power, final=False)
+        result.tests = run_tests(expected, rounds.counts, level, settings.power, final=False)
         if any(t.rejects for t in result.tests):
             break
-    result.n = sum(counts.values())
+    result.n = sum(rounds.counts.values())
     if result.n:
-        result.tests = run_tests(expected, counts, level, power, final=True, cache=case._cache)
-    run_probes(result, case, adapter, calls)
-    result.input_writes = calls.writes
+        result.tests = run_tests(expected, rounds.counts, level, settings.power, final=True, cache=case._cache)
+    run_probes(result, case, adapter, rounds.calls)
+    result.input_writes = rounds.calls.writes
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _one_round_each(adapter: Adapter, case: AuditCase, calls: SamplerCalls, tokens: np.ndarray, nodes: np.ndarray,
-                    generator, counts: Counter, rounds: int, result: CaseResult, replay_rounds: int) -> int:
-    """Call a one-round sampler on each drafted round (replaying the first ``replay_rounds``); the rounds done."""
-    for row in range(len(tokens)):
-        state = generator.get_state() if adapter.draws and rounds < replay_rounds else None
-        emitted = calls.round(tokens[row], nodes[row], generator, f"round {rounds}, drafts {tokens[row].tolist()}")
-        counts[emitted] += 1
-        rounds += 1
-        if state is not None:
-            record_replay(result, case, adapter, state, tuple(tokens[row].tolist()), emitted, f"round {rounds - 1}")
-    return rounds
+@dataclass
+class _Rounds:
+    """A case's sampler calls so far: the emitted tuples counted, and how many rounds are done."""
+
+    adapter: Adapter
+    case: AuditCase
+    calls: SamplerCalls
+    generator: object  # the sampler's seeded generator (numpy or torch), one for the whole case
+    result: CaseResult  # where replays are recorded
+    replay_rounds: int  # one-round samplers with a draw protocol: the first this many rounds are replayed
+    counts: Counter = field(default_factory=Counter)
+    done: int = 0
+
+    def run(self, tokens: np.ndarray, nodes: np.ndarray) -> None:
+        """The drafted rounds ``tokens`` [R, gamma] (``nodes``: their draft rows): one call for a batched sampler,
+        else one call per round."""
+        if self.adapter.batched:
+            self.counts.update(self.calls.rounds(tokens, nodes, self.generator, self.done))
+            self.done += len(tokens)
+            return
+        for row in range(len(tokens)):
+            replayed = self.adapter.draws and self.done < self.replay_rounds
+            state = self.generator.get_state() if replayed else None
+            emitted = self.calls.round(tokens[row], nodes[row], self.generator,
+                                       f"round {self.done}, drafts {tokens[row].tolist()}")
+            self.counts[emitted] += 1
+            self.done += 1
+            if state is not None:
+                record_replay(self.result, self.case, self.adapter, state, tuple(tokens[row].tolist()), emitted,
+                              f"round {self.done - 1}")
 
 
-def run_audit(adapter: Adapter, cases: tuple[AuditCase, ...] = BATTERY, n: int = DEFAULT_ROUNDS, seed: int = 0,
-              sequential: bool = False, family_level: float = 1e-6, power: float = 0.99,
+def run_audit(adapter: Adapter, cases: tuple[AuditCase, ...] = BATTERY, settings: AuditSettings | str | None = None,
               replay_rounds: int = 200) -> AuditReport:
-    """Audit ``adapter`` on ``cases``; each test at family_level / (tests x looks) (Bonferroni).
+    """Audit ``adapter`` on ``cases`` with ``settings`` (an ``AuditSettings``, a profile name, or None: ``ci``);
+    case i runs with seed settings.seed + i, each test at family_level / (tests x looks) (Bonferroni).
 
     Sequential mode stops a case at its first rejecting look and the audit at its first failed case.
     """
-    family_level = check_real(family_level, "family_level", min_value=0, max_value=1, open_min=True, open_max=True)
-    total_tests = sum(tests_per_case(c.gamma) for c in cases) * len(looks(n, sequential))
-    level = family_level / total_tests
+    settings = as_settings(settings)
+    level = level_per_test(settings, sum(tests_per_case(c.gamma) for c in cases))
     start = time.perf_counter()
-    results, not_run = run_cases(cases, sequential, lambda index, case: run_case(
-        adapter, case, n, seed + index, sequential, level, power, replay_rounds))
-    return AuditReport(adapter.name, adapter.description, n, sequential, family_level, power, results, not_run,
+    results, not_run = run_cases(cases, settings.sequential, lambda index, case: run_case(
+        adapter, case, settings.replace(seed=settings.seed + index), level, replay_rounds))
+    return AuditReport(adapter.name, adapter.description, settings, results, not_run,
                        time.perf_counter() - start, versions(adapter))
 
 

@@ -31,15 +31,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from specmath.audit.edge_draws import EDGE_VALUES, EDGES, edge_generator
-from specmath.audit.power import looks, run_tests, tests_per_case
+from specmath.audit.power import level_per_test, looks, run_tests, tests_per_case
 from specmath.audit.rounds.adapters import make_generator
 from specmath.audit.rounds.calls import BATCH_ELEMENTS, SamplerCalls, SamplerFailure
-from specmath.audit.rounds.runner import DEFAULT_ROUNDS, AuditReport, CaseResult, run_cases, versions
+from specmath.audit.rounds.runner import AuditReport, CaseResult, run_cases, versions
 from specmath.audit.trees.adapters import TreeAdapter
 from specmath.audit.trees.cases import TREE_BATTERY, TreeAuditCase
 from specmath.audit.trees.drafts import TreeDrafts
 from specmath.audit.trees.output import tree_tokens
-from specmath.validation import check_real
+from specmath.settings import AuditSettings, as_settings
 
 __all__ = ["run_tree_case", "run_tree_audit", "tree_rounding_slack"]
 
@@ -117,9 +117,10 @@ def _probe(result: CaseResult, case: TreeAuditCase, adapter: TreeAdapter, calls:
         probe["problem"] = f"{where}: emitted {emitted}, which no p-sample starts with (exact probability 0)"
 
 
-def run_tree_case(adapter: TreeAdapter, case: TreeAuditCase, n: int, seed: int, sequential: bool, level: float,
-                  power: float = 0.99) -> CaseResult:
-    """Audit ``adapter`` on one tree case: rounds, completion and tests at the looks, then edge probes."""
+def run_tree_case(adapter: TreeAdapter, case: TreeAuditCase, settings: AuditSettings, level: float) -> CaseResult:
+    """Audit ``adapter`` on one tree case with ``settings`` (its n, this case's seed, its looks, its power), each
+    test at ``level``: rounds, completion and tests at the looks, then edge probes."""
+    n, seed, sequential, power = settings.n, settings.seed, settings.sequential, settings.power
     start = time.perf_counter()
     result = CaseResult(case.name, case.description, case.nodes, case.vocab_size)
     drafts = TreeDrafts(case, adapter.children)
@@ -150,17 +151,18 @@ def run_tree_case(adapter: TreeAdapter, case: TreeAuditCase, n: int, seed: int, 
     return result
 
 
-def run_tree_audit(adapter: TreeAdapter, cases: tuple[TreeAuditCase, ...] = TREE_BATTERY, n: int = DEFAULT_ROUNDS,
-                   seed: int = 0, sequential: bool = False, family_level: float = 1e-6, power: float = 0.99) -> AuditReport:
-    """Audit ``adapter`` on tree ``cases``; each test at family_level / (tests x looks) (Bonferroni).
+def run_tree_audit(adapter: TreeAdapter, cases: tuple[TreeAuditCase, ...] = TREE_BATTERY,
+                   settings: AuditSettings | str | None = None) -> AuditReport:
+    """Audit ``adapter`` on tree ``cases`` with ``settings`` (an ``AuditSettings``, a profile name, or None: ``ci``);
+    case i runs with seed settings.seed + i, each test at family_level / (tests x looks) (Bonferroni).
 
     Sequential mode stops a case at its first rejecting look and the audit at its first failed case.
     """
-    family_level = check_real(family_level, "family_level", min_value=0, max_value=1, open_min=True, open_max=True)
-    level = family_level / (sum(tests_per_case(c.depth) for c in cases) * len(looks(n, sequential)))
+    settings = as_settings(settings)
+    level = level_per_test(settings, sum(tests_per_case(c.depth) for c in cases))
     start = time.perf_counter()
-    results, not_run = run_cases(cases, sequential, lambda index, case: run_tree_case(
-        adapter, case, n, seed + index, sequential, level, power))
+    results, not_run = run_cases(cases, settings.sequential, lambda index, case: run_tree_case(
+        adapter, case, settings.replace(seed=settings.seed + index), level))
     description = f"{adapter.description.rstrip('.')}; {adapter.children} children drafted by the auditor"
-    return AuditReport(adapter.name, description, n, sequential, family_level, power, results, not_run,
+    return AuditReport(adapter.name, description, settings, results, not_run,
                        time.perf_counter() - start, versions(adapter))
