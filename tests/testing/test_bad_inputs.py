@@ -18,6 +18,8 @@ import pytest
 from engine_samplers import one_round, vectorised_uniforms
 
 from specmath.laws import Law, LawError
+from specmath.sampling_options import SamplingOptions
+from specmath.settings import CI, AuditSettings
 from specmath.speculative.round import round_law
 from specmath.speculative.step import standard_rule, step_law
 from specmath.testing import SamplerError, assert_rule_lossless, assert_sampler_lossless
@@ -101,12 +103,24 @@ BAD_INPUTS = [
      "unknown audit case 'context_g3' (did you mean 'context-g3'?); choose from: context-g1, "),
     ("cases that are not names", lambda: assert_sampler_lossless(GOOD, cases=3), InvalidArgument,
      "cases must be audit case names or AuditCase objects, got int 3"),
-    ("seed=1.5", lambda: assert_sampler_lossless(GOOD, seed=1.5), InvalidArgument, "seed must be an int >= 0, got 1.5"),
+    ("AuditSettings(seed=1.5)", lambda: assert_sampler_lossless(GOOD, settings=AuditSettings(seed=1.5)), InvalidArgument,
+     "seed must be an int >= 0, got 1.5"),
+    ("a profile with a typo", lambda: assert_sampler_lossless(GOOD, settings="thorogh"), UnknownName,
+     "unknown audit profile 'thorogh' (did you mean 'thorough'?); choose from: dev, ci, thorough"),
+    ("a setting with a typo", lambda: assert_sampler_lossless(GOOD, settings=CI.replace(sequentail=True)), UnknownName,
+     "unknown audit setting 'sequentail' (did you mean 'sequential'?); choose from: n, generate_calls, family_level, power, "
+     "seed, sequential"),
+    ("settings that are not settings", lambda: assert_sampler_lossless(GOOD, settings={"n": 3}), InvalidArgument,
+     "settings must be an AuditSettings or a profile name (dev, ci, thorough), got dict {'n': 3}"),
     ("n=0", lambda: assert_sampler_lossless(GOOD, n=0), InvalidArgument, "n (rounds per case) must be an int >= 1, got 0"),
     ("generator='jax'", lambda: assert_sampler_lossless(GOOD, generator="jax"), UnknownName,
      "unknown generator 'jax'; choose from: numpy, torch"),
-    ("top_k=0", lambda: assert_sampler_lossless(GOOD, top_k=0), InvalidArgument, "top_k must be an int >= 1, got 0"),
-    ("top_p=1.5", lambda: assert_sampler_lossless(GOOD, top_p=1.5), InvalidArgument, "top_p must be a finite number in (0, 1], got 1.5"),
+    ("top_k=0", lambda: assert_sampler_lossless(GOOD, sampling=SamplingOptions(top_k=0)), InvalidArgument,
+     "top_k must be an int >= 1, got 0"),
+    ("a warp the audit does not implement", lambda: assert_sampler_lossless(GOOD, sampling=SamplingOptions(min_p=0.1)),
+     InvalidArgument, "the round audit does not take min_p; it takes: temperature, top_k, top_p"),
+    ("sampling that is not SamplingOptions", lambda: assert_sampler_lossless(GOOD, sampling={"top_k": 2}), InvalidArgument,
+     "sampling must be a SamplingOptions (or None: no warp), got dict"),
     ("a sampler that is not callable", lambda: assert_sampler_lossless("my_round"), InvalidArgument,
      "sample_round must be callable, got str 'my_round'"),
     ("a rule that returns a bare number", lambda: assert_rule_lossless(bare_number), SamplerError,

@@ -25,6 +25,7 @@ from engine_samplers import CORRECT, LOSSY, TOP_K, float16_ratio, one_round, vec
 
 from specmath.audit import BATTERY
 from specmath.laws import tv_distance
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.round import round_law
 from specmath.speculative.step import residual_law
 from specmath.testing import SamplerError, SamplerInputWarning, assert_sampler_lossless
@@ -34,8 +35,9 @@ DETECTABLE = {name: entry for name, entry in LOSSY.items() if name != "float16-r
 
 def audit(entry, n: int, batched: bool = True, **kwargs):
     sampler, kind, warp = entry
+    sampling = SamplingOptions(**warp) if warp else None
     return assert_sampler_lossless(sampler if batched else one_round(sampler), generator=kind, n=n, batched=batched,
-                                   **warp, **kwargs)
+                                   sampling=sampling, **kwargs)
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
@@ -74,7 +76,8 @@ def test_the_one_round_interface_gives_the_same_verdicts(name):
 def test_top_k_on_both_sides_passes_only_when_the_warp_is_declared():
     sampler, kind, warp = CORRECT["top-k-both-sides"]
     assert warp == {"top_k": TOP_K}
-    assert assert_sampler_lossless(sampler, n=2000, batched=True, top_k=TOP_K, cases=["context-g3", "top-k-draft-only"]).passed
+    assert assert_sampler_lossless(sampler, n=2000, batched=True, sampling=SamplingOptions(top_k=TOP_K),
+                                   cases=["context-g3", "top-k-draft-only"]).passed
     # undeclared, its target is not p: a loss, like the target-only warp
     with pytest.raises(AssertionError, match="NOT lossless"):
         assert_sampler_lossless(sampler, n=2000, batched=True, cases=["context-g3"])

@@ -37,7 +37,8 @@ from specmath.bugzoo.typical_acceptance import TypicalAcceptance, exceeds_typica
 from specmath.program import draw
 from specmath.speculative.tree import TreeShape, tree_round_law
 from specmath.speculative.tree_verifiers import Final
-from specmath.testing import FAMILY_LEVEL, assert_tree_sampler_lossless
+from specmath.settings import AuditSettings
+from specmath.testing import assert_tree_sampler_lossless
 
 FAST = [c.name for c in TREE_BATTERY if c.vocab_size <= 5]
 #: the constants of ``typical_first_child``, exact (Medusa's defaults; the sampled variant: y ~ p when none is kept)
@@ -82,7 +83,7 @@ def check_lossy(name: str, n: int, names) -> None:
     sampler, children, rule = LOSSY[name]
     tvs = exact_tvs(children, rule, names)
     adapter = TreeAdapter(sampler.__name__, sampler.__doc__, sampler, "numpy", children)
-    report = run_tree_audit(adapter, tree_cases_named(list(names)), n=n, family_level=FAMILY_LEVEL)
+    report = run_tree_audit(adapter, tree_cases_named(list(names)), AuditSettings(n=n))
     assert not any(c.errors for c in report.cases), [c.errors for c in report.cases]
     must_fail = [c.case for c in report.cases if tvs[c.case] >= c.tests[0].detectable_tv]
     assert len(must_fail) >= 2, (name, {case: float(tv) for case, tv in tvs.items()})

@@ -27,7 +27,7 @@ def how_to_test_file(name: str = "test_my_rounds.py") -> str:
 def run_pytest(tmp_path: Path, source: str, name: str = "test_my_rounds.py") -> subprocess.CompletedProcess:
     (tmp_path / name).write_text(source, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "specmath.pytest_plugin", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "_specmath_pytestplugin", "-p", "no:cacheprovider",
                "--specmath-n", "1000", str(tmp_path / name)]
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
 

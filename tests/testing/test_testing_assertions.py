@@ -14,7 +14,8 @@ from specmath.laws import Law, LawError, uniform
 from specmath.program import die
 from specmath.speculative.reference_round import reference_sample_round
 from specmath.speculative.step import standard_rule
-from specmath.testing import FAMILY_LEVEL, SamplerError, assert_lossless, assert_rule_lossless, assert_sampler_lossless
+from specmath.settings import CI, AuditSettings
+from specmath.testing import SamplerError, assert_lossless, assert_rule_lossless, assert_sampler_lossless
 from specmath.validation import InvalidArgument
 
 # two small cases keep these tests to seconds; the full battery runs in tests/audit
@@ -98,8 +99,8 @@ def test_a_correct_sampler_passes_and_the_level_is_one_in_a_million():
     report = assert_sampler_lossless(reference_sample_round, n=2000, cases=CASES)
     assert report.passed and [c.n for c in report.cases] == [2000, 2000]
     # family level = 1e-6 minus the float-rounding slack (< 1e-9 here); same arithmetic, tolerance for the subtraction
-    assert report.family_level == pytest.approx(FAMILY_LEVEL - 2000 * (7 * 4 + 7 * 4) * 2.0**-53, rel=1e-12)
-    assert report.family_level < FAMILY_LEVEL
+    assert report.settings.family_level == pytest.approx(CI.family_level - 2000 * (7 * 4 + 7 * 4) * 2.0**-53, rel=1e-12)
+    assert report.settings.family_level < CI.family_level == 1e-6
 
 
 def test_a_correct_torch_sampler_passes_with_a_torch_generator():
@@ -110,7 +111,7 @@ def test_a_correct_torch_sampler_passes_with_a_torch_generator():
 def test_a_buggy_sampler_fails_with_the_failing_cases_table():
     # bonus drawn from the wrong row: emits tuples of exact probability 0, caught at the first look
     with pytest.raises(AssertionError) as info:
-        assert_sampler_lossless(BUGS["bonus-from-wrong-row"].sample_round, n=2000, cases=CASES, sequential=True)
+        assert_sampler_lossless(BUGS["bonus-from-wrong-row"].sample_round, cases=CASES, settings="dev")
     message = str(info.value)
     assert "NOT lossless" in message and "context-g3" in message and "worst test" in message
 
@@ -162,10 +163,11 @@ def test_a_failure_names_its_worst_cells_the_bonus_position_and_each_failed_prob
 def test_a_batched_sampler_is_audited_sequentially_too():
     from specmath.speculative.reference_rounds import reference_sample_rounds
 
-    assert assert_sampler_lossless(reference_sample_rounds, batched=True, n=1600, sequential=True, cases=CASES).passed
+    sequential = AuditSettings(n=1600, sequential=True)
+    assert assert_sampler_lossless(reference_sample_rounds, batched=True, settings=sequential, cases=CASES).passed
     with pytest.raises(AssertionError, match="NOT lossless"):
         assert_sampler_lossless(lambda tp, dp, dt, g: reference_sample_rounds(tp[:, ::-1].copy(), dp, dt, g), batched=True,
-                                n=1600, sequential=True, cases=CASES)
+                                settings=sequential, cases=CASES)
 
 
 def float_rule(p, q, x):

@@ -20,6 +20,7 @@ from specmath.audit.trees.cases import TREE_BATTERY, completed_tv, tree_case_nam
 from specmath.audit.trees.drafts import TreeDrafts
 from specmath.audit.trees.output import tree_tokens
 from specmath.audit.trees.runner import run_tree_audit
+from specmath.settings import AuditSettings
 from specmath.speculative.tree import TreeShape, tree_round_law
 from specmath.speculative.tree_layouts import parents_from_paths, parents_from_sglang
 from specmath.speculative.tree_reference import sample_tree_rounds
@@ -75,7 +76,7 @@ def test_a_loss_names_its_cases_and_the_worst_cells_of_the_completed_law():
 
 def test_accepting_a_child_at_u_zero_is_caught_by_the_zero_probe_alone():
     case = tree_case_named("tree-zeros-in-target-2x2")
-    result = run_tree_audit(TreeAdapter("u <= p/q", "", accept_on_u_equal_zero, "numpy", "iid"), (case,), n=300).cases[0]
+    result = run_tree_audit(TreeAdapter("u <= p/q", "", accept_on_u_equal_zero, "numpy", "iid"), (case,), AuditSettings(n=300)).cases[0]
     assert not any(t.rejects for t in result.tests)  # u = 0 has probability 2^-53 per draw: no histogram sees it
     zero = [p for p in result.probes if p["problem"]]
     assert zero and all(p["edge"] == "zero" for p in zero)

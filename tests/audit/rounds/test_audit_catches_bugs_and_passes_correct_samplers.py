@@ -1,7 +1,7 @@
 """Proof of power: every bug-zoo variant fails the audit, the correct samplers pass, HF's adapter runs.
 
-Reduced settings (the full audit is ``specmath audit ADAPTER``, N = 20000 per case): bugs run
-sequentially at N = 2000 per case (looks at 125..2000); correct samplers run the whole battery at
+Reduced settings (the full audit is ``specmath audit ADAPTER``, the ci profile: N = 20000 per case): bugs
+run under the dev profile, sequentially at N = 2000 per case (looks at 125..2000); correct samplers run the whole battery at
 N = 1000, where the joint test of each case detects any round law at TV >= eps from the
 exact one with probability >= 0.99 (0.13..0.17; 0.03..0.06 at N = 20000; printed per case by the CLI), with the audit's family level 1e-6.
 """
@@ -15,12 +15,13 @@ from specmath.audit import BATTERY, adapter_named, case_named, run_audit
 from specmath.audit.rounds.adapters import make_generator
 from specmath.bugzoo import BUGS
 from specmath.cli import main
+from specmath.settings import AuditSettings
 from specmath.validation import InvalidArgument, UnknownName
 
 
 @pytest.mark.parametrize("name", sorted(BUGS))
 def test_every_bug_zoo_variant_is_caught_by_the_sequential_audit(name):
-    report = run_audit(adapter_named(f"bug:{name}"), n=2000, sequential=True)
+    report = run_audit(adapter_named(f"bug:{name}"), settings="dev")
     failed = [c for c in report.cases if not c.passed]
     assert failed, f"bug:{name} escaped the audit"
     # sequential mode: the audit stops at the first failed case and says which cases it skipped
@@ -29,20 +30,20 @@ def test_every_bug_zoo_variant_is_caught_by_the_sequential_audit(name):
 
 
 def test_a_clear_failure_stops_at_the_first_look():
-    report = run_audit(adapter_named("bug:residual-softmax"), (case_named("context-g1"),), n=4000, sequential=True)
+    report = run_audit(adapter_named("bug:residual-softmax"), (case_named("context-g1"),), AuditSettings(n=4000, sequential=True))
     assert report.cases[0].n == 250 and not report.passed
 
 
 @pytest.mark.parametrize("name", ["reference", "specmath-torch"])
 def test_correct_samplers_pass_the_whole_battery(name):
-    report = run_audit(adapter_named(name), n=1000)
+    report = run_audit(adapter_named(name), settings=AuditSettings(n=1000))
     assert report.passed, [(c.case, c.reasons) for c in report.cases if not c.passed]
     assert all(c.tests[0].detectable_tv < 0.18 for c in report.cases)
     assert all(len(c.probes) == 2 * (c.gamma + 1) for c in report.cases)
 
 
 def test_negative_control_of_specmath_torch_fails():
-    report = run_audit(adapter_named("specmath-torch-target-residual"), n=1000, sequential=True)
+    report = run_audit(adapter_named("specmath-torch-target-residual"), settings=AuditSettings(n=1000, sequential=True))
     assert not report.passed
 
 
@@ -51,7 +52,7 @@ def test_hf_speculative_sampling_passes_the_histograms_but_fails_both_edge_probe
     # forbids; (2) divides the residual by its sum: p <= q in float32 after a rejection gives 0/0 = NaN.
     # If a later transformers fixes either, this test fails: update the README's audit section then.
     cases = (case_named("context-g5"), case_named("zeros-in-target"), case_named("equal-up-to-rounding"))
-    report = run_audit(adapter_named("hf"), cases, n=800, replay_rounds=100)
+    report = run_audit(adapter_named("hf"), cases, AuditSettings(n=800), replay_rounds=100)
     for result in report.cases:
         assert not any(t.rejects for t in result.tests) and result.error is None
     assert report.cases[0].passed and report.versions["transformers"]
@@ -65,7 +66,7 @@ def test_hf_speculative_sampling_passes_the_histograms_but_fails_both_edge_probe
 
 
 def test_specmath_torch_in_float32_survives_the_zero_residual_that_breaks_hf():
-    report = run_audit(adapter_named("specmath-torch-float32"), (case_named("equal-up-to-rounding"),), n=300)
+    report = run_audit(adapter_named("specmath-torch-float32"), (case_named("equal-up-to-rounding"),), AuditSettings(n=300))
     assert report.passed, report.cases[0].reasons
 
 
@@ -87,7 +88,9 @@ def test_bad_audit_arguments_are_value_errors_naming_the_problem():
     with pytest.raises(UnknownName, match=r"^unknown adapter 'vllm'; choose from: .*reference.*, or module:function$"):
         adapter_named("vllm")
     with pytest.raises(InvalidArgument, match=r"^family_level must be a finite number in \(0, 1\), got 0.0$"):
-        run_audit(adapter_named("reference"), family_level=0.0)
+        run_audit(adapter_named("reference"), settings=AuditSettings(family_level=0.0))
+    with pytest.raises(UnknownName, match=r"^unknown audit profile 'prod'; choose from: dev, ci, thorough$"):
+        run_audit(adapter_named("reference"), settings="prod")
     with pytest.raises(UnknownName, match="unknown generator kind 'cupy'"):
         make_generator("cupy", 0)
 
@@ -104,6 +107,18 @@ def test_cli_writes_json_and_exits_zero_on_pass_one_on_failure_two_on_bad_input(
     assert main(["audit", "reference", "--cases", "no-such-case"]) == 2
 
 
+def test_cli_profile_sets_the_audits_strength_and_its_options_change_it(tmp_path):
+    path = tmp_path / "audit.json"
+    assert main(["audit", "reference", "--profile", "dev", "--cases", "vocab-2", "--json", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert (data["rounds_per_case"], data["sequential"], data["family_level"], data["power"]) == (2000, True, 1e-6, 0.99)
+    assert main(["audit", "reference", "--profile", "dev", "--no-sequential", "--n", "300", "--seed", "4",
+                 "--cases", "vocab-2", "--json", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert (data["rounds_per_case"], data["sequential"]) == (300, False)
+    assert main(["audit", "reference", "--profile", "prod"]) == 2
+
+
 def _emits_nan(target_probs, draft_probs, draft_tokens, generator):
     return [float("nan")]
 
@@ -115,10 +130,10 @@ def _emits_token_outside_vocabulary(target_probs, draft_probs, draft_tokens, gen
 def test_a_user_sampler_named_module_function_is_audited_and_its_garbage_is_an_error_never_a_verdict():
     case = (case_named("vocab-2"),)
     good = adapter_named("specmath.speculative.reference_round:reference_sample_round")
-    assert run_audit(good, case, n=300).passed
+    assert run_audit(good, case, AuditSettings(n=300)).passed
     for sampler, problem in ((_emits_nan, "float nan is not an integer token id"),
                              (_emits_token_outside_vocabulary, "token id 2 is outside the vocabulary 0..1")):
-        report = run_audit(adapter_named(f"{__name__}:{sampler.__name__}"), case, n=300)
+        report = run_audit(adapter_named(f"{__name__}:{sampler.__name__}"), case, AuditSettings(n=300))
         result = report.cases[0]
         assert report.errored and result.verdict == "ERROR" and result.invalid_output and result.n == 0
         assert result.error.startswith("round 0, drafts [") and "invalid output: the sampler returned [" in result.error

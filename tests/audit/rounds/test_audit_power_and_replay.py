@@ -12,6 +12,7 @@ from specmath.audit.power import looks, run_tests
 from specmath.audit.rounds.adapters import DrawProtocol
 from specmath.audit.rounds.replay import replay_round
 from specmath.laws import Law
+from specmath.settings import AuditSettings
 from specmath.validation import InvalidArgument
 
 
@@ -68,14 +69,14 @@ def test_torch_multinomial_of_one_sample_is_the_exponential_race_the_replay_assu
 def test_replay_of_specmath_torch_sampler_matches_every_round_exactly():
     adapter = adapter_named("specmath-torch")
     for name in ("context-g5", "zeros-in-target", "vocab-1000"):
-        result = run_case(adapter, case_named(name), 150, seed=3, sequential=False, level=1e-8, replay_rounds=150)
+        result = run_case(adapter, case_named(name), AuditSettings(n=150, seed=3), level=1e-8, replay_rounds=150)
         assert result.replay_counts().get("match", 0) == len(result.replays) >= 150
         assert result.passed, result.reasons
 
 
 def test_replay_reports_the_negative_control_mismatches_with_the_round_and_draws():
     adapter = adapter_named("specmath-torch-target-residual")
-    result = run_case(adapter, case_named("context-g1"), 200, seed=0, sequential=False, level=1e-8, replay_rounds=200)
+    result = run_case(adapter, case_named("context-g1"), AuditSettings(n=200), level=1e-8, replay_rounds=200)
     assert result.replay_failures and result.replay_failures[0]["where"].startswith("round ")
     assert len(result.replay_failures[0]["uniforms"]) == 1
 

@@ -6,6 +6,7 @@ import json
 
 from specmath.audit import adapter_named, case_named, run_audit
 from specmath.cli import main
+from specmath.settings import AuditSettings
 
 
 def _raises_on_every_round(target_probs, draft_probs, draft_tokens, generator):
@@ -13,7 +14,7 @@ def _raises_on_every_round(target_probs, draft_probs, draft_tokens, generator):
 
 
 def test_a_raising_sampler_is_an_error_with_its_exception_named(tmp_path, capsys):
-    report = run_audit(adapter_named(f"{__name__}:_raises_on_every_round"), (case_named("vocab-2"),), n=50)
+    report = run_audit(adapter_named(f"{__name__}:_raises_on_every_round"), (case_named("vocab-2"),), AuditSettings(n=50))
     case = report.cases[0]
     assert report.errored and not report.passed and case.verdict == "ERROR"
     assert "KeyError" in case.errors[0] and "no such token table" in case.errors[0]

@@ -18,6 +18,7 @@ from specmath.audit.trees.adapters import tree_adapter_named, tree_adapters
 from specmath.audit.trees.cases import TREE_BATTERY, completed_tv
 from specmath.audit.trees.runner import run_tree_audit
 from specmath.bugzoo import TREE_BUGS
+from specmath.settings import AuditSettings
 from specmath.bugzoo.tree_bugs import TreeInstance
 from specmath.cli import main
 from specmath.speculative.tree import TreeShape, tree_round_law
@@ -59,7 +60,7 @@ def test_every_audited_tree_bug_fails_wherever_its_exact_completed_tv_is_detecta
     # are left out here; the other nine decide it, eight of them far above detectable.
     exact_cases = tuple(c for c in TREE_BATTERY if adapter.children != "iid" or len(c.target(())) <= 16)
     tvs = {case.name: tv(case) for case in exact_cases}
-    failing = check_verdicts(run_tree_audit(adapter, exact_cases, n=2000), tvs)
+    failing = check_verdicts(run_tree_audit(adapter, exact_cases, AuditSettings(n=2000)), tvs)
     assert len(failing) >= 8 and min(tvs[c] for c in failing) > 0.16
 
 
