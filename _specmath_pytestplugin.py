@@ -31,6 +31,7 @@ PROFILE_NAMES = ("dev", "ci", "thorough")
 #: the ini options, also the command line options' destinations
 INI_OPTIONS = ("specmath_profile", "specmath_n", "specmath_seed")
 
+
 def _specmath():
     """``specmath.pytest_plugin``, imported on first use."""
     import specmath.pytest_plugin

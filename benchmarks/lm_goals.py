@@ -50,8 +50,10 @@ def _row(pair_name: str, prompt_set: str | None, temperature: float, gamma, max_
     texts = read_prompts_file(shipped_prompts_file(prompt_set)) if prompt_set else None
     pair = load_named_pair(pair_name, dtype=dtype, texts=texts, pack_weights=pack, lean=lean)
     start = time.perf_counter()
-    r = bench_pair(pair, prompts=pair.prompts[:prompts] if prompts else None, max_new_tokens=max_new_tokens, gamma=gamma,
-                   sampling=SamplingOptions(temperature), options=DecodeOptions(verify=verify), hf=hf, progress=False)
+    auto = gamma == GAMMA_AUTO
+    options = DecodeOptions(gamma=DecodeOptions.gamma if auto else gamma, sampling=SamplingOptions(temperature), verify=verify)
+    r = bench_pair(pair, pair.prompts[:prompts] if prompts else None, max_new_tokens, options, calibrate_gamma=auto, hf=hf,
+                   progress=False)
     row = {**r.to_json(), "prompt_set": prompt_set or "pair's own", "lean": lean, "wall_s": time.perf_counter() - start}
     print(f"{r.pair:>16} {row['prompt_set']:>10} T={temperature} gamma={r.gamma} {verify}: measured {r.measured_speedup_vs_plain:.2f}x, "
           f"predicted {r.predicted_speedup:.2f}x (k=1: {r.predicted_speedup_k1:.2f}x), vs HF "

@@ -52,6 +52,7 @@ import torch
 from specmath import show
 from specmath.laws import Law, tv_distance
 from specmath.lm.accept_reject import accept_reject
+from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.histogram import first_token_law, histogram_check, sample_prefixes, two_token_law
 from specmath.lm.lossy_controls import residual_softmax_accept_reject
 from specmath.lm.pairs import load_named_pair
@@ -102,8 +103,8 @@ assert alpha == 1 - tv_distance(p1v, q1v)  # exact identity: sum min(p, q) = 1 -
 # %%
 greedy = SamplingOptions(temperature=0)
 prompts = pair.prompts
-plain = plain_generate(target, prompts, 40, sampling=greedy)
-spec = speculative_generate(target, draft, prompts, 40, gamma=4, sampling=greedy)
+plain = plain_generate(target, prompts, 40, DecodeOptions(sampling=greedy))
+spec = speculative_generate(target, draft, prompts, 40, DecodeOptions(gamma=4, sampling=greedy))
 assert spec.tokens == plain.tokens
 for p_ids, row in zip(prompts, spec.tokens, strict=True):
     print(repr(tok.decode(p_ids) + tok.decode(row)))
@@ -132,8 +133,9 @@ show(accept_reject)
 # %%
 N = 1000
 law1, law2 = first_token_law(target, prompt, sampling), two_token_law(target, prompt, sampling)
-good = sample_prefixes(target, draft, prompt, N, 2, gamma=4, sampling=sampling, seed=SEED, batch_size=500)
-bad = sample_prefixes(target, draft, prompt, N, 2, gamma=4, sampling=sampling, seed=SEED + 1, batch_size=500,
+options = DecodeOptions(gamma=4, sampling=sampling, seed=SEED)  # how the decoder runs: gamma, the warp, the seed
+good = sample_prefixes(target, draft, prompt, N, 2, options, batch_size=500)
+bad = sample_prefixes(target, draft, prompt, N, 2, options.replace(seed=SEED + 1), batch_size=500,
                       accept_reject=residual_softmax_accept_reject)
 checks = {
     "first token": histogram_check("first token", [s[0] for s in good], law1),
@@ -141,7 +143,7 @@ checks = {
     "control, first token": histogram_check("lossy residual-softmax, first token", [s[0] for s in bad], law1),
 }
 for name, c in checks.items():
-    print(f"{name:22s} G={c.statistic:8.1f} dof={c.dof:3d} p={c.p_value:.3g}  TV={c.tv:.4f} (99% bound {c.tv_upper_99:.4f}); "
+    print(f"{name:22s} G={c.statistic:8.1f} dof={c.dof:3d} p={c.p_value:.3g}  TV={c.measured_tv:.4f} (99% bound {c.tv_upper_99:.4f}); "
           f"detects TV >= {c.detectable_tv:.4f} w.p. 0.99")
 assert checks["first token"].p_value > 1e-6 and checks["first two tokens"].p_value > 1e-6
 assert checks["control, first token"].p_value < 1e-6  # the test can fail, and does for a lossy rule
@@ -190,7 +192,7 @@ display(Markdown(histogram_table(gpu.histograms("hist-bundled")) + f"\n\nMachine
 # ones were accepted), T = 1.
 
 # %%
-run = speculative_generate(target, draft, prompts * 4, 32, gamma=6, seed=SEED)
+run = speculative_generate(target, draft, prompts * 4, 32, DecodeOptions(gamma=6, seed=SEED))
 rates = run.acceptance_by_position
 print("acceptance by position:", [f"{r:.3f}" for r in rates], f" mean alpha {run.alpha_mean:.3f}")
 print(f"tokens per round {run.tokens_per_round:.2f}; i.i.d. model (1 - alpha^7)/(1 - alpha) = "
@@ -322,11 +324,11 @@ print(f"largest |lean - Hugging Face| over {ours.numel():,} logits: {(ours - the
 # target mass the draft under-covers; after keeping tau tokens it draws from norm(r_tau), or the bonus
 # token from p_n. With one draft it is the token-wise step. It takes the same arguments as
 # `accept_reject` and returns the same result, so the decoder takes it as a drop-in,
-# `speculative_generate(..., accept_reject=block_accept_reject)` (`specmath bench --verify block`). The
+# `DecodeOptions(verify="block")` (`specmath bench --verify block`). The
 # part that differs, whose w, h and r the tests compare with the exact verifier of notebook 05:
 
 # %%
-from specmath.lm.block_verify import block_accept_reject, block_stop_probabilities, expected_accepted  # noqa: E402
+from specmath.lm.block_verify import block_stop_probabilities, expected_accepted  # noqa: E402
 
 show(block_stop_probabilities)
 
@@ -335,8 +337,7 @@ show(block_stop_probabilities)
 # (same N, same power as above).
 
 # %%
-blocky = sample_prefixes(target, draft, prompt, N, 2, gamma=4, sampling=sampling, seed=SEED + 2, batch_size=500,
-                         accept_reject=block_accept_reject)
+blocky = sample_prefixes(target, draft, prompt, N, 2, options.replace(seed=SEED + 2, verify="block"), batch_size=500)
 check = histogram_check("first two tokens, block verification", blocky, law2)
 print(f"G={check.statistic:.1f} dof={check.dof} p={check.p_value:.3g}; detects TV >= {check.detectable_tv:.4f} w.p. 0.99")
 assert check.p_value > 1e-6
@@ -358,7 +359,7 @@ for gamma in (2, 5, 8):
         scored.append(torch.stack(expected_accepted(p, q, drafts, lengths), dim=1))
         return accept_reject(p, q, drafts, generator, lengths)
 
-    speculative_generate(target, draft, prompts * 4, 48, gamma=gamma, seed=SEED, accept_reject=scoring)
+    speculative_generate(target, draft, prompts * 4, 48, DecodeOptions(gamma=gamma, seed=SEED), accept_reject=scoring)
     token_wise, block = (1 + torch.cat(scored)).mean(0).tolist()
     print(f"gamma {gamma}: {len(torch.cat(scored))} blocks scored; tokens per round {token_wise:.2f} token-wise, "
           f"{block:.2f} block ({100 * (block / token_wise - 1):+.1f}%)")
@@ -388,7 +389,7 @@ import os  # noqa: E402
 
 from specmath.lm.bench import bench_pair  # noqa: E402
 
-r = bench_pair(pair, prompts=prompts[:2], max_new_tokens=32, gamma=4, hf=False, progress=False)
+r = bench_pair(pair, prompts[:2], 32, DecodeOptions(gamma=4), hf=False, progress=False)
 load = f"load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "load not known"
 print(f"this machine, now ({os.cpu_count()} CPUs, {load}, {torch.get_num_threads()} torch thread):")
 print(f"  tokens/s plain {r.tokens_per_s.plain:.1f}, speculative {r.tokens_per_s.speculative:.1f}: "

@@ -18,6 +18,7 @@ import torch
 
 from specmath.lm.accept_reject import accept_reject
 from specmath.lm.block_verify import expected_accepted
+from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.pairs import load_named_pair
 from specmath.lm.speculative_decode import speculative_generate
 from specmath.sampling_options import SamplingOptions
@@ -50,9 +51,9 @@ def main() -> int:
 
         for seed in range(args.seeds):
             for i, prompt in enumerate(pair.prompts):
-                speculative_generate(pair.target, pair.draft, [list(prompt)], args.new_tokens, gamma=gamma, sampling=sampling,
-                                     seed=seed * len(pair.prompts) + i, eos_token_id=pair.eos_token_id,
-                                     vocab_size=pair.vocab_size, accept_reject=scoring)
+                options = DecodeOptions(gamma=gamma, sampling=sampling, seed=seed * len(pair.prompts) + i,
+                                        eos_token_id=pair.eos_token_id, vocab_size=pair.vocab_size)
+                speculative_generate(pair.target, pair.draft, [list(prompt)], args.new_tokens, options, accept_reject=scoring)
         token, block = torch.cat(token_rows).double(), torch.cat(block_rows).double()
         gain = block - token
         se = float(gain.std()) / len(gain) ** 0.5

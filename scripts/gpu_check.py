@@ -31,10 +31,12 @@ from pathlib import Path
 
 import torch
 
+from specmath.choices import GAMMA_AUTO
 from specmath.lm.bench import DecodeOptions, bench_pair
 from specmath.lm.histogram import lossless_report
 from specmath.lm.pairs import TEXT_PROMPTS, load_named_pair
 from specmath.sampling_options import SamplingOptions
+from specmath.settings import CI
 
 
 @dataclass(frozen=True)
@@ -104,12 +106,14 @@ def run_one(run: Run, device: str, n: int, quick: bool) -> dict:
             prompt = pair.tokenizer(TEXT_PROMPTS[2], add_special_tokens=False)["input_ids"]
         else:
             prompt = pair.prompts[0]
-        checks = lossless_report(pair.target, pair.draft, prompt, n, gamma=4, sampling=run.sampling,
-                                 batch_size=min(n, 5000), vocab_size=pair.vocab_size)
+        checks = lossless_report(pair.target, pair.draft, prompt, DecodeOptions(gamma=4, sampling=run.sampling,
+                                                                                vocab_size=pair.vocab_size),
+                                 settings=CI.replace(n=n), batch_size=min(n, 5000))
         return {"pair": pair.name, "dtype": run.dtype, "n": n, "checks": {k: v.to_json() for k, v in checks.items()}}
     prompts = pair.prompts[:2] if quick else pair.prompts
-    result = bench_pair(pair, prompts=prompts, max_new_tokens=8 if quick else run.max_new_tokens, gamma=run.gamma,
-                        sampling=run.sampling, options=DecodeOptions(verify=run.verify), progress=False)
+    auto = run.gamma == GAMMA_AUTO
+    options = DecodeOptions(gamma=DecodeOptions.gamma if auto else run.gamma, sampling=run.sampling, verify=run.verify)
+    result = bench_pair(pair, prompts, 8 if quick else run.max_new_tokens, options, calibrate_gamma=auto, progress=False)
     return result.to_json()
 
 
@@ -117,7 +121,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", default="gpu_check", help="one JSON file per run is written here")
     parser.add_argument("--runs", nargs="*", default=None, choices=list(RUNS), help="default: every run")
-    parser.add_argument("--n", type=int, default=20000, help="samples per histogram")
+    parser.add_argument("--n", type=int, default=CI.n, help=f"samples per histogram (default {CI.n}, the ci profile's)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: check the script itself")
     parser.add_argument("--commit", default=None, help="the commit measured, where the copy has no .git (default: git rev-parse HEAD)")
     args = parser.parse_args()

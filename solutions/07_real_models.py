@@ -10,6 +10,7 @@ from fractions import Fraction
 from specmath.laws import Law, tv_distance
 from specmath.lm.bench import bench_pair
 from specmath.lm.bundled import bundled_dir
+from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.histogram import first_token_law
 from specmath.lm.pairs import load_named_pair
 from specmath.lm.speculative_decode import speculative_generate
@@ -101,11 +102,11 @@ best = optimal_gamma(a_held, c)
 print(f"alpha = {a_held:.3f}, c = {c:.3f}: best gamma = {best}, predicted speedup {speedup(a_held, best, c):.3f}")
 assert all(speedup(a_held, best, c) >= speedup(a_held, g, c) for g in range(0, 16))
 
-measured = {g: speculative_generate(target, pair.draft, pair.prompts, 24, gamma=g, seed=0) for g in (1, best)}
+measured = {g: speculative_generate(target, pair.draft, pair.prompts, 24, DecodeOptions(gamma=g)) for g in (1, best)}
 for g, run in measured.items():
     print(f"gamma = {g}: {run.tokens_per_round:.2f} tokens per round (model {(1 - a_held ** (g + 1)) / (1 - a_held):.2f})")
 # a round emits at least one and at most gamma + 1 tokens; longer rounds emit more per round on average
 assert 1 <= measured[1].tokens_per_round <= 2 and measured[best].tokens_per_round > measured[1].tokens_per_round
-timed = bench_pair(pair, prompts=pair.prompts[:1], max_new_tokens=24, gamma=best, hf=False, progress=False)
+timed = bench_pair(pair, pair.prompts[:1], 24, DecodeOptions(gamma=best), hf=False, progress=False)
 print(f"measured speedup at gamma {best}: {timed.measured_speedup_vs_plain:.2f}x (predicted {timed.predicted_speedup:.2f}x)")
 assert timed.measured_speedup_vs_plain > 0  # a timing: its value depends on the machine, so only its sign is checked

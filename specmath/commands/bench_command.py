@@ -138,8 +138,10 @@ def run(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    sampling = SamplingOptions(args.temperature, args.top_k, args.top_p)
-    options = DecodeOptions(verify=args.verify, draft_threshold=args.draft_threshold)
+    auto = args.gamma == GAMMA_AUTO  # the calibration sets gamma
+    options = DecodeOptions(gamma=DecodeOptions.gamma if auto else args.gamma,
+                            sampling=SamplingOptions(args.temperature, args.top_k, args.top_p), verify=args.verify,
+                            draft_threshold=args.draft_threshold, seed=args.seed)
     count = args.prompts or (None if texts else 4)
     results = []
     for name in pairs:
@@ -147,14 +149,14 @@ def run(args: argparse.Namespace) -> int:
                                pack_weights=args.pack_weights, lean=args.lean)
         prompts = pair.prompts[:count]
         if args.k_table:
-            costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, sampling=sampling,
-                                  context=workload_context(prompts, args.max_new_tokens), accept_reject=options.accept_reject)
+            costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, options=options,
+                                  context=workload_context(prompts, args.max_new_tokens))
             results.append({"pair": pair.name, "sampling": {"temperature": args.temperature}, **costs.to_json(GAMMAS)})
             if not args.json:
                 print(_k_table(pair.name, costs, GAMMAS), flush=True)
             continue
-        result = bench_pair(pair, prompts=prompts, max_new_tokens=args.max_new_tokens, gamma=args.gamma, sampling=sampling,
-                            seed=args.seed, options=options, hf=not args.no_hf, progress=not args.json, profile=args.profile)
+        result = bench_pair(pair, prompts, args.max_new_tokens, options, calibrate_gamma=auto, hf=not args.no_hf,
+                            progress=not args.json, profile=args.profile)
         results.append(result.to_json())
         if not args.json:
             print(_table(result), flush=True)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import torch
 
+from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.plain_decode import plain_generate
 from specmath.lm.warps import DEFAULT_SAMPLING, warped_probs
 from specmath.sampling_options import SamplingOptions
@@ -41,7 +42,8 @@ def alpha_along_samples(target: torch.nn.Module, draft: torch.nn.Module, prompts
     rows = []
     device = next(target.parameters()).device
     for seed in seeds:
-        answers = plain_generate(target, prompts, new_tokens, sampling=sampling, seed=seed, vocab_size=vocab_size).tokens
+        answers = plain_generate(target, prompts, new_tokens,
+                                 DecodeOptions(sampling=sampling, seed=seed, vocab_size=vocab_size)).tokens
         for prompt, answer in zip(prompts, answers, strict=True):
             ids = torch.tensor([list(prompt) + list(answer)], device=device)
             # the laws that predict new tokens 1..n sit at positions len(prompt) - 1 .. len(prompt) + n - 2

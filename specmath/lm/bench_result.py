@@ -1,5 +1,4 @@
-"""A bench run's records: how its speculative decoding runs (``DecodeOptions``) and what it measured
-(``BenchResult``, the one place its JSON fields are documented).
+"""A bench run's result (``BenchResult``, the one place its JSON fields are documented), and its parts.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)),
 t_1 = one cached target pass over 1 token (the unit of every cost), a_i = the continuation rate of
@@ -8,43 +7,18 @@ draft position i (``bench.continuation_rates``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Generic, TypeVar
 
-from specmath.choices import VERIFY
-from specmath.lm.block_verify import verifier
 from specmath.lm.cost_measure import GAMMAS
+from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.measured_costs import Costs
 from specmath.sampling_options import SamplingOptions
 from specmath.theory import RoundCosts, cost_model_speedup, expected_tokens_by_position
-from specmath.validation import check_choice, check_probability
 
-__all__ = ["DecodeOptions", "PerDecoder", "Calibration", "RoundProfile", "BenchResult"]
+__all__ = ["PerDecoder", "Calibration", "RoundProfile", "BenchResult"]
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class DecodeOptions:
-    """How the bench's speculative decoding runs, besides gamma, the warp and the seed (all lossless)."""
-
-    verify: str = "token"  # "token": accept/reject position by position; "block": the block jointly (Sun et al. 2024)
-    draft_threshold: float = 0.0  # a model draft stops a row when max_x q(x) falls below it (0: never)
-
-    def __post_init__(self) -> None:
-        check_choice(self.verify, "verifier", VERIFY)
-        object.__setattr__(self, "draft_threshold", check_probability(self.draft_threshold, "draft_threshold"))
-
-    @property
-    def accept_reject(self) -> Callable:
-        """The accept/reject step ``verify`` names (``block_verify.VERIFIERS``), for ``speculative_generate``."""
-        return verifier(self.verify)
-
-    def to_json(self) -> dict[str, object]:
-        """The decoder options that differ from their defaults (``verify`` has a JSON field of its own)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name != "verify" and getattr(self, f.name) != f.default}
 
 
 @dataclass(frozen=True)
@@ -95,7 +69,8 @@ class BenchResult:
     * ``pair``, ``device``, ``dtype``, ``threads``: what ran where (torch CPU threads);
     * ``gamma``: draft tokens per round (chosen by the calibration for ``--gamma auto``);
       ``gamma_calibration``: that calibration (``Calibration.to_json``), or null;
-    * ``decode_options``: the decoder options that differ from their defaults (``DecodeOptions.to_json``);
+    * ``decode_options``: the decoder options that differ from their defaults and have no key of their own
+      (``DecodeOptions.to_json``: the draft's confidence stop, a seed other than 0);
       ``verify``: "token" or "block"; ``sampling``: temperature, top_k, top_p;
     * ``prompts``: how many prompts; ``max_new_tokens``: the most new tokens per prompt;
     * ``new_tokens``, ``seconds``, ``tokens_per_s``: per decoder (plain, speculative, hf_assisted), tokens
@@ -124,10 +99,8 @@ class BenchResult:
     device: str
     dtype: str
     threads: int
-    gamma: int
     calibration: Calibration | None
-    options: DecodeOptions
-    sampling: SamplingOptions
+    options: DecodeOptions  # as speculative decoding ran (gamma the calibrated one for --gamma auto), the pair's eos aside
     prompts: int
     max_new_tokens: int
     new_tokens: PerDecoder[int]
@@ -142,6 +115,16 @@ class BenchResult:
     costs: Costs
     model: RoundCosts  # the rounds as run, prefill per prompt included
     profile: RoundProfile | None = None
+
+    @property
+    def gamma(self) -> int:
+        """Draft tokens per round."""
+        return self.options.gamma
+
+    @property
+    def sampling(self) -> SamplingOptions:
+        """The warp of p and q, the same for every decoder."""
+        return self.options.sampling
 
     @property
     def tokens_per_s(self) -> PerDecoder[float | None]:

@@ -115,7 +115,7 @@ def block_accept_reject(p: torch.Tensor, q: torch.Tensor | None, drafts: torch.T
 
     ``n_accepted`` is tau, ``next_token`` the residual or bonus token, ``accept_probability`` the
     token-wise min(1, p_i(x_i)/q_i(x_i)) (for comparison; the decision uses h). Pass it to
-    ``speculative_generate(..., accept_reject=block_accept_reject)``.
+    ``DecodeOptions(verify="block")`` (``speculative_generate`` then calls it in place of ``accept_reject``).
     """
     w, h, residual = block_stop_probabilities(p, q, drafts, lengths)
     B, gamma = drafts.shape

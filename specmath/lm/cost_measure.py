@@ -25,14 +25,14 @@ from statistics import median
 
 import torch
 
-from specmath.lm.accept_reject import accept_reject as standard_accept_reject
 from specmath.lm.cache import RowCache
+from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.drafts import PromptLookupDraft, Proposal
 from specmath.lm.generation import Draws, Generation
 from specmath.lm.measured_costs import Costs
 from specmath.lm.round_bookkeeping import count_round, read_round
 from specmath.lm.stopwatch import Stopwatch, device_of
-from specmath.lm.warps import DEFAULT_SAMPLING, warped_probs
+from specmath.lm.warps import warped_probs
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer
 
@@ -188,14 +188,15 @@ def _plain_overhead_seconds(logits: torch.Tensor, sampling: SamplingOptions, rep
 
 
 def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas: Sequence[int], *,
-                  sampling: SamplingOptions = DEFAULT_SAMPLING, context: int | None = None, repeats: int = 7,
-                  accept_reject=standard_accept_reject) -> Costs:
+                  options: DecodeOptions = DecodeOptions(), context: int | None = None, repeats: int = 7) -> Costs:
     """Measure t_1, the target pass over gamma + 1 tokens, the draft's round, and the overheads, for each gamma.
 
-    ``prompt`` is tiled to ``context`` tokens (``workload_context``); ``accept_reject``: the round's step
-    (``accept_reject`` or ``block_verify.block_accept_reject``), timed in o_round.
+    ``prompt`` is tiled to ``context`` tokens (``workload_context``). From ``options``: ``sampling``, the
+    warp every law gets, and ``verify``, the round's accept/reject step timed in o_round (gamma comes
+    from ``gammas``).
     """
     check_integer(repeats, "repeats", min_value=1)
+    sampling, accept_reject = options.sampling, options.accept_reject
     ctx = _tiled(prompt, context)
     sizes = sorted({1} | {g + 1 for g in gammas})
     alone, logits = _pass_times(target, ctx, sizes, repeats)

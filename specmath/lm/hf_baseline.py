@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import torch
 
+from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
 from specmath.lm.lean_llama import hf_model
 from specmath.lm.stopwatch import device_of
@@ -55,13 +56,16 @@ def has_hf_counterpart(draft) -> bool:
 
 
 @torch.no_grad()
-def hf_assisted_generate(target: torch.nn.Module, draft, ids: list[int], max_new_tokens: int, *, gamma: int,
-                         sampling: SamplingOptions, seed: int, eos_token_id: int | None = None) -> int:
+def hf_assisted_generate(target: torch.nn.Module, draft, ids: list[int], max_new_tokens: int,
+                         options: DecodeOptions) -> int:
     """HF ``generate(assistant_model=...)`` (or ``prompt_lookup_num_tokens``) on one prompt; returns the new tokens' count.
 
-    Without ``eos_token_id`` the run emits exactly ``max_new_tokens`` (``min_new_tokens``), like
-    specmath's decoders; with it, the run stops there.
+    From ``options``: an int ``gamma`` (``num_assistant_tokens``, constant), ``sampling``, an int ``seed``
+    and ``eos_token_id``; HF verifies token by token and has no confidence stop (``verify`` and
+    ``draft_threshold`` do not apply). Without ``eos_token_id`` the run emits exactly ``max_new_tokens``
+    (``min_new_tokens``), like specmath's decoders; with it, the run stops there.
     """
+    gamma, sampling, seed, eos_token_id = options.gamma, options.sampling, options.seed, options.eos_token_id
     target = hf_model(target)  # HF generate runs the models as loaded, never a LeanLlama
     x = torch.tensor([ids], device=device_of(target))
     if eos_token_id is None:

@@ -12,29 +12,33 @@ sampler uses, converted exactly to Fractions (``specmath.laws``) and renormalise
 
 ``specmath.stats`` then gives the G-test (cells pooled to expected count >= 5) and its p-value,
 the empirical TV with a 99% upper confidence bound, and the power: the smallest TV that the test at
-level 1e-6 detects with probability 0.99 at this N. A negative control runs in the same call: a
-lossy accept/reject step from ``specmath.lm.lossy_controls``, injected into the same decoder
-("residual-softmax": softmax(max(0, p - q)) instead of norm(max(0, p - q)); "target": resample
-from p), must be rejected at p < 1e-6 at the same N, showing the test can fail.
+the audit's level (the family level of ``specmath.settings``, 1e-6) detects with the audit's power
+(0.99) at this N. A ``HistogramCheck`` is that ``specmath.stats.GTest`` with the TV bound and the
+counts. A negative control runs in the same call: a lossy accept/reject step from
+``specmath.lm.lossy_controls``, injected into the same decoder ("residual-softmax":
+softmax(max(0, p - q)) instead of norm(max(0, p - q)); "target": resample from p), must be rejected
+at p < 1e-6 at the same N, showing the test can fail. The decoder runs with one
+``decode_options.DecodeOptions``, its N and level come from one ``specmath.settings.AuditSettings``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
 import torch
 
 from specmath.laws import Law
-from specmath.lm.accept_reject import accept_reject as standard_accept_reject
+from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.lossy_controls import TORCH_CONTROLS
 from specmath.lm.speculative_decode import speculative_generate
 from specmath.lm.warps import DEFAULT_SAMPLING, TOP_K_20, warped_probs
 from specmath.sampling_options import SamplingOptions
-from specmath.stats import detectable_tv, g_test, tv_confidence_bound
-from specmath.validation import check_choice
+from specmath.settings import CI, AuditSettings, as_settings
+from specmath.stats import GTest, detectable_tv, g_test, tv_confidence_bound
+from specmath.validation import check_choice, check_integer, check_seed
 
 __all__ = ["first_token_law", "two_token_law", "sample_prefixes", "HistogramCheck", "histogram_check", "lossless_report"]
 
@@ -84,78 +88,91 @@ def two_token_law(target, prompt: Sequence[int], sampling: SamplingOptions = DEF
 
 
 def sample_prefixes(
-    target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, *, gamma: int = 4, sampling: SamplingOptions = DEFAULT_SAMPLING,
-    seed: int = 0, accept_reject: Callable = standard_accept_reject, batch_size: int = 1024, vocab_size: int | None = None,
-    progress: bool = False, draft_threshold: float = 0.0,
+    target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, options: DecodeOptions = DecodeOptions(), *,
+    accept_reject: Callable | None = None, batch_size: int = 1024,
 ) -> list[tuple[int, ...]]:
     """N speculative samples of the first n_tokens tokens after ``prompt``, in batches of identical rows.
 
-    ``accept_reject``: the decoder's accept/reject step (a negative control from
-    ``specmath.lm.lossy_controls`` to show the test can fail); ``draft_threshold``: the model
-    draft's confidence stop, as in ``speculative_generate``.
+    ``options``: the decoder's (``speculative_generate``); its int ``seed`` seeds one generator that
+    the batches draw from in turn. ``accept_reject``: a lossy accept/reject step in place of the one
+    ``options.verify`` names (a negative control from ``specmath.lm.lossy_controls``, to show the test
+    can fail).
     """
+    check_integer(n, "n (samples)", min_value=1)
     device = next(target.parameters()).device
-    generator = torch.Generator(device=device).manual_seed(seed)
+    generator = torch.Generator(device=device).manual_seed(_one_seed(options))
+    batches = options.replace(seed=generator)
     out: list[tuple[int, ...]] = []
     while len(out) < n:
         rows = min(batch_size, n - len(out))
-        gen = speculative_generate(target, draft, [list(prompt)] * rows, n_tokens, gamma=gamma, sampling=sampling, seed=generator,
-                                   vocab_size=vocab_size, progress=progress, accept_reject=accept_reject,
-                                   draft_threshold=draft_threshold)
+        gen = speculative_generate(target, draft, [list(prompt)] * rows, n_tokens, batches, accept_reject=accept_reject)
         out.extend(tuple(t[:n_tokens]) for t in gen.tokens)
     return out
 
 
-@dataclass
-class HistogramCheck:
-    """One goodness-of-fit check of N samples against an exact law."""
+def _one_seed(options: DecodeOptions) -> int:
+    """The int seed of every batch's generator (not one seed per row: the rows here are N samples of one law)."""
+    return check_seed(options.seed, "options.seed (one int: the batches draw from one generator)")
 
-    what: str
-    n: int
-    statistic: float
-    dof: int
-    p_value: float
-    tv: float
-    tv_upper_99: float
-    detectable_tv: float  # power: TV detected with prob 0.99 by the test at level 1e-6
-    counts: Counter
-    law: Law
+
+@dataclass(frozen=True, kw_only=True)
+class HistogramCheck(GTest):
+    """One G-test of N samples against an exact law (``GTest``), with a 99% upper bound on the TV, and the counts."""
+
+    tv_upper_99: float  # TV(sampler's law, law) <= this with probability 0.99 (``stats.tv_confidence_bound``)
+    counts: Counter = field(compare=False)
+    law: Law = field(compare=False)
 
     def to_json(self) -> dict:
-        return {"what": self.what, "n": self.n, "G": self.statistic, "dof": self.dof, "p_value": self.p_value,
-                "tv": self.tv, "tv_upper_99": self.tv_upper_99, "detectable_tv_at_1e-6_power_0.99": self.detectable_tv}
+        """what, n, G, dof, p_value, tv, tv_upper_99 and the detectable TV, keyed by its level and power."""
+        key = f"detectable_tv_at_{_short(self.level)}_power_{_short(self.power)}"
+        return {"what": self.name, "n": self.n, "G": self.statistic, "dof": self.dof, "p_value": self.p_value,
+                "tv": self.measured_tv, "tv_upper_99": self.tv_upper_99, key: self.detectable_tv}
 
 
-def histogram_check(what: str, samples: Sequence, law: Law) -> HistogramCheck:
-    """G-test, TV with a 99% bound, and the power of the test, for samples against law."""
+def _short(x: float) -> str:
+    """1e-06 as 1e-6, 0.99 as 0.99: a number as the JSON key names it."""
+    return f"{x:g}".replace("e-0", "e-")
+
+
+def histogram_check(name: str, samples: Sequence, law: Law, settings: AuditSettings = CI) -> HistogramCheck:
+    """G-test at level settings.family_level, TV with a 99% bound, and the TV the test detects at settings.power."""
     counts = Counter(samples)
     gof = g_test(counts, law)
     tv, upper = tv_confidence_bound(counts, law, 0.99)
-    return HistogramCheck(what, len(samples), gof.statistic, gof.dof, gof.p_value, tv, upper,
-                          detectable_tv(law, len(samples)), counts, law)
+    level, power = settings.family_level, settings.power
+    judged = gof.judged(name, level, power, detectable_tv(law, len(samples), level, power), measured_tv=tv)
+    return HistogramCheck(**{f.name: getattr(judged, f.name) for f in fields(GTest)}, tv_upper_99=upper, counts=counts,
+                          law=law)
 
 
 def lossless_report(
-    target, draft, prompt: Sequence[int], n: int = 20000, *, gamma: int = 4, sampling: SamplingOptions = TOP_K_20,
-    seed: int = 0, batch_size: int = 1024, vocab_size: int | None = None, progress: bool = False,
-    control: str | Callable = "residual-softmax",
+    target, draft, prompt: Sequence[int], options: DecodeOptions | None = None, *,
+    settings: AuditSettings | str | None = None, batch_size: int = 1024, control: str | Callable = "residual-softmax",
 ) -> dict[str, HistogramCheck]:
     """First token and first two tokens vs the exact law, and the lossy negative control at the same N.
 
+    ``options``: the decoder's (default: top-k 20, so the two-token law needs a bounded number of target
+    rows); the control runs with seed + 1. ``settings``: N = settings.n samples per sampler, each check at
+    the family level with its detectable TV at the power (default: the ci profile, N = 20000).
     ``control``: a name in ``specmath.lm.lossy_controls.TORCH_CONTROLS`` or a lossy accept/reject callable.
     """
+    options = DecodeOptions(sampling=TOP_K_20) if options is None else options
+    settings = as_settings(settings)
     if isinstance(control, str):
         name, control = control, TORCH_CONTROLS[check_choice(control, "negative control", TORCH_CONTROLS)]
     else:
         name = getattr(control, "__name__", "custom control")
-    law1 = first_token_law(target, prompt, sampling, vocab_size)
-    law2 = two_token_law(target, prompt, sampling, vocab_size)
-    kw = dict(gamma=gamma, sampling=sampling, batch_size=batch_size, vocab_size=vocab_size, progress=progress)
-    good = sample_prefixes(target, draft, prompt, n, 2, seed=seed, **kw)
-    bad = sample_prefixes(target, draft, prompt, n, 2, seed=seed + 1, accept_reject=control, **kw)
+    law1 = first_token_law(target, prompt, options.sampling, options.vocab_size)
+    law2 = two_token_law(target, prompt, options.sampling, options.vocab_size)
+    good = sample_prefixes(target, draft, prompt, settings.n, 2, options, batch_size=batch_size)
+    bad = sample_prefixes(target, draft, prompt, settings.n, 2, options.replace(seed=_one_seed(options) + 1),
+                          accept_reject=control, batch_size=batch_size)
     return {
-        "first_token": histogram_check("first token", [s[0] for s in good], law1),
-        "first_two_tokens": histogram_check("first two tokens", good, law2),
-        "negative_control_first_token": histogram_check(f"lossy rule {name}, first token", [s[0] for s in bad], law1),
-        "negative_control_first_two_tokens": histogram_check(f"lossy rule {name}, first two tokens", bad, law2),
+        "first_token": histogram_check("first token", [s[0] for s in good], law1, settings),
+        "first_two_tokens": histogram_check("first two tokens", good, law2, settings),
+        "negative_control_first_token": histogram_check(f"lossy rule {name}, first token", [s[0] for s in bad], law1,
+                                                        settings),
+        "negative_control_first_two_tokens": histogram_check(f"lossy rule {name}, first two tokens", bad, law2,
+                                                             settings),
     }

@@ -2,8 +2,9 @@
 
 x_t ~ warp(softmax(target logits at t)), one target forward of one token per step, through the same
 ``RowCache`` and ``warped_probs`` the speculative decoder uses, so timing differences come from the
-algorithm and not from two implementations. ``seed`` is an int / Generator for the batch or one int
-per row (``generation.Draws``), as in ``speculative_generate``.
+algorithm and not from two implementations. It takes the ``DecodeOptions`` speculative decoding takes
+and reads ``sampling``, ``seed`` (an int / Generator for the batch or one int per row,
+``generation.Draws``), ``eos_token_id`` and ``vocab_size``; drafting and verifying options do not apply.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import torch
 from tqdm.auto import tqdm
 
 from specmath.lm.cache import RowCache
+from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
 from specmath.lm.host_transfer import read_together
-from specmath.lm.warps import DEFAULT_SAMPLING, check_logits, logits_ok, warped_probs
-from specmath.sampling_options import SamplingOptions
-from specmath.validation import check_integer
+from specmath.lm.warps import check_logits, logits_ok, warped_probs
+from specmath.validation import InvalidArgument, check_integer
 
 __all__ = ["plain_generate"]
 
@@ -37,23 +38,24 @@ def plain_generate(
     target: torch.nn.Module,
     prompts: Sequence[Sequence[int]] | torch.Tensor,
     max_new_tokens: int,
+    options: DecodeOptions = DecodeOptions(),
     *,
-    sampling: SamplingOptions = DEFAULT_SAMPLING,
-    seed: int | torch.Generator | Sequence[int] = 0,
-    eos_token_id: int | None = None,
-    vocab_size: int | None = None,
     progress: bool = False,
 ) -> Generation:
     """Sample max_new_tokens tokens per prompt: x_t ~ p_t = warp(softmax(target(x_<t))) (batched).
 
-    ``eos_token_id``: a row ends after it (the batch stops when every row has); ``vocab_size``: the
-    first columns of padded logits that are tokens (``models.shared_vocab_size``).
+    ``options``: ``sampling`` (the warp), ``seed``, ``eos_token_id`` (a row ends after it; the batch
+    stops when every row has), ``vocab_size`` (the first columns of padded logits that are tokens,
+    ``models.shared_vocab_size``).
     """
     check_integer(max_new_tokens, "max_new_tokens", min_value=1)
+    if not isinstance(options, DecodeOptions):
+        raise InvalidArgument(f"options must be a DecodeOptions, got {type(options).__name__}")
+    sampling, eos_token_id, vocab_size = options.sampling, options.eos_token_id, options.vocab_size
     vocab = vocab_size or model_vocab_size(target)
     tokens = check_prompts(prompts, vocab)
     cache = RowCache(target, len(tokens), vocab_size)
-    draws = Draws.from_seed(seed, len(tokens), cache.device)
+    draws = Draws.from_seed(options.seed, len(tokens), cache.device)
     if any(len(t) > 1 for t in tokens):
         cache.prefill([t[:-1] for t in tokens])  # all but the last prompt token
     new: list[list[int]] = [[] for _ in tokens]

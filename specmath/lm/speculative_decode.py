@@ -21,7 +21,8 @@ Per round the host sees the device once: ``round_bookkeeping.read_round`` reads 
 counts, the emitted and drafted tokens, the counters and the validity flag of the target's logits in
 one transfer (the logits are checked in full on the first round only; afterwards the flag, computed
 on the device, raises before any token of a bad round is kept). ``profile=True`` times the parts of
-the rounds with one ``Stopwatch``.
+the rounds with one ``Stopwatch``. How the run samples, drafts and verifies is one
+``decode_options.DecodeOptions``.
 
 References: Leviathan, Kalman, Matias, "Fast Inference from Transformers via Speculative
 Decoding" (2023); Chen et al., "Accelerating LLM Decoding with Speculative Sampling" (2023).
@@ -34,15 +35,14 @@ from collections.abc import Callable, Sequence
 import torch
 from tqdm.auto import tqdm
 
-from specmath.lm.accept_reject import accept_reject as standard_accept_reject
 from specmath.lm.cache import RowCache
+from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.drafts import Draft, ModelDraft
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
 from specmath.lm.round_bookkeeping import count_round, read_round
 from specmath.lm.stopwatch import Stopwatch, device_of
-from specmath.lm.warps import DEFAULT_SAMPLING, check_logits, warped_probs
-from specmath.sampling_options import SamplingOptions
-from specmath.validation import InvalidArgument, check_integer, check_probability
+from specmath.lm.warps import check_logits, warped_probs
+from specmath.validation import InvalidArgument, check_integer
 
 __all__ = ["speculative_generate", "PROFILE_PARTS"]
 
@@ -57,37 +57,35 @@ def speculative_generate(
     draft: Draft | torch.nn.Module,
     prompts: Sequence[Sequence[int]] | torch.Tensor,
     max_new_tokens: int,
+    options: DecodeOptions = DecodeOptions(),
     *,
-    gamma: int | Callable[[int], int] = 4,
-    sampling: SamplingOptions = DEFAULT_SAMPLING,
-    seed: int | torch.Generator | Sequence[int] = 0,
-    eos_token_id: int | None = None,
-    vocab_size: int | None = None,
-    draft_threshold: float = 0.0,
-    accept_reject: Callable = standard_accept_reject,
+    accept_reject: Callable | None = None,
     progress: bool = False,
     profile: bool = False,
 ) -> Generation:
     """Sample max_new_tokens tokens per prompt from the warped target law p, drafting up to gamma per round.
 
     * ``draft``: any ``drafts.Draft`` (ModelDraft, PromptLookupDraft), or a causal LM (wrapped in ModelDraft);
-    * ``gamma``: an int >= 1, or a function round index -> the most tokens that round may draft (>= 0);
-    * ``seed``: an int or a torch.Generator for the whole batch, or one int per row (row b's tokens
-      then depend on its own seed and prompt only, not on the rest of the batch);
-    * ``eos_token_id``: a row stops after emitting it (None: every row emits max_new_tokens);
-    * ``vocab_size``: the shared vocabulary when the two models' logits are padded to different
+    * ``options`` (``DecodeOptions``): ``gamma``, an int >= 1 or a function round index -> the most
+      tokens that round may draft (>= 0); ``sampling``, the warp of p and q; ``verify``, token by token
+      or ``"block"`` (Sun et al. 2024, the block judged jointly; as lossless, more tokens per round);
+      ``draft_threshold``, a model draft stops a row's draft before position i when max_x q_i(x) <
+      draft_threshold (0 = never; lossless for any value, it depends on q only); ``seed``, an int or a
+      torch.Generator for the whole batch, or one int per row (row b's tokens then depend on its own
+      seed and prompt only, not on the rest of the batch); ``eos_token_id``, a row stops after emitting
+      it; ``vocab_size``, the shared vocabulary when the two models' logits are padded to different
       widths (``models.shared_vocab_size``);
-    * ``draft_threshold``: a model draft stops a row's draft before position i when
-      max_x q_i(x) < draft_threshold (0 = never; lossless for any value, it depends on q only);
-    * ``accept_reject``: the accept/reject step: token by token (the default) or
-      ``block_verify.block_accept_reject`` (Sun et al. 2024, the block judged jointly; as lossless, more
-      tokens per round); tests inject the negative controls of ``specmath.lm.lossy_controls`` here;
+    * ``accept_reject``: an accept/reject step in place of the one ``verify`` names: the tests inject
+      the negative controls of ``specmath.lm.lossy_controls`` here;
     * ``progress``: a progress bar; ``profile``: fill ``Generation.profile`` with seconds per part
       (``PROFILE_PARTS``).
     """
     check_integer(max_new_tokens, "max_new_tokens", min_value=1)
+    if not isinstance(options, DecodeOptions):
+        raise InvalidArgument(f"options must be a DecodeOptions, got {type(options).__name__}")
+    gamma, sampling, vocab_size, eos_token_id = options.gamma, options.sampling, options.vocab_size, options.eos_token_id
     gamma_at = _gamma_schedule(gamma)
-    check_probability(draft_threshold, "draft_threshold (a bound on max_x q(x))")
+    accept_reject = options.accept_reject if accept_reject is None else accept_reject
     if isinstance(draft, torch.nn.Module):
         draft = ModelDraft(draft, vocab_size)
     if not isinstance(draft, Draft):
@@ -97,7 +95,7 @@ def speculative_generate(
     B = len(tokens)
     watch = Stopwatch(device_of(target), PROFILE_PARTS, enabled=profile)
     cache = RowCache(target, B, vocab_size)
-    draws = Draws.from_seed(seed, B, cache.device)
+    draws = Draws.from_seed(options.seed, B, cache.device)
     draft.start(tokens, cache.device, vocab)
     if any(len(t) > 1 for t in tokens):
         cache.prefill([t[:-1] for t in tokens])  # all but the last prompt token
@@ -111,7 +109,7 @@ def speculative_generate(
     bar = tqdm(total=max_new_tokens, disable=not progress, desc="speculative", leave=False)
     while not all(finished):
         before = draft.forwards
-        proposal = draft.propose(tokens, gamma_at(out.rounds), sampling, draws, confidence_threshold=draft_threshold)
+        proposal = draft.propose(tokens, gamma_at(out.rounds), sampling, draws, confidence_threshold=options.draft_threshold)
         watch.lap("draft")
         # the target sees its pending token followed by row b's n_b drafts: (B, 1 + g), row b uses 1 + n_b
         full = min(proposal.lengths) == proposal.width

@@ -50,14 +50,15 @@ def draw_histogram(ax, check, draft_law=None, tokenizer=None, top: int = 12) -> 
     labels = [_label(tokenizer, r[0]) for r in rows[:-1]] + ["other"]
     ax.set_xticks(list(xs), labels, rotation=60, fontsize=8)
     ax.set_ylabel("probability")
-    ax.set_title(f"{check.what}: G={check.statistic:.1f} (dof {check.dof}), p={check.p_value:.3f}, "
-                 f"TV={check.tv:.3f} (detectable {check.detectable_tv:.3f})", fontsize=9)
+    ax.set_title(f"{check.name}: G={check.statistic:.1f} (dof {check.dof}), p={check.p_value:.3f}, "
+                 f"TV={check.measured_tv:.3f} (detectable {check.detectable_tv:.3f})", fontsize=9)
     ax.legend(fontsize=8)
 
 
 @figure("lm_first_token_histogram.png")
 def plot_lm_first_token_histogram(n: int = 6000, gamma: int = 4):
     """Bundled pair: N speculative first tokens vs the exact target law, with the draft law beside."""
+    from specmath.lm.decode_options import DecodeOptions
     from specmath.lm.histogram import first_token_law, histogram_check, sample_prefixes, two_token_law
     from specmath.lm.pairs import load_named_pair
     from specmath.sampling_options import SamplingOptions
@@ -65,7 +66,8 @@ def plot_lm_first_token_histogram(n: int = 6000, gamma: int = 4):
     pair = load_named_pair("bundled")
     prompt = pair.tokenizer(PROMPT, add_special_tokens=False)["input_ids"]
     sampling = SamplingOptions(top_k=20)
-    samples = sample_prefixes(pair.target, pair.draft, prompt, n, 2, gamma=gamma, sampling=sampling, seed=SEED, batch_size=n)
+    samples = sample_prefixes(pair.target, pair.draft, prompt, n, 2, DecodeOptions(gamma=gamma, sampling=sampling, seed=SEED),
+                              batch_size=n)
     first = histogram_check("first token", [s[0] for s in samples], first_token_law(pair.target, prompt, sampling))
     two = histogram_check("first two tokens", samples, two_token_law(pair.target, prompt, sampling))
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
@@ -79,11 +81,12 @@ def plot_lm_first_token_histogram(n: int = 6000, gamma: int = 4):
 @figure("lm_acceptance_by_position.png")
 def plot_lm_acceptance_by_position(gamma: int = 6, tokens: int = 40):
     """Bundled pair: P(draft position i accepted | positions before it accepted), and alpha."""
+    from specmath.lm.decode_options import DecodeOptions
     from specmath.lm.pairs import load_named_pair
     from specmath.lm.speculative_decode import speculative_generate
 
     pair = load_named_pair("bundled")
-    out = speculative_generate(pair.target, pair.draft, pair.prompts * 4, tokens, gamma=gamma, seed=SEED)
+    out = speculative_generate(pair.target, pair.draft, pair.prompts * 4, tokens, DecodeOptions(gamma=gamma, seed=SEED))
     rates = out.acceptance_by_position
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     ax.bar(range(1, gamma + 1), rates, label="measured acceptance at position i")
@@ -101,7 +104,7 @@ def plot_lm_acceptance_by_position(gamma: int = 6, tokens: int = 40):
 def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48, prompts: int = 4):
     """Bundled pair on this machine: measured k(gamma), and the measured-cost speedup model vs measured speedups.
 
-    Every number comes from ``specmath.lm.bench.bench_pair``: one run with ``gamma="auto"`` gives the
+    Every number comes from ``specmath.lm.bench.bench_pair``: one run with ``calibrate_gamma=True`` gives the
     calibration (alpha_i from a run at gamma 8, the costs for gamma 1..8) and the prefill, then one run
     per gamma in ``gammas`` gives a measured speedup and the model at that run's own acceptance.
     Left: k(gamma) = target pass over gamma + 1 tokens / over 1 token (timed in a round, and alone),
@@ -112,16 +115,18 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48, prompts: int = 4):
 
     from specmath.lm.bench import bench_pair
     from specmath.lm.cost_measure import GAMMAS
+    from specmath.lm.decode_options import DecodeOptions
     from specmath.lm.pairs import load_named_pair
     from specmath.theory import RoundCosts, cost_model_speedup
 
     pair = load_named_pair("bundled")
     chosen = pair.prompts[:prompts]
 
-    def bench(gamma):
-        return bench_pair(pair, prompts=chosen, max_new_tokens=tokens, gamma=gamma, seed=SEED, hf=False, progress=False)
+    def bench(gamma: int | None):
+        options = DecodeOptions(gamma=gamma or DecodeOptions.gamma, seed=SEED)
+        return bench_pair(pair, chosen, tokens, options, calibrate_gamma=gamma is None, hf=False, progress=False)
 
-    auto = bench("auto")
+    auto = bench(None)
     calibration, prefill, draft_prefill = auto.calibration, auto.model.prefill, auto.model.draft_prefill
     costs = calibration.costs
     # plain and speculative interleaved per prompt inside each run, so a change of machine load hits both alike;

@@ -4,7 +4,7 @@ Notation: p = target law, q = draft law, gamma = the most draft tokens per round
 alpha = sum_x min(p(x), q(x)).
 
 * ``confidence-stop``: the draft stops before position i when max_x q_i(x) < threshold
-  (``specmath.speculative.confidence_stop``; ``speculative_generate(draft_threshold=...)``);
+  (``specmath.speculative.confidence_stop``; ``DecodeOptions(draft_threshold=...)``);
 * ``lookup-adaptive``: prompt lookup proposes only what its latest n-gram match offers, none
   without a match (``specmath.speculative.lookup_round``; ``PromptLookupDraft``).
 

@@ -4,7 +4,7 @@ Notation: p = target law, q = draft law, gamma = the most draft tokens per round
 alpha = sum_x min(p(x), q(x)).
 
 Adaptive drafting (Leviathan et al. 2023 section 3.4 on choosing gamma; HF's
-``assistant_confidence_threshold``; ``specmath.lm`` ``speculative_generate(draft_threshold=t)``):
+``assistant_confidence_threshold``; ``specmath.lm`` ``DecodeOptions(draft_threshold=t)``):
 
 1. for i = 1..gamma: compute q_i = q(. | prefix x_1..x_{i-1}); if max_x q_i(x) < t, stop drafting;
    else draw x_i ~ q_i;

@@ -21,6 +21,7 @@ from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 from specmath.laws import Law  # noqa: E402
 from specmath.lm.accept_reject import AcceptReject, accept_reject  # noqa: E402
 from specmath.lm.block_verify import block_accept_reject, block_stop_probabilities, expected_accepted  # noqa: E402
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import PromptLookupDraft  # noqa: E402
 from specmath.lm.generation import Draws  # noqa: E402
 from specmath.lm.histogram import histogram_check, sample_prefixes  # noqa: E402
@@ -180,12 +181,12 @@ def test_block_verified_runs_sample_the_exact_three_token_law_and_a_lossy_contro
     draft = PromptLookupDraft() if kind == "lookup" else model
     prompt = [1, 2, 3, 1, 2, 4, 1] if kind == "lookup" else [1, 2, 3]
     law = _three_token_law(target, prompt)
-    kw = dict(gamma=3, sampling=SamplingOptions(), batch_size=N)
-    good = sample_prefixes(target, draft, prompt, N, 3, seed=0, accept_reject=block_accept_reject, **kw)
+    block = DecodeOptions(gamma=3, verify="block")
+    good = sample_prefixes(target, draft, prompt, N, 3, block, batch_size=N)
     check = histogram_check("first three tokens", good, law)
     assert check.detectable_tv < 0.06, f"N too small: detects only TV >= {check.detectable_tv:.3f}"
     assert check.p_value > 1e-6, f"G={check.statistic:.1f} p={check.p_value:.2e}"
-    bad = sample_prefixes(target, draft, prompt, N, 3, seed=1, accept_reject=_with_law_p, **kw)
+    bad = sample_prefixes(target, draft, prompt, N, 3, block.replace(seed=1), accept_reject=_with_law_p, batch_size=N)
     assert histogram_check("control", bad, law).p_value < 1e-6, "the lossy control was not detected"
 
 
@@ -199,7 +200,7 @@ def test_block_verification_accepts_more_than_token_wise_on_the_same_paths(world
         seen.append((p, q, drafts))
         return accept_reject(p, q, drafts, generator, lengths)
 
-    speculative_generate(target, draft, [[1, 2, 3]] * 4000, 1, gamma=4, sampling=SamplingOptions(), seed=0, accept_reject=recording)
+    speculative_generate(target, draft, [[1, 2, 3]] * 4000, 1, DecodeOptions(gamma=4), accept_reject=recording)
     (p, q, drafts), = seen  # one round: every row emits at least its one token
     token_wise, block = expected_accepted(p, q, drafts)
     gain = block - token_wise
@@ -210,8 +211,8 @@ def test_greedy_block_verified_decoding_equals_plain_greedy(world):
     """T = 0: p is one-hot, every weight is 0 or 1, and the output is the target's argmax chain."""
     target, draft = world
     prompts = [[1, 2, 3], [4, 0, 5, 1]]
-    plain = plain_generate(target, prompts, 12, sampling=SamplingOptions(0.0), seed=0)
-    spec = speculative_generate(target, draft, prompts, 12, gamma=3, sampling=SamplingOptions(0.0), seed=0, accept_reject=block_accept_reject)
+    plain = plain_generate(target, prompts, 12, DecodeOptions(sampling=SamplingOptions(0.0), seed=0))
+    spec = speculative_generate(target, draft, prompts, 12, DecodeOptions(gamma=3, sampling=SamplingOptions(0.0), seed=0, verify="block"))
     assert spec.tokens == plain.tokens
 
 
@@ -220,7 +221,7 @@ def test_bench_pair_runs_the_named_verifier_everywhere_a_round_runs(world, monke
     from lm_tiny import tiny_pair
 
     from specmath.lm import block_verify
-    from specmath.lm.bench import DecodeOptions, bench_pair
+    from specmath.lm.bench import bench_pair
     from specmath.lm.drafts import ModelDraft
 
     target, model = world
@@ -232,8 +233,8 @@ def test_bench_pair_runs_the_named_verifier_everywhere_a_round_runs(world, monke
         return block_accept_reject(*args, **kwargs)
 
     monkeypatch.setitem(block_verify.VERIFIERS, "block", counting)
-    r = bench_pair(pair, max_new_tokens=8, gamma="auto", sampling=SamplingOptions(0.0), progress=False, hf=False,
-                   options=DecodeOptions(verify="block")).to_json()
+    r = bench_pair(pair, None, 8, DecodeOptions(sampling=SamplingOptions(0.0), verify="block"), calibrate_gamma=True,
+                   progress=False, hf=False).to_json()
     assert r["verify"] == "block" and r["decode_options"] == {}
     assert r["new_tokens"]["plain"] == r["new_tokens"]["speculative"] == 8  # greedy: the same tokens
     assert len(calls) > 10  # calibration run, warm-up, timed run, o_round repeats

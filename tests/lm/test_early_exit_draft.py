@@ -12,6 +12,7 @@ pytest.importorskip("transformers")
 
 from lm_tiny import assert_first_tokens_follow, tiny_llama  # noqa: E402
 
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import ModelDraft  # noqa: E402
 from specmath.lm.early_exit_draft import (  # noqa: E402
     TruncatedHead,
@@ -114,5 +115,5 @@ def test_speculative_decoding_with_a_truncated_draft_samples_the_target_law(targ
     law1, law2 = first_token_law(target, prompt, SamplingOptions()), two_token_law(target, prompt, SamplingOptions())
     outside = sum(law1[x] for x in range(VOCAB) if x not in set(KEPT.tolist()))
     assert outside > 0.05, f"the test needs target mass outside the kept ids, got {outside:.3f}"
-    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, gamma=3, sampling=SamplingOptions(), seed=0, batch_size=3000)
+    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, DecodeOptions(gamma=3, sampling=SamplingOptions(), seed=0), batch_size=3000)
     assert_first_tokens_follow(samples, law1, law2, 0.15)

@@ -14,6 +14,7 @@ from lm_tiny import assert_first_tokens_follow, noisy_copy, tiny_llama, tiny_pai
 
 from specmath.lm.bench import bench_pair  # noqa: E402
 from specmath.lm.cache import RowCache  # noqa: E402
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import ModelDraft  # noqa: E402
 from specmath.lm.histogram import first_token_law, sample_prefixes, two_token_law  # noqa: E402
 from specmath.lm.lean_llama import LeanLlama, hf_model, lean_unsupported  # noqa: E402
@@ -97,7 +98,7 @@ def test_a_lean_draft_samples_the_target_law_exactly():
     draft = LeanLlama(noisy_copy(target, 0.3, 5))
     prompt = [1, 5, 9, 2]
     law1, law2 = first_token_law(target, prompt, SamplingOptions()), two_token_law(target, prompt, SamplingOptions())
-    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, gamma=3, sampling=SamplingOptions(), seed=0, batch_size=3000)
+    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, DecodeOptions(gamma=3, sampling=SamplingOptions(), seed=0), batch_size=3000)
     assert_first_tokens_follow(samples, law1, law2, 0.2)
 
 
@@ -106,10 +107,10 @@ def test_greedy_decoding_with_lean_target_and_draft_equals_hf_plain_greedy():
     target = tiny_llama(6, sharpness=20.0).double()
     draft = noisy_copy(target, 0.2, 1)
     prompts = [[3, 1, 4, 1, 5], [2, 7, 1]]
-    reference = plain_generate(target, prompts, 20, sampling=SamplingOptions(0.0), seed=0).tokens
+    reference = plain_generate(target, prompts, 20, DecodeOptions(sampling=SamplingOptions(0.0), seed=0)).tokens
     lean_target = LeanLlama(target)
-    assert plain_generate(lean_target, prompts, 20, sampling=SamplingOptions(0.0), seed=0).tokens == reference
-    spec = speculative_generate(lean_target, ModelDraft(LeanLlama(draft)), prompts, 20, gamma=3, sampling=SamplingOptions(0.0), seed=0)
+    assert plain_generate(lean_target, prompts, 20, DecodeOptions(sampling=SamplingOptions(0.0), seed=0)).tokens == reference
+    spec = speculative_generate(lean_target, ModelDraft(LeanLlama(draft)), prompts, 20, DecodeOptions(gamma=3, sampling=SamplingOptions(0.0), seed=0))
     assert spec.tokens == reference
     assert spec.rounds < 20  # the draft was accepted at least once
 
@@ -133,7 +134,7 @@ def test_packing_a_lean_model_packs_its_stacked_and_shared_projections_once():
 def test_bench_runs_hf_on_the_models_as_loaded():
     target = tiny_llama(8, sharpness=5.0)
     draft = ModelDraft(LeanLlama(noisy_copy(target, 0.2, 2)))
-    r = bench_pair(tiny_pair(LeanLlama(target), draft), max_new_tokens=8, gamma=2, progress=False)
+    r = bench_pair(tiny_pair(LeanLlama(target), draft), None, 8, DecodeOptions(gamma=2), progress=False)
     assert r.tokens_per_s.hf_assisted > 0 and r.new_tokens.hf_assisted == 8
 
 

@@ -16,6 +16,7 @@ pytest.importorskip("transformers")
 
 from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import (
     ModelDraft,  # noqa: E402
     PromptLookupDraft,  # noqa: E402
@@ -47,10 +48,11 @@ def test_adaptive_draft_lengths_sample_the_exact_target_law_and_the_control_does
         # stop or go depending on the sampled tokens (rows of one batch then propose different lengths)
         q1 = warped_probs(model_draft(input_ids=torch.tensor([prompt])).logits[0, -1], SamplingOptions())
         threshold = 0.99 * float(q1.max())
-    kw = dict(gamma=3, sampling=SamplingOptions(), batch_size=N, draft_threshold=threshold)
+    options = DecodeOptions(gamma=3, draft_threshold=threshold)
     law1, law2 = first_token_law(target, prompt, SamplingOptions()), two_token_law(target, prompt, SamplingOptions())
-    good = sample_prefixes(target, draft, prompt, N, 2, seed=0, **kw)
-    bad = sample_prefixes(target, draft, prompt, N, 2, seed=1, accept_reject=residual_softmax_accept_reject, **kw)
+    good = sample_prefixes(target, draft, prompt, N, 2, options, batch_size=N)
+    bad = sample_prefixes(target, draft, prompt, N, 2, options.replace(seed=1), accept_reject=residual_softmax_accept_reject,
+                          batch_size=N)
     if kind == "confidence-stop":
         probe = ModelDraft(model_draft)
         probe.start([prompt] * 200, torch.device("cpu"), 16)

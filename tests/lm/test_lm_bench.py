@@ -15,6 +15,7 @@ from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
 from specmath.lm.histogram import lossless_report  # noqa: E402
 from specmath.lm.measured_costs import Costs  # noqa: E402
 from specmath.sampling_options import SamplingOptions  # noqa: E402
+from specmath.settings import AuditSettings  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
 
@@ -32,11 +33,11 @@ def test_bench_skips_hf_where_it_has_no_counterpart_and_says_so_with_none():
         probs, ids = torch.softmax(torch.randn(30, 48, generator=g), -1).topk(8, -1)
         rows.append((tokens, 2, ids, probs))
     table = build_ngram_table(rows, order=1, keep=8, min_count=1)
-    alone = bench_pair(tiny_pair(target, NgramDraft(table)), max_new_tokens=8, gamma=2, progress=False)
+    alone = bench_pair(tiny_pair(target, NgramDraft(table)), None, 8, DecodeOptions(gamma=2), progress=False)
     assert alone.tokens_per_s.hf_assisted is None and alone.speedup_vs_hf_assisted is None
     assert alone.to_json()["new_tokens"]["hf_assisted"] == 0
-    both = bench_pair(tiny_pair(target, LookupNgramDraft(PromptLookupDraft(), NgramDraft(table))), prompts=[[1, 2, 3, 1, 2]],
-                      max_new_tokens=8, gamma=2, progress=False)
+    both = bench_pair(tiny_pair(target, LookupNgramDraft(PromptLookupDraft(), NgramDraft(table))), [[1, 2, 3, 1, 2]], 8,
+                      DecodeOptions(gamma=2), progress=False)
     assert both.tokens_per_s.hf_assisted > 0 and both.speedup_vs_hf_assisted > 0
 
 
@@ -44,7 +45,7 @@ def test_bench_skips_hf_where_it_has_no_counterpart_and_says_so_with_none():
 def test_bench_measures_plain_speculative_and_hf_assisted_on_the_same_pair(lookup):
     target = tiny_llama(0, sharpness=4.0)
     draft = PromptLookupDraft() if lookup else ModelDraft(noisy_copy(target, 0.3, 1))
-    r = bench_pair(tiny_pair(target, draft), prompts=[[1, 2, 3, 1, 2], [5, 6]], max_new_tokens=12, gamma=3, progress=False)
+    r = bench_pair(tiny_pair(target, draft), [[1, 2, 3, 1, 2], [5, 6]], 12, DecodeOptions(gamma=3), progress=False)
     rates = r.to_json()["tokens_per_s"]
     assert set(rates) == {"plain", "speculative", "hf_assisted"}
     assert all(v > 0 for v in rates.values())
@@ -62,10 +63,13 @@ def test_bench_stops_every_decoder_at_eos_and_takes_decoder_options():
     target = tiny_llama(0, sharpness=4.0)
     pair = tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1)))
     pair.eos_token_id = 7
-    r = bench_pair(pair, max_new_tokens=40, gamma=2, sampling=SamplingOptions(0), progress=False, hf=False,
-                   options=DecodeOptions(draft_threshold=0.25))
-    assert r.to_json()["decode_options"] == {"draft_threshold": 0.25}
+    r = bench_pair(pair, None, 40, DecodeOptions(gamma=2, sampling=SamplingOptions(0), draft_threshold=0.25),
+                   progress=False, hf=False)
+    data = r.to_json()
+    assert data["decode_options"] == {"draft_threshold": 0.25}  # gamma, verify, sampling have keys of their own
+    assert (data["gamma"], data["verify"], data["sampling"]["temperature"]) == (2, "token", 0.0)
     assert DecodeOptions().to_json() == {}  # only options that differ from their defaults
+    assert DecodeOptions(seed=3, eos_token_id=7, vocab_size=30).to_json() == {"seed": 3}  # eos and vocabulary: the pair's
     assert 1 <= r.new_tokens.plain <= 40
     # greedy: plain and speculative emit the same tokens, so they stop at the same eos
     assert r.new_tokens.plain == r.new_tokens.speculative
@@ -80,12 +84,15 @@ def test_measured_costs_give_k_for_each_gamma_and_gamma_auto_picks_the_model_opt
     assert all(costs.k(g) > 0 and costs.c(g) > 0 for g in GAMMAS)
     calibration = choose_gamma(pair, [1, 2, 3, 4], context=20, tokens=12)
     assert calibration.gamma in GAMMAS and calibration.scores[calibration.gamma] == max(calibration.scores.values())
-    r = bench_pair(pair, max_new_tokens=8, gamma="auto", progress=False, hf=False)
+    r = bench_pair(pair, None, 8, calibrate_gamma=True, progress=False, hf=False)
     assert r.gamma in GAMMAS and r.to_json()["gamma_calibration"]["acceptance_by_position"]
-    with pytest.raises(InvalidArgument, match="gamma"):
-        bench_pair(pair, max_new_tokens=8, gamma=0, progress=False, hf=False)
+    assert r.options.gamma == r.gamma == r.to_json()["gamma"]
+    with pytest.raises(InvalidArgument, match="the bench takes an int"):
+        bench_pair(pair, None, 8, DecodeOptions(gamma=lambda r: 2), progress=False, hf=False)
+    with pytest.raises(InvalidArgument, match="options.seed .* must be an int >= 0"):
+        bench_pair(pair, None, 8, DecodeOptions(seed=[1, 2]), progress=False, hf=False)
     with pytest.raises(InvalidArgument, match="max_new_tokens"):
-        bench_pair(pair, max_new_tokens=0, progress=False, hf=False)
+        bench_pair(pair, None, 0, progress=False, hf=False)
 
 
 def test_the_mid_run_cache_length_is_the_mean_prompt_plus_half_the_new_tokens():
@@ -98,13 +105,19 @@ def test_histograms_match_the_exact_law_and_the_lossy_control_is_rejected():
     token) with probability 0.99; the residual-softmax control must be rejected (p < 1e-6) at the same N."""
     target = tiny_llama(0, vocab_size=16, sharpness=6.0)
     draft = noisy_copy(target, 0.5, 1)
-    report = lossless_report(target, draft, [1, 2, 3], n=3000, gamma=3, sampling=SamplingOptions(), batch_size=3000)
+    report = lossless_report(target, draft, [1, 2, 3], DecodeOptions(gamma=3), settings=AuditSettings(n=3000),
+                             batch_size=3000)
     for key in ("first_token", "first_two_tokens"):
         check = report[key]
         assert check.p_value > 1e-6, f"{key}: G={check.statistic:.1f} p={check.p_value:.2e}, power TV {check.detectable_tv:.3f}"
+        assert check.passed and check.level == 1e-6 and check.power == 0.99 and check.n == 3000
         assert check.detectable_tv < 0.15
     for key in ("negative_control_first_token", "negative_control_first_two_tokens"):
         assert report[key].p_value < 1e-6, f"{key}: the lossy rule was not detected (p={report[key].p_value:.2e})"
+        assert report[key].rejects
+    data = report["first_token"].to_json()
+    assert list(data) == ["what", "n", "G", "dof", "p_value", "tv", "tv_upper_99", "detectable_tv_at_1e-6_power_0.99"]
+    assert data["what"] == "first token" and data["tv"] <= data["tv_upper_99"]
 
 
 def test_bench_command_is_registered_and_lazy():
@@ -149,8 +162,7 @@ def test_the_model_counts_a_confidence_stop_as_a_shorter_round():
     """With a stop threshold rounds propose fewer drafts: the model's tokens per round is the measured one."""
     target = tiny_llama(0, sharpness=4.0)
     pair = tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1)))
-    r = bench_pair(pair, prompts=[[1, 2, 3, 1, 2]], max_new_tokens=24, gamma=4, progress=False, hf=False,
-                   options=DecodeOptions(draft_threshold=0.6))
+    r = bench_pair(pair, [[1, 2, 3, 1, 2]], 24, DecodeOptions(gamma=4, draft_threshold=0.6), progress=False, hf=False)
     assert r.drafts_per_round < 4, "the threshold should stop some rounds early on this pair"
     assert sum(r.rounds_by_width[:4]) > 0 and len(r.rounds_by_width) == 5
     assert abs(r.predicted_tokens_per_round - r.mean_tokens_per_round) < 1e-9
@@ -158,9 +170,9 @@ def test_the_model_counts_a_confidence_stop_as_a_shorter_round():
 
 def test_the_bench_profiles_the_rounds_when_asked():
     target = tiny_llama(0, sharpness=4.0)
-    r = bench_pair(tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1))), max_new_tokens=8, gamma=2, progress=False,
-                   hf=False, profile=True)
+    r = bench_pair(tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1))), None, 8, DecodeOptions(gamma=2),
+                   progress=False, hf=False, profile=True)
     profile = r.to_json()["profile"]
     assert profile["rounds"] >= 1 and set(profile["ms_per_round"]) == {"draft", "target", "accept_reject", "cache", "other"}
-    assert "profile" not in bench_pair(tiny_pair(target, PromptLookupDraft()), max_new_tokens=4, gamma=2, progress=False,
-                                       hf=False).to_json()
+    assert "profile" not in bench_pair(tiny_pair(target, PromptLookupDraft()), None, 4, DecodeOptions(gamma=2),
+                                       progress=False, hf=False).to_json()

@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 
 from specmath.lm.cache import RowCache  # noqa: E402
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import PromptLookupDraft  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
@@ -64,29 +65,29 @@ def test_a_hole_free_rollback_to_one_count_is_a_crop_and_holes_come_back_when_co
 
 def test_greedy_speculative_equals_greedy_plain_for_a_batch_with_different_acceptances(pair):
     target, draft = pair
-    reference = [plain_generate(target, [p], 24, sampling=GREEDY).tokens[0] for p in PROMPTS]
-    assert plain_generate(target, PROMPTS, 24, sampling=GREEDY).tokens == reference
+    reference = [plain_generate(target, [p], 24, DecodeOptions(sampling=GREEDY)).tokens[0] for p in PROMPTS]
+    assert plain_generate(target, PROMPTS, 24, DecodeOptions(sampling=GREEDY)).tokens == reference
     for gamma in (1, 3, 5):
-        out = speculative_generate(target, draft, PROMPTS, 24, gamma=gamma, sampling=GREEDY)
+        out = speculative_generate(target, draft, PROMPTS, 24, DecodeOptions(gamma=gamma, sampling=GREEDY))
         assert out.tokens == reference, f"gamma={gamma}"
         # rows accepted different numbers of drafts in the same rounds
         assert sum(1 for c in out.accepted_hist if c) >= 2, out.accepted_hist
-    lookup = speculative_generate(target, PromptLookupDraft(), PROMPTS, 24, gamma=3, sampling=GREEDY)
+    lookup = speculative_generate(target, PromptLookupDraft(), PROMPTS, 24, DecodeOptions(gamma=3, sampling=GREEDY))
     assert lookup.tokens == reference
 
 
 def test_same_seed_gives_same_tokens_and_another_seed_other_tokens(pair):
     target, draft = pair
-    a = speculative_generate(target, draft, PROMPTS, 16, gamma=3, seed=5).tokens
-    b = speculative_generate(target, draft, PROMPTS, 16, gamma=3, seed=5).tokens
-    c = speculative_generate(target, draft, PROMPTS, 16, gamma=3, seed=6).tokens
+    a = speculative_generate(target, draft, PROMPTS, 16, DecodeOptions(gamma=3, seed=5)).tokens
+    b = speculative_generate(target, draft, PROMPTS, 16, DecodeOptions(gamma=3, seed=5)).tokens
+    c = speculative_generate(target, draft, PROMPTS, 16, DecodeOptions(gamma=3, seed=6)).tokens
     assert a == b
     assert a != c
 
 
 def test_a_draft_equal_to_the_target_is_always_accepted(pair):
     target, _ = pair
-    out = speculative_generate(target, target, PROMPTS, 20, gamma=4, sampling=SamplingOptions(temperature=0.7, top_k=10))
+    out = speculative_generate(target, target, PROMPTS, 20, DecodeOptions(gamma=4, sampling=SamplingOptions(temperature=0.7, top_k=10)))
     # alpha = sum_x min(p, p) = 1: every round accepts all gamma drafts and adds the bonus. p (batched target
     # forward) and q (incremental draft forward) differ by ~1e-15 in float64, so a rejection has probability ~1e-13
     assert out.accepted_hist[:-1] == [0, 0, 0, 0]
@@ -96,24 +97,24 @@ def test_a_draft_equal_to_the_target_is_always_accepted(pair):
 
 def test_bfloat16_speculative_decoding_runs_and_is_reproducible(pair):
     target, draft = (m.to(torch.bfloat16) for m in (tiny_llama(0, sharpness=4.0), noisy_copy(tiny_llama(0, sharpness=4.0), 0.3, 1)))
-    a = speculative_generate(target, draft, PROMPTS, 12, gamma=3, seed=1)
-    b = speculative_generate(target, draft, PROMPTS, 12, gamma=3, seed=1)
+    a = speculative_generate(target, draft, PROMPTS, 12, DecodeOptions(gamma=3, seed=1))
+    b = speculative_generate(target, draft, PROMPTS, 12, DecodeOptions(gamma=3, seed=1))
     assert a.tokens == b.tokens and all(len(r) == 12 and all(0 <= t < 48 for t in r) for r in a.tokens)
 
 
 def test_eos_stops_a_row_right_after_it(pair):
     target, draft = pair
-    free = speculative_generate(target, draft, PROMPTS[:1], 12, gamma=3, sampling=GREEDY).tokens[0]
+    free = speculative_generate(target, draft, PROMPTS[:1], 12, DecodeOptions(gamma=3, sampling=GREEDY)).tokens[0]
     eos = free[4]
-    cut = speculative_generate(target, draft, PROMPTS[:1], 12, gamma=3, sampling=GREEDY, eos_token_id=eos).tokens[0]
+    cut = speculative_generate(target, draft, PROMPTS[:1], 12, DecodeOptions(gamma=3, sampling=GREEDY, eos_token_id=eos)).tokens[0]
     assert cut == free[: free.index(eos) + 1]
 
 
 def test_identical_prompts_share_one_prefill_and_sample_like_separate_prompts(pair):
     target, draft = pair
     same = [[3, 4, 5, 6]] * 3
-    shared = speculative_generate(target, draft, same, 10, gamma=3, sampling=GREEDY)
-    assert shared.tokens == [plain_generate(target, [[3, 4, 5, 6]], 10, sampling=GREEDY).tokens[0]] * 3
+    shared = speculative_generate(target, draft, same, 10, DecodeOptions(gamma=3, sampling=GREEDY))
+    assert shared.tokens == [plain_generate(target, [[3, 4, 5, 6]], 10, DecodeOptions(sampling=GREEDY)).tokens[0]] * 3
     # the shared prefill ran once for the batch: 1 prefill + one forward per round
     assert shared.target_forwards == shared.rounds + 1
 

@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 
 from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import Draft, ModelDraft, PromptLookupDraft, Proposal  # noqa: E402
 from specmath.lm.generation import Draws  # noqa: E402
 from specmath.lm.models import int8_draft, layer_skip_draft  # noqa: E402
@@ -54,8 +55,8 @@ def test_every_draft_implements_the_protocol_and_a_user_draft_plugs_in(pair64):
     for d in (ModelDraft(draft), PromptLookupDraft(), ModelDraft(layer_skip_draft(target, 1)),
               ModelDraft(int8_draft(tiny_llama(0)))):
         assert isinstance(d, Draft)
-    reference = plain_generate(target, PROMPTS, 12, sampling=GREEDY).tokens
-    assert speculative_generate(target, RepeatLastDraft(), PROMPTS, 12, sampling=GREEDY).tokens == reference
+    reference = plain_generate(target, PROMPTS, 12, DecodeOptions(sampling=GREEDY)).tokens
+    assert speculative_generate(target, RepeatLastDraft(), PROMPTS, 12, DecodeOptions(sampling=GREEDY)).tokens == reference
     with pytest.raises(ValueError, match="drafts.Draft"):
         speculative_generate(target, object(), PROMPTS, 4)
 
@@ -72,7 +73,7 @@ def test_prompt_lookup_proposes_only_what_a_match_offers_and_rows_differ_in_leng
 def test_rounds_without_a_match_are_single_target_steps(pair64):
     target, _ = pair64
     # no token repeats in the prompt: the first round has nothing to look up, so it feeds the target one token
-    out = speculative_generate(target, PromptLookupDraft(), [[1, 2, 3, 4]], 1, sampling=GREEDY, profile=True)
+    out = speculative_generate(target, PromptLookupDraft(), [[1, 2, 3, 4]], 1, DecodeOptions(sampling=GREEDY), profile=True)
     assert out.rounds == 1 and out.accepted_hist == [1, 0, 0, 0, 0] and out.position_reached == [0, 0, 0, 0]
 
 
@@ -80,19 +81,19 @@ def test_a_draft_never_confident_enough_turns_speculative_into_plain_decoding(pa
     target, draft = pair64
     # threshold 1: max_x q(x) < 1 for a softmax at T = 1, so every round proposes nothing: one plain step,
     # drawing exactly what plain decoding draws from the same generator (same forwards, same floats)
-    spec = speculative_generate(target, draft, PROMPTS, 10, seed=4, draft_threshold=1.0)
-    assert spec.tokens == plain_generate(target, PROMPTS, 10, seed=4).tokens
+    spec = speculative_generate(target, draft, PROMPTS, 10, DecodeOptions(seed=4, draft_threshold=1.0))
+    assert spec.tokens == plain_generate(target, PROMPTS, 10, DecodeOptions(seed=4)).tokens
     assert spec.rounds == 10 and spec.position_reached == [0, 0, 0, 0]
 
 
 def test_a_confidence_threshold_shortens_drafts_and_keeps_greedy_output(pair64):
     target, draft = pair64
     greedy_t1 = SamplingOptions(temperature=1.0, top_k=1)  # one-hot q: confidence 1, never stops
-    free = speculative_generate(target, draft, PROMPTS, 16, gamma=4, sampling=greedy_t1)
+    free = speculative_generate(target, draft, PROMPTS, 16, DecodeOptions(gamma=4, sampling=greedy_t1))
     sharp = SamplingOptions(temperature=0.5)
-    full = speculative_generate(target, draft, PROMPTS, 16, gamma=4, sampling=sharp, seed=2)
-    short = speculative_generate(target, draft, PROMPTS, 16, gamma=4, sampling=sharp, seed=2, draft_threshold=0.6)
-    assert free.tokens == plain_generate(target, PROMPTS, 16, sampling=GREEDY).tokens
+    full = speculative_generate(target, draft, PROMPTS, 16, DecodeOptions(gamma=4, sampling=sharp, seed=2))
+    short = speculative_generate(target, draft, PROMPTS, 16, DecodeOptions(gamma=4, sampling=sharp, seed=2, draft_threshold=0.6))
+    assert free.tokens == plain_generate(target, PROMPTS, 16, DecodeOptions(sampling=GREEDY)).tokens
     # rounds that stopped early send fewer positions to accept/reject
     assert sum(short.position_reached) / short.rounds < sum(full.position_reached) / full.rounds
     assert short.draft_forwards <= full.draft_forwards
@@ -101,41 +102,41 @@ def test_a_confidence_threshold_shortens_drafts_and_keeps_greedy_output(pair64):
 def test_gamma_may_change_from_round_to_round(pair64):
     target, draft = pair64
     schedule = [1, 3, 0, 2]
-    out = speculative_generate(target, draft, PROMPTS, 14, gamma=lambda r: schedule[r % 4], sampling=GREEDY)
-    assert out.tokens == plain_generate(target, PROMPTS, 14, sampling=GREEDY).tokens
+    out = speculative_generate(target, draft, PROMPTS, 14, DecodeOptions(gamma=lambda r: schedule[r % 4], sampling=GREEDY))
+    assert out.tokens == plain_generate(target, PROMPTS, 14, DecodeOptions(sampling=GREEDY)).tokens
     assert len(out.position_reached) == 3
     with pytest.raises(ValueError, match="gamma"):
-        speculative_generate(target, draft, PROMPTS, 4, gamma=lambda r: -1)
+        speculative_generate(target, draft, PROMPTS, 4, DecodeOptions(gamma=lambda r: -1))
 
 
 @pytest.mark.parametrize("make_draft", ["model", "lookup", "threshold"])
 def test_per_row_seeds_give_each_row_the_tokens_it_gets_alone(pair64, make_draft):
     target, draft = pair64
     seeds = [101, 202, 303, 404]
-    kw = {"sampling": SamplingOptions(temperature=0.8), "gamma": 3}
-    if make_draft == "threshold":
-        kw["draft_threshold"] = 0.3
+    options = DecodeOptions(gamma=3, sampling=SamplingOptions(temperature=0.8),
+                            draft_threshold=0.3 if make_draft == "threshold" else 0.0)
 
     def draft_for():
         return PromptLookupDraft() if make_draft == "lookup" else ModelDraft(draft)
 
-    batch = speculative_generate(target, draft_for(), PROMPTS, 12, seed=seeds, **kw).tokens
-    alone = [speculative_generate(target, draft_for(), [p], 12, seed=[s], **kw).tokens[0] for p, s in zip(PROMPTS, seeds, strict=True)]
+    batch = speculative_generate(target, draft_for(), PROMPTS, 12, options.replace(seed=seeds)).tokens
+    alone = [speculative_generate(target, draft_for(), [p], 12, options.replace(seed=[s])).tokens[0]
+             for p, s in zip(PROMPTS, seeds, strict=True)]
     assert batch == alone
     # and the batch order does not matter either
-    rev = speculative_generate(target, draft_for(), PROMPTS[::-1], 12, seed=seeds[::-1], **kw).tokens
+    rev = speculative_generate(target, draft_for(), PROMPTS[::-1], 12, options.replace(seed=seeds[::-1])).tokens
     assert rev[::-1] == batch
     # a single shared seed couples the rows: the same rows in another batch draw other tokens
-    shared = speculative_generate(target, draft_for(), PROMPTS, 12, seed=101, **kw).tokens
+    shared = speculative_generate(target, draft_for(), PROMPTS, 12, options.replace(seed=101)).tokens
     assert shared != batch
 
 
 def test_plain_decoding_takes_per_row_seeds_too(pair64):
     target, _ = pair64
-    batch = plain_generate(target, PROMPTS, 8, seed=[1, 2, 3, 4]).tokens
-    assert batch == [plain_generate(target, [p], 8, seed=[s]).tokens[0] for p, s in zip(PROMPTS, [1, 2, 3, 4], strict=True)]
+    batch = plain_generate(target, PROMPTS, 8, DecodeOptions(seed=[1, 2, 3, 4])).tokens
+    assert batch == [plain_generate(target, [p], 8, DecodeOptions(seed=[s])).tokens[0] for p, s in zip(PROMPTS, [1, 2, 3, 4], strict=True)]
     with pytest.raises(ValueError, match="one seed per row"):
-        plain_generate(target, PROMPTS, 8, seed=[1, 2])
+        plain_generate(target, PROMPTS, 8, DecodeOptions(seed=[1, 2]))
 
 
 def test_profile_splits_the_rounds_into_their_parts(pair64):
@@ -174,9 +175,9 @@ def test_nan_logits_in_a_later_round_raise_a_value_error(pair64, greedy):
     # forward 1 is the prefill, 2 the first round (checked in full), 4 a later round (the flag on the device);
     # greedy argmax of NaN would silently give a token: the flag catches it
     with pytest.raises(ValueError, match="NaN|invalid"):
-        speculative_generate(NaNOnForward(target, 4), draft, PROMPTS, 30, sampling=sampling)
+        speculative_generate(NaNOnForward(target, 4), draft, PROMPTS, 30, DecodeOptions(sampling=sampling))
     with pytest.raises(ValueError, match="NaN|invalid"):
-        plain_generate(NaNOnForward(target, 4), PROMPTS, 30, sampling=sampling)
+        plain_generate(NaNOnForward(target, 4), PROMPTS, 30, DecodeOptions(sampling=sampling))
 
 
 def test_greedy_speculative_equals_greedy_plain_on_the_bundled_pair():
@@ -185,8 +186,8 @@ def test_greedy_speculative_equals_greedy_plain_on_the_bundled_pair():
     # float64 (see the module docstring): the argmax of a batched and of a single-token forward agree
     target, draft, tokenizer = load_bundled_pair(dtype=torch.float64)
     prompts = [tokenizer.encode(t) for t in ("the Program", "def main(", "In 1990 the")]
-    reference = plain_generate(target, prompts, 32, sampling=GREEDY).tokens
-    for d, kw in ((draft, {}), (draft, {"draft_threshold": 0.5}), (PromptLookupDraft(), {})):
-        out = speculative_generate(target, d, prompts, 32, gamma=4, sampling=GREEDY, **kw)
+    reference = plain_generate(target, prompts, 32, DecodeOptions(sampling=GREEDY)).tokens
+    for d, threshold in ((draft, 0.0), (draft, 0.5), (PromptLookupDraft(), 0.0)):
+        out = speculative_generate(target, d, prompts, 32, DecodeOptions(gamma=4, sampling=GREEDY, draft_threshold=threshold))
         assert out.tokens == reference
     assert out.rounds < 32  # lookup accepted something: not a plain run in disguise

@@ -12,6 +12,7 @@ pytest.importorskip("transformers")
 from lm_tiny import tiny_llama  # noqa: E402
 
 from specmath.laws import Law  # noqa: E402
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.models import layer_skip_draft, shared_vocab_size  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
@@ -56,26 +57,33 @@ def test_mismatched_vocabularies_are_an_error_and_padded_ones_use_the_tokenizer_
         shared_vocab_size(target, padded, FakeTokenizer(45))
     vocab = shared_vocab_size(target, padded, FakeTokenizer(36))
     assert vocab == 36
-    out = speculative_generate(target, padded, [[1, 2], [3]], 30, gamma=3, vocab_size=vocab, seed=3)
+    out = speculative_generate(target, padded, [[1, 2], [3]], 30, DecodeOptions(gamma=3, seed=3, vocab_size=vocab))
     assert all(0 <= t < 36 for row in out.tokens for t in row), "a padding id was emitted"
     # greedy on the shared vocabulary equals greedy plain decoding restricted to it
     greedy = SamplingOptions(temperature=0)
-    assert speculative_generate(target, padded, [[1, 2]], 12, gamma=3, sampling=greedy, vocab_size=36).tokens == \
-        plain_generate(target, [[1, 2]], 12, sampling=greedy, vocab_size=36).tokens
+    assert speculative_generate(target, padded, [[1, 2]], 12, DecodeOptions(gamma=3, sampling=greedy, vocab_size=36)).tokens == \
+        plain_generate(target, [[1, 2]], 12, DecodeOptions(sampling=greedy, vocab_size=36)).tokens
 
 
 def test_bad_arguments_name_the_problem(target):
     cases = [
         (dict(prompts=[[]]), "prompt 0 is empty"),
         (dict(prompts=[[1, 99]]), "outside the vocabulary"),
-        (dict(gamma=0), "gamma"),
         (dict(max_new_tokens=0), "max_new_tokens"),
-        (dict(seed="seven"), "seed .* must be an int >= 0"),
+        (dict(options={"gamma": 2}), "options must be a DecodeOptions, got dict"),
     ]
     for kwargs, message in cases:
-        args = dict(prompts=[[1, 2]], max_new_tokens=4, gamma=2) | kwargs
+        args = dict(prompts=[[1, 2]], max_new_tokens=4, options=DecodeOptions(gamma=2)) | kwargs
         with pytest.raises(ValueError, match=message):
             speculative_generate(target, target, **args)
+    options = [(dict(gamma=0), "gamma"), (dict(seed="seven"), "seed must be an int >= 0"),
+               (dict(verify="tree"), "unknown verifier 'tree'"), (dict(draft_threshold=2), "draft_threshold"),
+               (dict(sampling={"top_k": 2}), "sampling must be a SamplingOptions")]
+    for kwargs, message in options:
+        with pytest.raises(ValueError, match=message):
+            DecodeOptions(**kwargs)
+    with pytest.raises(ValueError, match="unknown decode option 'gama' \\(did you mean 'gamma'\\?\\)"):
+        DecodeOptions().replace(gama=3)
     for kwargs, message in [(dict(temperature=-1), "temperature"), (dict(top_k=0), "top_k"), (dict(top_p=0.0), "top_p")]:
         with pytest.raises(ValueError, match=message):
             SamplingOptions(**kwargs)
@@ -100,5 +108,5 @@ def test_layer_skip_draft_shares_the_weights_and_matches_a_truncated_model():
     model = tiny_llama(2, vocab_size=40, layers=3)
     draft = layer_skip_draft(model, 1)
     assert draft.lm_head.weight.data_ptr() == model.lm_head.weight.data_ptr()
-    out = speculative_generate(model, draft, [[1, 2, 3]], 10, gamma=3, sampling=SamplingOptions(temperature=0))
-    assert out.tokens == plain_generate(model, [[1, 2, 3]], 10, sampling=SamplingOptions(temperature=0)).tokens
+    out = speculative_generate(model, draft, [[1, 2, 3]], 10, DecodeOptions(gamma=3, sampling=SamplingOptions(temperature=0)))
+    assert out.tokens == plain_generate(model, [[1, 2, 3]], 10, DecodeOptions(sampling=SamplingOptions(temperature=0))).tokens

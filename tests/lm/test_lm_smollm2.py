@@ -8,6 +8,7 @@ import torch
 pytest.importorskip("transformers")
 pytest.importorskip("gguf")
 
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
 from specmath.lm.early_exit_draft import adapter_model, build_early_exit_draft  # noqa: E402
 from specmath.lm.models import int8_draft, layer_skip_draft, load_smollm2, locate_smollm2_gguf  # noqa: E402
@@ -31,7 +32,7 @@ def test_greedy_speculative_decoding_of_smollm2_equals_plain_greedy_for_five_dra
     assert model.get_output_embeddings().weight.shape[0] == 49152
     prompts = [_chat_ids(tok, EDIT_PROMPTS[1]), _chat_ids(tok, EDIT_PROMPTS[3])]
     greedy = SamplingOptions(temperature=0)
-    reference = plain_generate(model, prompts, 16, sampling=greedy).tokens
+    reference = plain_generate(model, prompts, 16, DecodeOptions(sampling=greedy)).tokens
     # an early-exit draft with an untrained adapter and a head truncated to 8192 ids: greedy output
     # must not depend on the draft at all
     adapter = adapter_model(model)
@@ -41,7 +42,7 @@ def test_greedy_speculative_decoding_of_smollm2_equals_plain_greedy_for_five_dra
     drafts = (PromptLookupDraft(), ModelDraft(int8_draft(model)), ModelDraft(layer_skip_draft(model, 6)), ModelDraft(early_exit),
               table)
     for draft in drafts:
-        out = speculative_generate(model, draft, prompts, 16, gamma=4, sampling=greedy)
+        out = speculative_generate(model, draft, prompts, 16, DecodeOptions(gamma=4, sampling=greedy))
         assert out.tokens == reference, type(draft).__name__
 
 
@@ -62,9 +63,9 @@ def test_lean_smollm2_gives_hf_logits_and_the_same_greedy_output(smollm2):
         torch.testing.assert_close(lean(ids, use_cache=False).logits, model(input_ids=ids).logits, rtol=1e-4, atol=2e-3)
     prompts = [_chat_ids(tok, EDIT_PROMPTS[1])]
     greedy = SamplingOptions(temperature=0)
-    reference = plain_generate(model, prompts, 16, sampling=greedy).tokens
-    assert plain_generate(lean, prompts, 16, sampling=greedy).tokens == reference
-    out = speculative_generate(lean, ModelDraft(LeanLlama(layer_skip_draft(model, 6))), prompts, 16, gamma=4, sampling=greedy)
+    reference = plain_generate(model, prompts, 16, DecodeOptions(sampling=greedy)).tokens
+    assert plain_generate(lean, prompts, 16, DecodeOptions(sampling=greedy)).tokens == reference
+    out = speculative_generate(lean, ModelDraft(LeanLlama(layer_skip_draft(model, 6))), prompts, 16, DecodeOptions(gamma=4, sampling=greedy))
     assert out.tokens == reference
 
 
@@ -79,7 +80,7 @@ def test_committed_ngram_table_drafts_for_smollm2_and_is_accepted(smollm2):
     table = NgramTable.load(default_table_file())
     assert table.max_order == 3 and table.max_id < 49152
     ids = _chat_ids(tok, "Write two sentences about the sea.")
-    out = speculative_generate(model, NgramDraft(table, max_tokens=1), [ids], 48, gamma=1, seed=3)
+    out = speculative_generate(model, NgramDraft(table, max_tokens=1), [ids], 48, DecodeOptions(gamma=1, seed=3))
     assert out.drafted > 20, out.drafted
     assert out.alpha_mean > 0.08, out.alpha_mean
 
@@ -88,8 +89,8 @@ def test_sampled_speculative_decoding_of_smollm2_is_reproducible_and_accepts_int
     model, tok = smollm2
     ids = _chat_ids(tok, EDIT_PROMPTS[1])
     draft = ModelDraft(int8_draft(model))
-    a = speculative_generate(model, draft, [ids], 24, gamma=4, seed=7)
-    b = speculative_generate(model, draft, [ids], 24, gamma=4, seed=7)
+    a = speculative_generate(model, draft, [ids], 24, DecodeOptions(gamma=4, seed=7))
+    b = speculative_generate(model, draft, [ids], 24, DecodeOptions(gamma=4, seed=7))
     assert a.tokens == b.tokens
     # int8 noise moves the law little: alpha = sum min(p, q) was 0.62-0.70 when measured on 24-48 tokens,
     # against 0.08 for a 4-layer skip draft and 0.17 for prompt lookup

@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 from lm_tiny import assert_first_tokens_follow, noisy_copy, tiny_llama  # noqa: E402
 
 from specmath.lm import packed_linear  # noqa: E402
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import ModelDraft  # noqa: E402
 from specmath.lm.early_exit_draft import TruncatedHead  # noqa: E402
 from specmath.lm.histogram import first_token_law, sample_prefixes, two_token_law  # noqa: E402
@@ -74,7 +75,7 @@ def test_packed_model_keeps_its_law_and_decodes_losslessly():
     law1, law2 = first_token_law(target, prompt, SamplingOptions()), two_token_law(target, prompt, SamplingOptions())
     tv = 0.5 * sum(abs(law1[x] - before[x]) for x in before)
     assert tv < 0.02, f"packing moved the first-token law by TV {tv:.4f}"
-    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, gamma=3, sampling=SamplingOptions(), seed=0, batch_size=3000)
+    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, DecodeOptions(gamma=3, sampling=SamplingOptions(), seed=0), batch_size=3000)
     assert_first_tokens_follow(samples, law1, law2, 0.2)
 
 
@@ -92,7 +93,7 @@ def test_packed_greedy_speculative_emits_the_target_argmax():
     draft = layer_skip_draft(target, 1)
     pack_linears(target, draft)
     prompt = [3, 1, 4, 1, 5]
-    spec = speculative_generate(target, ModelDraft(draft), [prompt], 24, gamma=4, sampling=SamplingOptions(0.0), seed=0).tokens[0]
+    spec = speculative_generate(target, ModelDraft(draft), [prompt], 24, DecodeOptions(gamma=4, sampling=SamplingOptions(0.0), seed=0)).tokens[0]
     with torch.no_grad():
         logits = target(torch.tensor([prompt + spec[:-1]])).logits[0, len(prompt) - 1:].float()
     tol = 0.05 * logits.abs().max()

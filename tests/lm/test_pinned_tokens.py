@@ -22,7 +22,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from specmath.lm.block_verify import block_accept_reject  # noqa: E402
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import PromptLookupDraft  # noqa: E402
 from specmath.lm.ngram_draft import LookupNgramDraft, NgramDraft, build_ngram_table  # noqa: E402
 from specmath.lm.pairs import load_named_pair  # noqa: E402
@@ -57,20 +57,20 @@ def _table(pair) -> NgramDraft:
 
 #: run name -> (the draft, built from the pair; speculative_generate's options)
 SPECULATIVE_RUNS = {
-    "model draft, token verification": (lambda pair: pair.draft, {"gamma": 4, "seed": 0}),
-    "model draft, block verification": (lambda pair: pair.draft, {"gamma": 4, "seed": 0, "accept_reject": block_accept_reject}),
-    "model draft, confidence stop 0.5": (lambda pair: pair.draft, {"gamma": 4, "seed": 0, "draft_threshold": 0.5}),
-    "model draft, per-row seeds, top-k 20": (lambda pair: pair.draft, {"gamma": 3, "seed": [5, 6], "sampling": TOP_K_20}),
-    "prompt lookup": (lambda pair: PromptLookupDraft(), {"gamma": 4, "seed": 0}),
-    "n-gram table": (_table, {"gamma": 3, "seed": 0}),
-    "prompt lookup + n-gram table": (lambda pair: LookupNgramDraft(PromptLookupDraft(), _table(pair)), {"gamma": 3, "seed": 0}),
+    "model draft, token verification": (lambda pair: pair.draft, DecodeOptions(gamma=4, seed=0)),
+    "model draft, block verification": (lambda pair: pair.draft, DecodeOptions(gamma=4, seed=0, verify="block")),
+    "model draft, confidence stop 0.5": (lambda pair: pair.draft, DecodeOptions(gamma=4, seed=0, draft_threshold=0.5)),
+    "model draft, per-row seeds, top-k 20": (lambda pair: pair.draft, DecodeOptions(gamma=3, seed=[5, 6], sampling=TOP_K_20)),
+    "prompt lookup": (lambda pair: PromptLookupDraft(), DecodeOptions(gamma=4, seed=0)),
+    "n-gram table": (_table, DecodeOptions(gamma=3, seed=0)),
+    "prompt lookup + n-gram table": (lambda pair: LookupNgramDraft(PromptLookupDraft(), _table(pair)), DecodeOptions(gamma=3, seed=0)),
 }
 
 #: run name -> (plain_generate's options, the tokens of each row)
 PLAIN = {
-    "one seed": ({"seed": 0},
+    "one seed": (DecodeOptions(seed=0),
         [[74, 83, 89, 78, 87, 74, 5, 72, 84, 83, 91, 70, 89, 78, 84, 88, 5, 84, 87, 5, 88, 74, 86, 90], [5, 76, 78, 89, 5, 89, 77, 74, 5, 89, 78, 89, 81, 74, 5, 45, 74, 72, 74, 82, 5, 84, 83, 5]]),
-    "per-row seeds, top-k 20": ({"seed": [3, 4], "sampling": TOP_K_20},
+    "per-row seeds, top-k 20": (DecodeOptions(seed=[3, 4], sampling=TOP_K_20),
         [[78, 83, 5, 89, 74, 87, 82, 88, 5, 71, 70, 87, 5, 78, 70, 89, 4, 82, 74, 73, 4, 94, 84, 90], [5, 84, 72, 94, 5, 70, 81, 73, 5, 89, 77, 74, 5, 49, 78, 71, 87, 70, 87, 94, 5, 89, 77, 74]]),
 }
 
@@ -116,12 +116,12 @@ def _counters(run) -> dict:
 
 def run_plain(pair, name: str):
     options, _ = PLAIN[name]
-    return plain_generate(pair.target, pair.prompts, NEW_TOKENS, **options)
+    return plain_generate(pair.target, pair.prompts, NEW_TOKENS, options)
 
 
 def run_speculative(pair, name: str):
     make_draft, options = SPECULATIVE_RUNS[name]
-    return speculative_generate(pair.target, make_draft(pair), pair.prompts, NEW_TOKENS, **options)
+    return speculative_generate(pair.target, make_draft(pair), pair.prompts, NEW_TOKENS, options)
 
 
 @pytest.mark.parametrize("name", list(PLAIN))

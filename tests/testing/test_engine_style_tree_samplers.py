@@ -35,9 +35,9 @@ from specmath.audit.trees.runner import run_tree_audit
 from specmath.bugzoo.tree_bugs import sibling_rule_without_residual
 from specmath.bugzoo.typical_acceptance import TypicalAcceptance, exceeds_typical_threshold
 from specmath.program import draw
+from specmath.settings import AuditSettings
 from specmath.speculative.tree import TreeShape, tree_round_law
 from specmath.speculative.tree_verifiers import Final
-from specmath.settings import AuditSettings
 from specmath.testing import assert_tree_sampler_lossless
 
 FAST = [c.name for c in TREE_BATTERY if c.vocab_size <= 5]

@@ -12,9 +12,9 @@ from specmath.bugzoo.rule_bugs import always_accept_rule, softmax_residual_rule
 from specmath.classic.rand7 import rand7_basic
 from specmath.laws import Law, LawError, uniform
 from specmath.program import die
+from specmath.settings import CI, AuditSettings
 from specmath.speculative.reference_round import reference_sample_round
 from specmath.speculative.step import standard_rule
-from specmath.settings import CI, AuditSettings
 from specmath.testing import SamplerError, assert_lossless, assert_rule_lossless, assert_sampler_lossless
 from specmath.validation import InvalidArgument
 

@@ -82,18 +82,18 @@ class Engine:
 def _speculative_samples(pair: AuditPair, draft, options: SamplingOptions, n: int, seed: int,
                          accept_reject=None) -> Samples:
     # accept_reject: None for the production step, or a lossy control from specmath.lm.lossy_controls
+    from specmath.lm.decode_options import DecodeOptions
     from specmath.lm.speculative_decode import speculative_generate
 
     SPECMATH_SEMANTICS.check_supports(options)
-    sampling = options
-    options = {} if accept_reject is None else {"accept_reject": accept_reject}
+    decode = DecodeOptions(gamma=GAMMA, sampling=options)
 
     rows = max(1, min(1024, _BATCH_ELEMENTS // (pair.vocab_size * (GAMMA + 1))))
     out: Samples = []
     for b, start in enumerate(range(0, n, rows)):
         count = min(rows, n - start)
-        gen = speculative_generate(pair.target, draft(), [pair.prompt] * count, max_new_tokens=2, gamma=GAMMA,
-                                   sampling=sampling, seed=seed + b, **options)
+        gen = speculative_generate(pair.target, draft(), [pair.prompt] * count, 2, decode.replace(seed=seed + b),
+                                   accept_reject=accept_reject)
         out += [(row[0], row[1]) for row in gen.tokens]
     return out
 

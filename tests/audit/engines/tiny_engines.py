@@ -9,14 +9,15 @@ from __future__ import annotations
 
 
 def tiny_speculative(prompt_ids, n, seed, *, max_new_tokens, temperature=1.0, top_k=None, top_p=None):
+    from specmath.lm.decode_options import DecodeOptions
     from specmath.lm.drafts import ModelDraft
     from specmath.lm.speculative_decode import speculative_generate
     from specmath.lm.tiny_pair import make_tiny_pair
     from specmath.sampling_options import SamplingOptions
 
     target, draft = make_tiny_pair(0)
-    out = speculative_generate(target, ModelDraft(draft), [list(prompt_ids)] * n, max_new_tokens=max_new_tokens,
-                               gamma=4, sampling=SamplingOptions(temperature, top_k=top_k, top_p=top_p), seed=seed)
+    options = DecodeOptions(gamma=4, sampling=SamplingOptions(temperature, top_k=top_k, top_p=top_p), seed=seed)
+    out = speculative_generate(target, ModelDraft(draft), [list(prompt_ids)] * n, max_new_tokens, options)
     return [row[:max_new_tokens] for row in out.tokens]
 
 

@@ -18,9 +18,9 @@ from specmath.audit.trees.adapters import tree_adapter_named, tree_adapters
 from specmath.audit.trees.cases import TREE_BATTERY, completed_tv
 from specmath.audit.trees.runner import run_tree_audit
 from specmath.bugzoo import TREE_BUGS
-from specmath.settings import AuditSettings
 from specmath.bugzoo.tree_bugs import TreeInstance
 from specmath.cli import main
+from specmath.settings import AuditSettings
 from specmath.speculative.tree import TreeShape, tree_round_law
 from specmath.speculative.variants import round_law_of
 
