@@ -246,20 +246,20 @@ test_my_round_emits_one_to_gamma_plus_one_tokens()
 # tuples, runs G-tests of the exact round law and of each position, and probes every draw with a
 # uniform of exactly 0 and of the largest double below 1. Its levels are set so that a lossless
 # sampler fails with probability at most $10^{-6}$; the table states, per case, the smallest TV
-# distance it detects with probability 0.99. The default is $N = 20000$ rounds per case; 2000 keep
-# this notebook quick.
+# distance it detects with probability 0.99. The default is $N = 20000$ rounds per case (the `ci`
+# profile of `specmath.settings`); 2000 keep this notebook quick.
 
 # %%
 from specmath.audit.rounds.report import table
 
-report = assert_sampler_lossless(my_round, generator="numpy", n=2000, seed=0)
+report = assert_sampler_lossless(my_round, generator="numpy", n=2000)
 print(table(report, seconds=False))
 
 
 # %% [markdown]
 # Now a planted engine bug: the bonus token drawn from the row of the *last draft* instead of the
-# bonus position (an off-by-one that real engines have had). In sequential mode the audit looks at
-# $N/16, N/8, \dots, N$ rounds and stops at the first failure:
+# bonus position (an off-by-one that real engines have had). The `dev` profile audits with $N = 2000$
+# sequentially: it looks at $N/16, N/8, \dots, N$ rounds and stops at the first failure:
 
 # %%
 def bonus_off_by_one(target_probs, draft_probs, draft_tokens, rng):
@@ -281,7 +281,7 @@ def bonus_off_by_one(target_probs, draft_probs, draft_tokens, rng):
 
 # %%
 try:
-    assert_sampler_lossless(bonus_off_by_one, n=2000, sequential=True)
+    assert_sampler_lossless(bonus_off_by_one, settings="dev")
 except AssertionError as error:
     print(error)
 
