@@ -18,10 +18,10 @@ Three profiles; only the power changes between them, never the false-failure bou
 =========  ========  ==============  =========================================================
 profile    n         generate calls  what for
 =========  ========  ==============  =========================================================
-dev        2000      300             while editing: ten times faster; detects TV 0.10-0.17 per
+dev        2000      300             while editing: ten times faster; detects TV 0.09-0.15 per
                                      round case; sequential, so a clear failure stops at N/16
 ci         20000     2000            the default everywhere: TV 0.03-0.06 per round case
-thorough   100000    10000           before a release: TV 0.014-0.027 per round case
+thorough   100000    10000           before a release: TV 0.013-0.029 per round case
 =========  ========  ==============  =========================================================
 
 (The TV ranges are the battery's joint tests, ``specmath audit reference --profile NAME``.)
