@@ -69,7 +69,7 @@ def test_g_test_returns_the_record_with_no_verdict_until_it_is_judged():
     raw = g_test(Counter({"a": 520, "b": 480}), law)
     assert isinstance(raw, GTest) and raw.n == 1000 and raw.dof == 1 and raw.level is None
     with pytest.raises(ValueError, match="has no level: judge it first"):
-        raw.rejects
+        assert raw.rejects
     judged = raw.judged("coin", 1e-6, 0.99, detectable_tv(law, 1000), measured_tv=0.02)
     assert (judged.name, judged.level, judged.power, judged.measured_tv) == ("coin", 1e-6, 0.99, 0.02)
     assert judged.passed and not judged.rejects and judged.statistic == raw.statistic
