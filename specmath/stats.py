@@ -73,6 +73,12 @@ class GTest:
         """Not ``rejects``."""
         return not self.rejects
 
+    def __repr__(self) -> str:
+        # what is set: GTest(n=20000, statistic=4.98..., dof=6, p_value=0.546..., cells=7), the rest once judged
+        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                 if f.name in ("n", "statistic", "dof", "p_value") or getattr(self, f.name) != f.default]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
     def judged(self, name: str, level: float, power: float | None = None, detectable_tv: float | None = None,
                **more) -> GTest:
         """This test named, at ``level``, with the TV it detects at ``power``; ``more``: worst_cells, measured_tv, impossible."""

@@ -13,6 +13,7 @@ Modules, one idea each:
 * ``drafts``             the ``Draft`` protocol (start / propose / commit) and its drafts: a smaller model, an
                          int8 or layer-skip self-draft, prompt lookup (one-hot q); adaptive proposal lengths
 * ``generation``         what a run returns, and its randomness (one generator per batch or per row)
+* ``decode_options``     ``DecodeOptions``: how a run samples, drafts and verifies (gamma, warp, verifier, seed, ...)
 * ``speculative_decode`` ``speculative_generate``; ``plain_decode`` ``plain_generate`` on the same code path
 * ``round_bookkeeping``  a round's counters and results, read by the host in one transfer (``host_transfer``)
 * ``models``             loading pairs (local path, hub name, the GGUF SmolLM2 from PyPI), vocabulary checks
@@ -27,7 +28,7 @@ Modules, one idea each:
                          (``measured_costs.Costs``: what it found, and the model's ``RoundCosts`` from it)
 * ``hf_baseline``        HF assisted generation and prompt lookup, the same warp as specmath's decoders
 * ``bench``              tokens/s of plain, speculative and HF assisted generation beside the speedup model
-                         (``bench_result``: its options and its result, with the JSON fields documented)
+                         (``bench_result``: its result, with the JSON fields documented)
 
 Only this package imports torch; the exact core never does.
 """
