@@ -73,10 +73,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Audits(config), "specmath-audits")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+#: what an xdist worker adds to a marked test's reports, so that its controller knows the run holds audits
+AUDIT_PROPERTY = ("specmath", "audit")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "specmath_audit" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.specmath)
+    if hasattr(config, "workerinput"):  # an xdist worker: its reports carry the news (keywords hold parameter ids too)
+        for item in items:
+            if item.get_closest_marker("specmath") is not None:
+                item.user_properties.append(AUDIT_PROPERTY)
 
 
 class _Audits:
@@ -99,7 +107,7 @@ class _Audits:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # under xdist the controller collects nothing: it learns of the audits from the workers' reports
-        self.marked = self.marked or "specmath" in report.keywords
+        self.marked = self.marked or AUDIT_PROPERTY in [tuple(p) for p in report.user_properties]
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.marked and not self.shown:

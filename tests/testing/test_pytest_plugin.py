@@ -7,6 +7,7 @@ Each test runs pytest in a subprocess on a small test file, with the plugin's en
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -60,8 +61,11 @@ def test_plain():
 PLAIN_SUITE = '''
 import sys
 
+import pytest
 
-def test_nothing_of_specmath_is_imported():
+
+@pytest.mark.parametrize("engine", ["specmath"])  # a parameter named like the marker is not an audit
+def test_nothing_of_specmath_is_imported(engine):
     assert not [m for m in sys.modules if m == "specmath" or m.startswith("specmath.")]
     assert "numpy" not in sys.modules and "scipy" not in sys.modules
 '''
@@ -120,7 +124,11 @@ def test_the_marker_selects_the_audits_and_only_a_run_with_audits_prints_the_lin
 def test_a_run_without_audits_imports_nothing_of_specmath_and_prints_nothing_of_it(tmp_path):
     result = run_pytest(tmp_path, "-v", suite=PLAIN_SUITE)
     assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
-    assert "specmath" not in result.stdout.replace("test_nothing_of_specmath_is_imported", "")
+    assert "specmath" not in result.stdout.replace("test_nothing_of_specmath_is_imported[specmath]", "")
+    if importlib.util.find_spec("xdist") is not None:
+        result = run_pytest(tmp_path, "-p", "xdist", "-n", "2", suite=PLAIN_SUITE)
+        assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
+        assert "specmath: audits run" not in result.stdout
 
 
 def test_a_run_under_xdist_prints_the_line_in_its_summary(tmp_path):
