@@ -19,7 +19,7 @@ the reveal template's size), and explicit metadata always wins:
 * a markdown cell whose first line is a ``#`` or ``##`` heading opens a new slide (``slide``);
 * a cell that would push the current slide past ``budget`` pixels, or its prose past ``SLIDE_PROSE``
   characters, opens a vertical ``subslide``, taking a short markdown introduction just before it (a line
-  or two ending with a colon) along;
+  or a few ending with a colon, or a heading alone) along;
 * everything else continues the current slide (``-``).
 
 Code is set at ``CODE_FONT`` px on the deck (the template's CSS), which a 1024 x 768 projector shows at
@@ -68,7 +68,7 @@ TEXT_LINE, LIST_LINE, CODE_LINE, CELL_PAD = 27, 32, 23, 16
 #: the most lines of a function shown with ``specmath.show`` on one slide (with its caption and a line of text above)
 SOURCE_LINES = 22
 #: the most characters of prose on one slide: more is a page to read, not a slide to listen to
-SLIDE_PROSE = 800
+SLIDE_PROSE = 900
 HEADING = {1: 76, 2: 58, 3: 44}
 DISPLAY_MATH = 72
 #: a table row of one line (18 px text and the cell padding), and the characters a row holds per line: tables
@@ -441,6 +441,12 @@ def _split_tall_outputs(nb: nbformat.NotebookNode, budget: int) -> nbformat.Note
     return out
 
 
+def _introduces(cell: nbformat.NotebookNode) -> bool:
+    """Whether a markdown cell leads into the next one: a line or two ending with a colon, or a heading alone."""
+    text = cell.source.strip()
+    return text.endswith(":") or bool(re.fullmatch(r"#{1,6} [^\n]*", text))
+
+
 def slide_types(nb: nbformat.NotebookNode, budget: int = SLIDE_BUDGET) -> list[str]:
     """One slide type per cell: explicit metadata, else heading -> slide, overflow -> subslide, else '-'."""
     budget = check_integer(budget, "budget (pixels per slide)", min_value=1)
@@ -461,9 +467,9 @@ def slide_types(nb: nbformat.NotebookNode, budget: int = SLIDE_BUDGET) -> list[s
                 kind = "subslide"
                 previous = i - 1
                 intro = nb.cells[previous]
-                if types[previous] == "-" and intro.cell_type == "markdown" and intro.source.rstrip().endswith(":") \
-                        and cell_height(intro) <= 3 * TEXT_LINE + CELL_PAD and cell_height(intro) + height <= budget:
-                    # a short introduction ("The static call:") moves down with the cell it introduces
+                if types[previous] == "-" and intro.cell_type == "markdown" and _introduces(intro) \
+                        and cell_height(intro) <= 5 * TEXT_LINE + CELL_PAD and cell_height(intro) + height <= budget:
+                    # a short introduction ("The static call:") or a heading moves down with the cell it introduces
                     types[previous], kind = "subslide", "-"
                     used, prose = cell_height(intro), prose_chars(intro)
             else:
