@@ -151,8 +151,8 @@ print(f"control: {outside} of {N} first tokens have p = 0 (outside the target's 
 assert outside > 0
 
 # %% [markdown]
-# Left: the speculative samples against the target law $p$ (bars: counts / $N$; the draft's $q$ beside them).
-# Right: the lossy control at the same $N$.
+# Left, the speculative samples against the target law $p$ (bars: counts / $N$; the draft's $q$ beside them);
+# right, the lossy control at the same $N$:
 
 # %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))

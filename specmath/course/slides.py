@@ -112,7 +112,9 @@ def _markdown_height(text: str) -> int:
             height += 10  # a paragraph break
         elif stripped.startswith("|"):
             # a row of cells; the separator row |---|---| is a rule, not a line of text
-            height += 4 if set(stripped) <= set("|-: ") else TABLE_ROW * max(1, math.ceil(_width(stripped) / TABLE_CHARS))
+            cells = [cell.strip() for cell in stripped.strip("|").split("|")]
+            text = sum(_width(cell) + 2 for cell in cells)  # the cells' text and a little padding each
+            height += 4 if set(stripped) <= set("|-: ") else TABLE_ROW * max(1, math.ceil(text / TABLE_CHARS))
         elif re.match(r"([-*]|\d+\.) ", stripped):
             height += LIST_LINE * _wrapped([stripped], TEXT_CHARS - 4)
         elif line.startswith("    "):
