@@ -41,8 +41,8 @@ import torch
 from specmath.choices import GAMMA_AUTO, LEAN, MEASURED_DTYPES, VERIFY
 from specmath.lm.bench import DecodeOptions, bench_pair
 from specmath.lm.pairs import load_named_pair
-from specmath.lm.warps import Sampling
 from specmath.lm.workloads import read_prompts_file, shipped_prompts_file
+from specmath.sampling_options import SamplingOptions
 
 
 def _row(pair_name: str, prompt_set: str | None, temperature: float, gamma, max_new_tokens: int, prompts: int | None,
@@ -51,7 +51,7 @@ def _row(pair_name: str, prompt_set: str | None, temperature: float, gamma, max_
     pair = load_named_pair(pair_name, dtype=dtype, texts=texts, pack_weights=pack, lean=lean)
     start = time.perf_counter()
     r = bench_pair(pair, prompts=pair.prompts[:prompts] if prompts else None, max_new_tokens=max_new_tokens, gamma=gamma,
-                   sampling=Sampling(temperature), options=DecodeOptions(verify=verify), hf=hf, progress=False)
+                   sampling=SamplingOptions(temperature), options=DecodeOptions(verify=verify), hf=hf, progress=False)
     row = {**r.to_json(), "prompt_set": prompt_set or "pair's own", "lean": lean, "wall_s": time.perf_counter() - start}
     print(f"{r.pair:>16} {row['prompt_set']:>10} T={temperature} gamma={r.gamma} {verify}: measured {r.measured_speedup_vs_plain:.2f}x, "
           f"predicted {r.predicted_speedup:.2f}x (k=1: {r.predicted_speedup_k1:.2f}x), vs HF "

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 05 · Beyond the article: warps, block verification, multi-draft, and a zoo of real bugs
+# # 05 · Beyond the article: warps, block verification, multi-draft, and a zoo of lossy variants
 #
 # **What you will learn**
 # - why temperature, top-k and top-p keep speculative decoding lossless, *for the warped target*, and
@@ -23,8 +23,8 @@
 # - block verification (Sun et al. 2024): same output law, more accepted tokens, proved exactly;
 # - multi-draft verification by recursive rejection (SpecInfer) and deterministic n-gram drafts;
 # - why "sample the target and keep the matching prefix" is lossless but accepts less;
-# - ten lossy variants modelled on bugs in real engines, each with its exact TV distance, some far
-#   too small for any sampling test to see.
+# - ten lossy variants of the round, each with its exact TV distance (some far too small for any
+#   sampling test to see) and its source: a dated claim about an engine, or the code path it is modelled on.
 #
 # **Notation** (as in every notebook): $p$ = target law, $q$ = draft law, $\gamma$ = draft tokens per
 # round, $\alpha = \sum_x \min(p(x), q(x))$. Rounds emit 1..γ+1 tokens; a variant is *lossless* when the
@@ -39,6 +39,7 @@ import numpy as np
 from specmath.bugzoo import BUGS
 from specmath.laws import Law, tv_distance
 from specmath.plots.beyond_plots import plot_block_vs_tokenwise, plot_bug_zoo_tv, plot_multidraft_k
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative import acceptance_rate, autoregressive_law
 from specmath.speculative.block import PAPER_EXAMPLE, block_generation_law, block_vs_tokenwise
 from specmath.speculative.examples import WORD_DRAFT, WORD_TARGET
@@ -50,7 +51,7 @@ from specmath.speculative.multidraft import (
 )
 from specmath.speculative.reference_round import reference_sample_round
 from specmath.speculative.sample_match import match_acceptance, sample_match_generation_law, sampled_vs_tokenwise
-from specmath.speculative.toy_lm import Warp, random_toy_lm, warp
+from specmath.speculative.toy_lm import random_toy_lm, warp
 from specmath.speculative.warped import greedy_round_law, greedy_round_prediction, temperature_to_greedy, warp_scenarios
 from specmath.stats import detectable_tv
 
@@ -69,7 +70,7 @@ for context in [(), ("x",), ("y",), ("z",)]:
 # Four ways to place the warp, each computed exactly for 2 generated tokens with γ = 2:
 
 # %%
-w = Warp(temperature=Fraction(1, 2), top_k=2)
+w = SamplingOptions(temperature=Fraction(1, 2), top_k=2)
 cases = warp_scenarios(WORD_TARGET, WORD_DRAFT, w, (), 2, 2)
 for name, case in cases.items():
     print(f"{name:50s} TV = {str(case['tv']):>12} ~ {float(case['tv']):.4f}   E[accepted] = {case['accepted']}")
@@ -85,8 +86,9 @@ assert cases["tokens from the warped draft, q from raw logits"]["tv"] == Fractio
 # *Question:* why is "warp on the target only" fine? *Answer:* the draft is just a proposal; any honest
 # proposal gives the target law, only the acceptance rate moves. What breaks losslessness is a
 # **dishonest q**: sampling from top-k logits but reporting the raw softmax as $q$
-# (Hugging Face issue #47932) makes $p/q$ too large by the kept mass and builds the residual from
-# tokens the draft can never propose.
+# (Hugging Face transformers' candidate generators did, until PR #48007: claim transformers-q-from-raw-logits,
+# printed in section 6) makes $p/q$ too large by the kept mass and builds the residual from tokens the
+# draft can never propose.
 #
 # ## 2. Greedy is temperature 0
 # At $T = 0$ both laws are one-hot on their argmax, so $\min(1, p/q)$ accepts a draft token iff it is
@@ -186,18 +188,21 @@ assert sample_match_generation_law(paper_target, paper_draft, (), 2, 3) == autor
 
 # %% [markdown]
 # ## 6. The bug zoo
-# Each entry is one block or one rule of the round swapped for what a real engine once did (the
-# citation names the project and issue or PR). For each: the smallest instance, the exact TV from
-# the target law, and the correct algorithm's TV on the same instance (always exactly 0).
+# Each entry is one block or one rule of the round swapped for a lossy one. For each: the smallest
+# instance, the exact TV from the target law, the correct algorithm's TV on the same instance (always
+# exactly 0), and its source. A source is a dated claim record (`specmath.bugzoo.claims`: the engine,
+# the version or commit checked, the date, the status, how we know), so the zoo keeps apart what an
+# engine does at the version checked, what was fixed upstream and what an engine documents as lossy by
+# design; two entries are modelled on a code path and claim nothing about any engine.
 
 # %%
-for name, bug in sorted(BUGS.items(), key=lambda item: -item[1].tv()):
+for name, bug in sorted(BUGS.items(), key=lambda item: (item[1].group, -item[1].tv())):
     tv = bug.tv()
     shown = str(tv) if tv.denominator < 10**6 else f"1/{tv.denominator // tv.numerator}" if tv.numerator == 1 else f"{float(tv):.6g}"
-    print(f"{name:30s} TV = {shown:>44} ~ {float(tv):.3g}")
+    print(f"{name:30s} TV = {shown:>44} ~ {float(tv):.3g}   [{bug.group}]")
     print(f"{'':30s} instance: {bug.instance().description}")
     print(f"{'':30s} {bug.explanation}")
-    print(f"{'':30s} [{bug.citation}]")
+    print(f"{'':30s} {'claim ' + bug.claim.key + ': ' if bug.claim else ''}{bug.source}")
     assert tv > 0 and bug.correct_law() == bug.target_law()
 
 # %% [markdown]
@@ -209,7 +214,7 @@ assert BUGS["uniform-fixed-at-zero"].tv() == tv_distance(Law({"A": Fraction(1, 2
 fig = plot_bug_zoo_tv()
 
 # %% [markdown]
-# Two of these bugs are (nearly) invisible to sampling. The clamp moves $\approx 10^{-38}$ of mass onto a
+# Two of these variants are (nearly) invisible to sampling. The clamp moves $\approx 10^{-38}$ of mass onto a
 # token the target *does* allow, so no count can reveal it: with $N = 10^6$ rounds a G-test at level
 # $10^{-6}$ is guaranteed (with probability 0.99) to see only deviations above the TV printed below.
 # The `u <= p/q` bug emits a token of target probability 0, which one observation would expose, but
@@ -250,7 +255,8 @@ print("correct:", [reference_sample_round(target_probs, draft_probs, np.array([0
 # - Recursive rejection over $k$ drafts, including one-hot n-gram drafts, is exactly lossless;
 #   acceptance grows with $k$ only where the draft covers the residual.
 # - Sample-match is lossless but accepts $\sum p q \le \alpha$.
-# - Ten real-world bugs, each with an exact TV; two are far below what a sampling test can reliably detect.
+# - Ten lossy variants, each with an exact TV and a dated source; two are far below what a sampling test can
+#   reliably detect.
 #
 # ## Exercises
 # 1. Find a pair where warping the target only (honest unwarped draft) *raises* the acceptance rate

@@ -57,8 +57,8 @@ from specmath.lm.lossy_controls import residual_softmax_accept_reject
 from specmath.lm.pairs import load_named_pair
 from specmath.lm.plain_decode import plain_generate
 from specmath.lm.speculative_decode import speculative_generate
-from specmath.lm.warps import Sampling
 from specmath.plots.lm_plots import draw_histogram
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative import acceptance_rate
 from specmath.theory import speedup
 
@@ -82,7 +82,7 @@ print(f"target {sum(p.numel() for p in target.parameters()):,} parameters, "
 # functions apply: `acceptance_rate(p, q)` is $\alpha$ for this context.
 
 # %%
-sampling = Sampling(top_k=20)  # the same warp is applied to p and to q
+sampling = SamplingOptions(top_k=20)  # the same warp is applied to p and to q
 p1 = first_token_law(target, prompt, sampling)
 q1 = first_token_law(draft.model, prompt, sampling)
 vocab = set(p1) | set(q1)
@@ -100,7 +100,7 @@ assert alpha == 1 - tv_distance(p1v, q1v)  # exact identity: sum min(p, q) = 1 -
 # different number of drafts per round.
 
 # %%
-greedy = Sampling(temperature=0)
+greedy = SamplingOptions(temperature=0)
 prompts = pair.prompts
 plain = plain_generate(target, prompts, 40, sampling=greedy)
 spec = speculative_generate(target, draft, prompts, 40, gamma=4, sampling=greedy)
@@ -446,7 +446,7 @@ print(f"  tokens/s plain {r.tokens_per_s.plain:.1f}, speculative {r.tokens_per_s
 #    the committed $N = 20000$ table.
 # 2. Swap the negative control for `accept_reject=target_resample_accept_reject` (resample from $p$). Compute its exact TV from $p$
 #    with `specmath.speculative.step_law` and the laws `p1`, `q1` above: at which $N$ will the test reject it?
-# 3. Set `Sampling(temperature=0.5)` for both laws. How do $\alpha$ and the speedup change, and why?
+# 3. Set `SamplingOptions(temperature=0.5)` for both laws. How do $\alpha$ and the speedup change, and why?
 # 4. Find the $\gamma$ that maximises the predicted speedup for the measured $\alpha$ and $c$, then measure it.
 # 5. With the measured $k(\gamma)$ of SmolLM2 on the CPU above ($k(2) = 1.1$, $k(4) = 1.5$) and a draft with $c = 0.1$,
 #    what $\alpha$ does a 1.2x speedup need at $\gamma = 2$? Compare it with the alphas in the GPU table.

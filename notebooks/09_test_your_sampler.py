@@ -310,7 +310,7 @@ except AssertionError as error:
 # 1. Accept with $\min(1, p(x)/q(x))^2$ instead, with the standard residual. Is it lossless? Find the
 #    smallest counterexample with `assert_rule_lossless` and check its TV by hand.
 # 2. Property-test `my_rule` on rounds of *warped* LMs: draw the pair with `sms.toy_lm_pairs`, apply
-#    `Warp(top_k=1)` to both with `specmath.speculative.toy_lm.warp`, and compare with the
+#    `SamplingOptions(top_k=1)` to both with `specmath.speculative.toy_lm.warp`, and compare with the
 #    autoregressive law of the warped target.
 # 3. Change the accept test of `my_round` to `rng.random() <= p[x] / q[x]`. Is the round still lossless
 #    in exact arithmetic? Which part of the audit catches it, and why does a histogram alone not?

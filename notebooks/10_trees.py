@@ -41,6 +41,7 @@ import numpy as np
 
 from specmath import exact, sample, show, tv_distance
 from specmath.bugzoo import TREE_BUGS
+from specmath.bugzoo.claims import CLAIMS
 from specmath.bugzoo.typical_acceptance import TypicalAcceptance, exceeds_typical_threshold, typical_generation_law
 from specmath.laws import Law
 from specmath.plots.tree_plots import plot_tree_accepted, plot_tree_rule_tv, plot_typical_acceptance_tv
@@ -158,19 +159,26 @@ assert emitted_specinfer["a"] == Fraction(3, 5) and emitted_target_only == p
 # %% [markdown]
 # The fix is to judge a child against the law it was really drawn from. A top-k child's law is one-hot:
 # keep $x$ with $p^{(j)}(x)$, else remove $x$ from $p^{(j)}$ and renormalise. That is what EAGLE's own code
-# does (`qx = 1.0` in `evaluate_posterior`), and it is SGLang's target-only kernel: one uniform $u$ per node,
+# does (`qx = 1.0` in `evaluate_posterior`, SafeAILab/EAGLE at cb7e0841, eagle/model/utils.py line 398: claim
+# eagle-one-hot-q), and it is SGLang's target-only kernel: one uniform $u$ per node,
 # child $j$ kept when $u \le p(x_1) + \dots + p(x_j)$, i.e. "draw $y \sim p$, keep the child equal to $y$":
 
 # %%
 show(target_only_verifier)
 
 # %% [markdown]
-# Each rule against each way of drawing children, exact TV from $p$ over three tokens. TensorRT-LLM's
-# EAGLE-3 dynamic-tree kernel (last row) tests every top-K sibling with $\min(1, p/q)$ against the *same*
-# $p$ and $q$ and corrects from $\operatorname{norm}(\max(0, p - q))$: lossy with every kind of children.
-# SGLang's running sum counts a repeated child twice, so with i.i.d. children (which repeat) it is lossy too.
+# Each rule against each way of drawing children, exact TV from $p$ over three tokens. The last row is the
+# rule TensorRT-LLM's EAGLE-3 dynamic-tree kernel had until PR #15098 replaced it with a target-only rule:
+# every top-K sibling tested with $\min(1, p/q)$ against the *same* $p$ and $q$, the correction from
+# $\operatorname{norm}(\max(0, p - q))$. With two siblings it is lossy for every kind of children (with one
+# sampled child per node it would be the standard step). SGLang's running sum counts a repeated child twice,
+# so with i.i.d. children (which repeat) it is lossy too: its EAGLE trees never repeat a child, but its
+# n-gram drafter pads a short draft with copies of token 0. Where each statement comes from (claim
+# tensorrt-llm-sibling-rule, claim sglang-target-only-running-sum, claim sglang-ngram-zero-padding):
 
 # %%
+for key in ("tensorrt-llm-sibling-rule", "sglang-target-only-running-sum", "sglang-ngram-zero-padding"):
+    print(f"claim {key}: {CLAIMS[key].provenance()}")
 fig = plot_tree_rule_tv()
 
 # %% [markdown]
@@ -222,7 +230,7 @@ assert result.p_value > 1e-6
 # %% [markdown]
 # ## 6. Typical acceptance (Medusa)
 # Medusa keeps a candidate when $p(x) > \min(\epsilon, \delta\, e^{-H(p)})$: likely enough under the target,
-# whatever the draft thought. It is lossy by design. $e^{-H(p)} = \prod_y p(y)^{p(y)}$ is irrational in
+# whatever the draft thought. It is lossy by design (claim medusa-fast-mode). $e^{-H(p)} = \prod_y p(y)^{p(y)}$ is irrational in
 # general, so the comparison is never rounded: with $D$ the common denominator of $p$, raise both sides to
 # the power $D$ and compare two rationals. A tie is rejected (the test is strict), and ties do happen:
 
@@ -233,17 +241,23 @@ print("uniform, delta = 1   :", exceeds_typical_threshold(uniform, "a", TypicalA
 print("uniform, delta = .999:", exceeds_typical_threshold(uniform, "a", TypicalAcceptance(1, Fraction(999, 1000), **paper)))
 
 # %% [markdown]
-# What Medusa's code does (FasterDecoding/Medusa): `medusa_generate` defaults to `fast=True`, and then
-# every round's *first* token is the target's argmax, at any temperature, and the heads' top-k tree below it
-# is judged by the rule above with $\epsilon = 0.09$, $\delta = 0.3$. Nothing is sampled: the output is one
-# sequence. (With `fast=False` the code raises a TypeError, so the sampled variant does not run.) vLLM's V0
-# engine shipped the rule for chains with the next position sampled from $p$. Both, exactly:
+# What Medusa's code does (FasterDecoding/Medusa at e2a5d20): `medusa_generate` defaults to `fast=True`, and
+# then every round's *first* token is the target's argmax, at any temperature, and the heads' top-k tree below
+# it is judged by the rule above with $\epsilon = 0.09$, $\delta = 0.3$. Nothing is sampled: the output is one
+# sequence, by design (its docstring: "faster, deterministic decoding"; claim medusa-fast-mode). Its sampled
+# mode does not run: with `sampling='typical'` and `fast=False` at $T > 0$ it raises a TypeError
+# (`sampling='nucleus'` runs; claim medusa-typical-type-error). vLLM's V0 engine offered the rule for chains,
+# opt-in and documented as trading quality for acceptance; after a rejection it emitted argmax $p$, below the
+# next position is sampled from $p$ (claim vllm-v0-typical-acceptance; on this pair nothing is rejected at
+# these thresholds, so both give the same law). Both, exactly:
 
 # %%
 medusa = typical_generation_law(TREE_TARGET, TREE_DRAFT, (), TreeShape((2, 2), "top-k"), 3, TypicalAcceptance())
-vllm_v0 = typical_generation_law(TREE_TARGET, TREE_DRAFT, (), TreeShape((1, 1), "iid"), 3, TypicalAcceptance(greedy_first=False))
+chain = typical_generation_law(TREE_TARGET, TREE_DRAFT, (), TreeShape((1, 1), "iid"), 3, TypicalAcceptance(greedy_first=False))
 print("Medusa emits", dict(medusa), "; TV from p =", tv_distance(medusa, wanted))
-print("vLLM V0 style: TV from p =", tv_distance(vllm_v0, wanted))
+print("typical acceptance on a sampled chain (vLLM V0's rule): TV from p =", tv_distance(chain, wanted))
+for key in ("medusa-fast-mode", "medusa-typical-type-error", "vllm-v0-typical-acceptance"):
+    print(f"claim {key}: {CLAIMS[key].provenance()}")
 assert len(medusa.support) == 1
 
 # %%
@@ -256,15 +270,17 @@ fig = plot_typical_acceptance_tv()
 # far from sampling.
 #
 # ## 7. The tree zoo
-# The lossy tree verifiers, each with its smallest instance, exact TV, and where it comes from
-# (`specmath.bugzoo.TREE_BUGS`; each also carries a float sampler over batched trees):
+# The lossy tree verifiers, each with its smallest instance, exact TV, and its source: the dated claim about
+# the engine (its status says whether the engine does it, did it until a fix, or documents it as lossy by
+# design), or what it is modelled on (`specmath.bugzoo.TREE_BUGS`; each also carries a float sampler over
+# batched trees):
 
 # %%
 for bug in TREE_BUGS:
     print(f"{bug.name}: TV = {bug.tv()} ~ {float(bug.tv()):.4f}  (correct verifier on the same trees: "
-          f"TV {tv_distance(bug.correct_law(), bug.target_law())})")
+          f"TV {tv_distance(bug.correct_law(), bug.target_law())})  [{bug.group}]")
     print(f"   {bug.explanation}")
-    print(f"   [{bug.citation}]")
+    print(f"   {'claim ' + bug.claim.key + ': ' if bug.claim else ''}{bug.source}")
 
 # %% [markdown]
 # ## Summary
@@ -273,10 +289,11 @@ for bug in TREE_BUGS:
 # - Recursive rejection (SpecInfer) is exact only for independent children; without replacement it needs
 #   $q$ renormalised after each child (RSD); for top-k children it over-samples the draft's favourites.
 # - Deterministic children need the one-hot view: SGLang's target-only rule (draw from $p$, keep the
-#   matching child) is exact for any distinct children; TensorRT-LLM's sibling rule is not.
+#   matching child) is exact for any distinct children; the sibling rule TensorRT-LLM had until PR #15098 is
+#   not (claim tensorrt-llm-sibling-rule).
 # - At an equal number of drafted tokens, sampled chains can beat trees; top-k trees beat the greedy chain.
 # - Typical acceptance is lossy by design; its threshold is decided exactly, ties are rejected, and
-#   Medusa's deployed fast mode emits one deterministic sequence.
+#   Medusa's deployed fast mode emits one deterministic sequence (claim medusa-fast-mode).
 #
 # ## Exercises
 # 1. Show that a chain is the tree of branching 1: for γ = 1, 2, 3 compare `tree_round_law` of

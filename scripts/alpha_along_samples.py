@@ -16,7 +16,7 @@ import torch
 from specmath.lm.acceptance import alpha_along_samples, stretch_means
 from specmath.lm.drafts import ModelDraft
 from specmath.lm.pairs import load_named_pair
-from specmath.lm.warps import Sampling
+from specmath.sampling_options import SamplingOptions
 
 
 def main() -> int:
@@ -34,7 +34,7 @@ def main() -> int:
     if not isinstance(pair.draft, ModelDraft):
         raise SystemExit(f"pair {args.pair} has no draft model: alpha along samples compares two models' laws")
     alpha = alpha_along_samples(pair.target, pair.draft.model, pair.prompts, args.new_tokens, range(args.seeds),
-                                Sampling(args.temperature), pair.vocab_size)
+                                SamplingOptions(args.temperature), pair.vocab_size)
     print(f"pair {pair.name}: {alpha.shape[0]} samples ({len(pair.prompts)} prompts x {args.seeds} seeds), T={args.temperature}")
     for first, last, mean in stretch_means(alpha, args.stretch):
         print(f"  new tokens {first:4d}-{last:4d}: alpha {mean:.3f}")

@@ -20,7 +20,7 @@ from specmath.lm.accept_reject import accept_reject
 from specmath.lm.block_verify import expected_accepted
 from specmath.lm.pairs import load_named_pair
 from specmath.lm.speculative_decode import speculative_generate
-from specmath.lm.warps import Sampling
+from specmath.sampling_options import SamplingOptions
 
 
 def main() -> int:
@@ -36,7 +36,7 @@ def main() -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     pair = load_named_pair(args.pair, lean=args.lean)
-    sampling = Sampling(args.temperature)
+    sampling = SamplingOptions(args.temperature)
     print(f"pair {pair.name}, T={args.temperature}, {len(pair.prompts)} prompts x {args.seeds} seeds x {args.new_tokens} new tokens")
     print("gamma  rounds  tokens/round token-wise  block   gain   (paired standard error)")
     for gamma in args.gammas:

@@ -34,7 +34,7 @@ import torch
 from specmath.lm.bench import DecodeOptions, bench_pair
 from specmath.lm.histogram import lossless_report
 from specmath.lm.pairs import TEXT_PROMPTS, load_named_pair
-from specmath.lm.warps import Sampling
+from specmath.sampling_options import SamplingOptions
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Run:
     pair: str
     kind: str  # "hist" or "bench"
     dtype: str = "float32"
-    sampling: Sampling = field(default_factory=Sampling)
+    sampling: SamplingOptions = field(default_factory=SamplingOptions)
     gamma: int | str = "auto"
     verify: str = "token"
     max_new_tokens: int = 64
@@ -52,12 +52,12 @@ class Run:
 
 #: the runs, in the order they are made (the bundled pair first: it needs no file beside the repo)
 RUNS = {
-    "hist-bundled": Run("bundled", "hist", sampling=Sampling(top_k=20)),
+    "hist-bundled": Run("bundled", "hist", sampling=SamplingOptions(top_k=20)),
     "bench-bundled-token": Run("bundled", "bench"),
     "bench-bundled-block": Run("bundled", "bench", verify="block"),
     "bench-bundled-bf16-block": Run("bundled", "bench", dtype="bfloat16", verify="block"),
-    "hist-smollm2": Run("smollm2:lookup", "hist", sampling=Sampling(top_k=20)),
-    "bench-smollm2-lookup-T0": Run("smollm2:lookup", "bench", dtype="bfloat16", sampling=Sampling(temperature=0)),
+    "hist-smollm2": Run("smollm2:lookup", "hist", sampling=SamplingOptions(top_k=20)),
+    "bench-smollm2-lookup-T0": Run("smollm2:lookup", "bench", dtype="bfloat16", sampling=SamplingOptions(temperature=0)),
     "bench-smollm2-lookup-T1": Run("smollm2:lookup", "bench", dtype="bfloat16"),
     "bench-smollm2-lookupngram-T1": Run("smollm2:lookup+ngram", "bench", dtype="bfloat16"),
     "bench-smollm2-skip8-T1": Run("smollm2:skip8", "bench", dtype="bfloat16"),

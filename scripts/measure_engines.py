@@ -82,8 +82,8 @@ def main() -> None:
 
 
 def measure_hf(out: Path, env: dict) -> None:
-    from specmath.audit.engines.sampling_options import SamplingOptions
     from specmath.audit.engines.torch_audit import run_generate_audit
+    from specmath.sampling_options import SamplingOptions
 
     rows = {"min-p 0.1": SamplingOptions(1.0, min_p=0.1), "repetition 1.3": SamplingOptions(1.0, repetition_penalty=1.3)}
     records = []

@@ -9,12 +9,13 @@ from itertools import product
 from specmath import exact, tv_distance
 from specmath.bugzoo import BUGS
 from specmath.laws import Law
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative import acceptance_rate, round_law, speculative_round
 from specmath.speculative.block import block_round_law
 from specmath.speculative.examples import WORD_DRAFT, WORD_TARGET
 from specmath.speculative.multidraft import multidraft_acceptance, one_hot
 from specmath.speculative.sample_match import match_acceptance
-from specmath.speculative.toy_lm import Warp, random_toy_lm
+from specmath.speculative.toy_lm import random_toy_lm
 from specmath.speculative.warped import warp_scenarios
 
 # %% [markdown]
@@ -27,7 +28,7 @@ BOTH, TARGET_ONLY = "warp on both sides (correct)", "warp on the target only, ho
 found = None
 for seed in range(40):
     t, d = random_toy_lm(3, seed), random_toy_lm(3, seed + 1000)
-    cases = warp_scenarios(t, d, Warp(temperature=Fraction(1, 2)), (), 1, 1)
+    cases = warp_scenarios(t, d, SamplingOptions(temperature=Fraction(1, 2)), (), 1, 1)
     assert cases[BOTH]["tv"] == 0 and cases[TARGET_ONLY]["tv"] == 0
     if cases[TARGET_ONLY]["accepted"] > cases[BOTH]["accepted"]:
         found = seed, cases[BOTH]["accepted"], cases[TARGET_ONLY]["accepted"]

@@ -13,7 +13,7 @@ from specmath.lm.bundled import bundled_dir
 from specmath.lm.histogram import first_token_law
 from specmath.lm.pairs import load_named_pair
 from specmath.lm.speculative_decode import speculative_generate
-from specmath.lm.warps import Sampling
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative import acceptance_rate, step_law
 from specmath.stats import detectable_tv
 from specmath.theory import optimal_gamma, speedup
@@ -23,14 +23,14 @@ target, draft_model, tok = pair.target, pair.draft.model, pair.tokenizer
 prompt = tok("It was the best of times, ", add_special_tokens=False)["input_ids"]
 
 
-def laws(sampling: Sampling) -> tuple[Law, Law]:
+def laws(sampling: SamplingOptions) -> tuple[Law, Law]:
     """p and q after the prompt as exact laws over the union of their supports."""
     p, q = first_token_law(target, prompt, sampling), first_token_law(draft_model, prompt, sampling)
     vocab = set(p) | set(q)
     return Law({x: p.prob(x) for x in vocab}), Law({x: q.prob(x) for x in vocab})
 
 
-p1, q1 = laws(Sampling(top_k=20))
+p1, q1 = laws(SamplingOptions(top_k=20))
 
 # %% [markdown]
 # ## 1. N for a detectable TV of 0.01, and the scaling
@@ -77,12 +77,12 @@ assert 0 < tv < 1 - alpha
 c_measured = json.loads((bundled_dir() / "metrics.json").read_text())["metrics"]["c"]
 by_temperature = {}
 for temperature in (1.0, 0.5, 0.0):
-    p, q = laws(Sampling(temperature=temperature, top_k=20))
+    p, q = laws(SamplingOptions(temperature=temperature, top_k=20))
     a = acceptance_rate(p, q)
     assert a == 1 - tv_distance(p, q)
     by_temperature[temperature] = (float(a), speedup(float(a), 4, c_measured))
     print(f"T = {temperature}: alpha = {float(a):.4f}, predicted speedup at gamma 4: {by_temperature[temperature][1]:.3f}")
-p0, q0 = laws(Sampling(temperature=0))
+p0, q0 = laws(SamplingOptions(temperature=0))
 assert acceptance_rate(p0, q0) == (1 if max(p0, key=p0.get) == max(q0, key=q0.get) else 0)
 # the model is increasing in alpha at fixed gamma and c: the ordering of speedups is the ordering of alphas
 ranked = sorted(by_temperature, key=lambda t: by_temperature[t][0])

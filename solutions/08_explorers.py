@@ -9,7 +9,10 @@ from fractions import Fraction
 import torch
 
 from specmath.explorers import rand_view, round_view, two_token_view
-from specmath.lm.warps import Sampling
+from specmath.lm.warps import warped_probs
+
+# %% [markdown]
+from specmath.sampling_options import SamplingOptions
 
 # %% [markdown]
 # ## 1. When does the two-token round never reject?
@@ -45,9 +48,9 @@ assert round_view(Fraction(3, 5), 1, Fraction(3, 5)).best_gamma == 0
 # the acceptance $\min(1, p(x)/q(x))$ is 1 if the target's argmax is the draft's, else 0 (greedy verification).
 
 # %%
-greedy = Sampling(temperature=0)
+greedy = SamplingOptions(temperature=0)
 logits = torch.randn(2, 10, generator=torch.Generator().manual_seed(0))
-p, q = greedy.probs(logits[0]), greedy.probs(logits[1])
+p, q = warped_probs(logits[0], greedy), warped_probs(logits[1], greedy)
 x = int(q.argmax())
 accept = min(1.0, float(p[x] / q[x]))
 assert accept in (0.0, 1.0) and (accept == 1.0) == (int(p.argmax()) == x)

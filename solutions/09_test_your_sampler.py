@@ -16,9 +16,10 @@ from specmath import strategies as sms
 from specmath.audit.power import tests_per_case
 from specmath.audit.rounds.cases import BATTERY, case_named
 from specmath.laws import Law
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.generate import autoregressive_law, completed_round_law
 from specmath.speculative.step import residual_law, step_law
-from specmath.speculative.toy_lm import Warp, warp
+from specmath.speculative.toy_lm import warp
 from specmath.stats import detectable_tv
 from specmath.testing import assert_rule_lossless, assert_sampler_lossless
 
@@ -59,7 +60,7 @@ assert "TV(law, p) = 1/4" in str(info.value)
 @quiet
 @given(sms.toy_lm_pairs(1, 3), st.integers(1, 3))
 def test_my_rule_on_warped_rounds(lms, gamma):
-    w = Warp(top_k=1)
+    w = SamplingOptions(top_k=1)
     target, draft = warp(lms[0], w), warp(lms[1], w)
     assert completed_round_law(target, draft, (), gamma, my_rule) == autoregressive_law(target, (), gamma + 1)
 

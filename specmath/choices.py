@@ -66,7 +66,7 @@ AUDIT_ENGINES = ("specmath", "hf-assisted", "hf-lookup")
 #: the GGUF engines ``make engines`` builds, audited on a GGUF target (``specmath.audit.engines.gguf.GGUF_ENGINES``)
 GGUF_AUDIT_ENGINES = ("llama-cpp-draft", "llama-cpp-ngram", "node-llama-cpp-lookup", "node-llama-cpp-draft")
 
-#: how an engine applies its sampling options (``specmath.audit.engines.sampling_options.SEMANTICS``)
+#: how an engine applies its sampling options (``specmath.audit.engines.semantics.SEMANTICS``)
 ENGINE_SEMANTICS = ("hf", "llama.cpp", "vllm")
 
 #: the rows of the options table (``specmath.audit.engines.rows.OPTION_ROWS``)

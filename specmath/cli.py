@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "article": ("specmath.commands.article_command", "check every number the article states against its exact value"),
     "audit": ("specmath.commands.audit_command", "audit a speculative sampler (HF, specmath's, the bug zoo): G-tests with power, edge-draw probes, exact replay"),
     "audit-generate": ("specmath.commands.audit_generate_command", "audit an engine's whole generate path (specmath, HF assisted/lookup, llama.cpp): first tokens vs the exact target law"),
-    "bugzoo": ("specmath.commands.bugzoo_command", "lossy variants from real engine bugs: instance, exact TV, citation (--accepted: accepted lengths)"),
+    "bugzoo": ("specmath.commands.bugzoo_command", "lossy variants by source: engine bugs, lossy by design, fixed upstream; exact TV, dated claims (--claims, --accepted)"),
 }
 
 #: the exit status of a user's mistake (a bad argument, an unknown name, a missing or malformed file)

@@ -244,7 +244,7 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
 
     ``temperature``, ``top_k``, ``top_p``: the sampler warps. It is still handed raw probabilities,
     the drafts come from w(q), and it must emit the law of the warped target w(p), where w is
-    ``specmath.speculative.sampling_warp.Warp(temperature, top_k, top_p)`` (temperature, then top-k
+    ``specmath.speculative.sampling_warp.SamplingOptions(temperature, top_k, top_p)`` (temperature, then top-k
     with ties to the lower id, then top-p; the semantics of Hugging Face's logits processors).
 
     ``cases``: None (the audit battery), a case name, or a list of names or ``AuditCase`` objects.
@@ -365,7 +365,8 @@ def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy"
     the verifier: "iid" (SpecInfer's rule), "without-replacement" (recursive rejection without
     replacement) or "top-k" (EAGLE's and Medusa's drafters; SGLang's target-only rule). The same
     verifier may be lossless under one and lossy under another: SpecInfer's rule on top-k children,
-    SGLang's running sum on i.i.d. children (a repeated child counted twice).
+    SGLang's running sum on i.i.d. children (a repeated child counted twice; claim
+    sglang-target-only-running-sum in ``specmath.bugzoo.claims``).
     ``generator``, ``n``, ``seed``, ``cases`` (names of ``specmath.audit.trees.cases.TREE_BATTERY``)
     and ``sequential`` are as for ``assert_sampler_lossless``.
 

@@ -49,7 +49,7 @@ def test_the_registries_that_implement_the_choices_are_keyed_by_them():
     from specmath.audit.engines.gguf import GGUF_ENGINES
     from specmath.audit.engines.pairs import PAIRS
     from specmath.audit.engines.rows import OPTION_ROWS
-    from specmath.audit.engines.sampling_options import SEMANTICS
+    from specmath.audit.engines.semantics import SEMANTICS
     from specmath.audit.engines.torch_engines import ENGINES
     from specmath.audit.rounds.adapters import make_generator
     from specmath.lm.block_verify import VERIFIERS

@@ -1,5 +1,5 @@
 """One table of warp cases run through the three warps: exact (toy LMs), numpy (the bug zoo's
-reference round) and torch (``specmath.lm.warps.Sampling``); they must agree.
+reference round) and torch (``specmath.lm.warps.warped_probs``); they must agree.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)). The semantics (``specmath.speculative.sampling_warp``): temperature,
@@ -17,9 +17,9 @@ import pytest
 import torch
 
 from specmath.laws import Law
-from specmath.lm.warps import Sampling
+from specmath.lm.warps import warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.reference_round import numpy_warp
-from specmath.speculative.sampling_warp import Warp
 from specmath.speculative.toy_lm import ToyLM, warp
 
 # (case id, probability row, temperature, top_k, top_p)
@@ -40,9 +40,9 @@ CASES = [
     ("T=1/2 then top-p 0.9", [0.375, 0.125, 0.25, 0.25], Fraction(1, 2), None, 0.9),
 ]
 
-#: cases where lm.warps.Sampling follows another tie rule than the table (reported, not hidden)
+#: cases where lm.warps.warped_probs follows another tie rule than the table (reported, not hidden)
 TORCH_DIFFERS = {
-    "top-k 2, tie at the k-th": "Sampling keeps every token whose logit equals the k-th largest (3 tokens here), the table keeps exactly k by vocabulary order",
+    "top-k 2, tie at the k-th": "warped_probs keeps every token whose logit equals the k-th largest (3 tokens here), the table keeps exactly k by vocabulary order",
 }
 CASES.append(("top-k 2, tie at the k-th", [0.5, 0.25, 0.25, 0.0], 1, 2, None))
 
@@ -52,19 +52,19 @@ IDS = [c[0] for c in CASES]
 def exact_warp(row, T, k, top_p) -> list[Fraction]:
     # Fraction(float) is the exact binary value of each input
     law = Law.from_weights({i: Fraction(v) for i, v in enumerate(row)})
-    w = Warp(temperature=T, top_k=k, top_p=None if top_p is None else Fraction(top_p))
+    w = SamplingOptions(temperature=T, top_k=k, top_p=None if top_p is None else Fraction(top_p))
     warped = warp(ToyLM(lambda c: law, tuple(range(len(row)))), w)(())
     return [warped[i] for i in range(len(row))]
 
 
 def float_warp(row, T, k, top_p) -> np.ndarray:
-    w = Warp(temperature=T, top_k=k, top_p=None if top_p is None else Fraction(top_p))
+    w = SamplingOptions(temperature=T, top_k=k, top_p=None if top_p is None else Fraction(top_p))
     return numpy_warp(np.array([row]), w)[0]
 
 
 def torch_warp(row, T, k, top_p) -> np.ndarray:
     logits = torch.log(torch.tensor([row], dtype=torch.float64))  # log 0 = -inf: a forbidden token
-    return Sampling(temperature=float(T), top_k=k, top_p=top_p).probs(logits)[0].double().numpy()
+    return warped_probs(logits, SamplingOptions(temperature=float(T), top_k=k, top_p=top_p))[0].double().numpy()
 
 
 def support(values) -> list[int]:

@@ -8,7 +8,8 @@ on [0, 1). Two edges of u decide what a sampler does in cases a histogram never 
 
 * u = 0: ``u <= p/q`` (instead of <) accepts a token of target probability p(x) = 0. A float32
   uniform (k / 2^24) is 0 with probability 2^-24 per draw: far too rare for any histogram; it is
-  the bug of sglang issue #35771, and transformers' ``r_i <= probability_ratio``.
+  transformers 5.24.0's ``r_i <= probability_ratio`` (claim transformers-accept-at-u-zero), and the
+  defect SGLang's target-only kernel had until PR #35798 (claim sglang-coin-at-zero).
 * u = 1 - 2^-24 (the largest float32 uniform): rejects a token whose float ratio is just below 1,
   which is how a rejection happens when p and q agree up to rounding, and the residual
   max(0, p - q) may then be all zero in float (0/0 = NaN if the sampler divides by its sum).

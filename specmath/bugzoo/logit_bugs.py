@@ -6,8 +6,8 @@ alpha = sum_x min(p(x), q(x)); w is the user's sampling warp (temperature / top-
 The correct round accepts/rejects against w(p) with the law the draft tokens were drawn from, w(q)
 (``specmath.speculative.warped``). These entries keep the round and hand the accept/reject step a wrong law.
 
-References: huggingface/transformers issue #47932 (proposed fix: PR #47961); vllm-project/vllm PR #10198
-(fixes issue #9834).
+Sources (dated records in ``specmath.bugzoo.claims``): transformers issue #47932, fixed by PR #48007
+(claim transformers-q-from-raw-logits); vLLM issue #9834, fixed by PR #10198 (claim vllm-target-probs-unwarped).
 """
 
 from __future__ import annotations
@@ -15,17 +15,18 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import partial
 
+from specmath.bugzoo.claims import CLAIMS
 from specmath.bugzoo.zoo import Bug, Instance, pair_instance
 from specmath.laws import Law
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.reference_round import numpy_round
 from specmath.speculative.round import speculative_round
-from specmath.speculative.toy_lm import Warp
 from specmath.speculative.warped import mismatched_round
 
 __all__ = ["LOGIT_BUGS", "q_from_raw_logits_round", "target_unwarped_round"]
 
-TOP_2 = Warp(top_k=2)
-TOP_P_HALF = Warp(top_p=Fraction(1, 2))
+TOP_2 = SamplingOptions(top_k=2)
+TOP_P_HALF = SamplingOptions(top_p=Fraction(1, 2))
 
 
 def q_from_raw_logits_round(inst: Instance, context: tuple):
@@ -57,18 +58,18 @@ LOGIT_BUGS: tuple[Bug, ...] = (
     Bug(
         name="q-from-raw-logits",
         explanation="draft tokens are sampled from processed (top-k) logits but q is read from the raw ones: p/q is off by the kept mass and the residual counts tokens the draft never proposes",
-        citation="huggingface/transformers issue #47932 (proposed fix: PR #47961): candidate generators returned raw logits as q while sampling from processor-applied logits",
+        claim=CLAIMS["transformers-q-from-raw-logits"],
         make_instance=_top2_instance,
-        buggy_round=q_from_raw_logits_round,
+        lossy_round=q_from_raw_logits_round,
         sample_round=partial(numpy_round, warp_target=TOP_2, warp_draft=None),
         warp=TOP_2,
     ),
     Bug(
         name="target-probs-unwarped",
         explanation="top-p is applied to the draft but the target probabilities use default sampling parameters, so the round is lossless for the raw p, not for the top-p law the user asked for",
-        citation="vllm-project/vllm PR #10198 (fixes issue #9834): target probabilities scored with top_p = 1.0, temperature = 1.0 while draft probabilities were filtered by top_p",
+        claim=CLAIMS["vllm-target-probs-unwarped"],
         make_instance=_top_p_instance,
-        buggy_round=target_unwarped_round,
+        lossy_round=target_unwarped_round,
         sample_round=partial(numpy_round, warp_target=None, warp_draft=TOP_P_HALF),
         warp=TOP_P_HALF,
     ),

@@ -7,8 +7,9 @@ The correct round accepts/rejects x_{i+1} against row i and draws the bonus from
 uniform per position. The first three entries keep ``accept_block`` and hand it a *view* of the
 target that returns the wrong row; the last swaps the accept/reject step for one with a single uniform.
 
-References: ohdearquant/lattice issue #243 (fix: PR #258); mlx-node/mlx-node PR #11 (review);
-the other two are modelled on code paths, named in their citations (no issue is claimed).
+Sources: dated records in ``specmath.bugzoo.claims`` (lattice issue #243, fixed by PR #258: claim
+lattice-first-draft-unverified; a review of mlx-node PR #11, unconfirmed: claim mlx-node-logits-off-by-one);
+the other two are modelled on code paths of vLLM, and no engine is claimed to have them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from functools import partial
 
 import numpy as np
 
+from specmath.bugzoo.claims import CLAIMS
 from specmath.bugzoo.zoo import Bug, Instance, context_free, pair_instance
 from specmath.laws import Law
 from specmath.program import coin, draw, tick
@@ -130,33 +132,33 @@ POSITION_BUGS: tuple[Bug, ...] = (
     Bug(
         name="first-draft-unverified",
         explanation="the verify loop feeds x_1 first and only checks x_2..x_gamma, so x_1 is committed unverified and the first token follows q, not p",
-        citation="ohdearquant/lattice issue #243 (fix: PR #258): `verify_draft` commits draft[0] without computing the target's law at its position",
+        claim=CLAIMS["lattice-first-draft-unverified"],
         make_instance=_first_draft_instance,
-        buggy_round=first_draft_unverified_round,
+        lossy_round=first_draft_unverified_round,
         sample_round=partial(numpy_round, check_first=False),
     ),
     Bug(
         name="logits-off-by-one",
         explanation="verification logits are sliced from position 1, so x_i is judged by the law of the token after it, p(. | prefix x_1..x_i)",
-        citation="mlx-node/mlx-node PR #11, automated review comment 'Verification logits are shifted by one' on the Qwen3 speculative path (slicing target logits from position 1)",
+        claim=CLAIMS["mlx-node-logits-off-by-one"],
         make_instance=_off_by_one_instance,
-        buggy_round=logits_off_by_one_round,
+        lossy_round=logits_off_by_one_round,
         sample_round=partial(numpy_round, target_row=lambda i, gamma: min(i + 1, gamma)),
     ),
     Bug(
         name="bonus-from-wrong-row",
         explanation="after all gamma drafts are accepted the bonus token is drawn from row gamma - 1, the law of x_gamma, not the law after it",
-        citation="modelled on the bonus-logit index `recover_logits_idx = np.cumsum(sample_lens) - 1` of vLLM's v1 GPU model runner (vllm-project/vllm PR #13933), taken one row too early; no such issue is claimed",
+        modelled_on="the bonus-logit index `recover_logits_idx = np.cumsum(sample_lens) - 1` of vLLM's v1 GPU model runner (vllm-project/vllm PR #13933), taken one row too early",
         make_instance=_bonus_instance,
-        buggy_round=bonus_wrong_position_round,
+        lossy_round=bonus_wrong_position_round,
         sample_round=partial(numpy_round, bonus_row=lambda gamma: gamma - 1),
     ),
     Bug(
         name="one-uniform-for-all-positions",
         explanation="one uniform u is drawn per round instead of per position, so after accepting x_1 (u < r_1) later acceptances are correlated and too likely",
-        citation="modelled on the batched acceptance test of vLLM's rejection sampler (vllm-project/vllm PR #2336), which draws one uniform per (sequence, position), here drawn once per sequence; no such issue is claimed",
+        modelled_on="the batched acceptance test of vLLM's V0 rejection sampler (vllm-project/vllm PR #2336), which draws one uniform per (sequence, position), here drawn once per sequence",
         make_instance=_shared_uniform_instance,
-        buggy_round=shared_uniform_round,
+        lossy_round=shared_uniform_round,
         sample_round=partial(numpy_round, uniforms=_one_uniform),
     ),
 )

@@ -7,8 +7,8 @@ from norm(max(0, p - q)) (``specmath.speculative.step.standard_rule``).
 Each entry's instance is the smallest that shows it: two tokens {A, B}, gamma = 1, one generated
 token (a single position with a rejection is all these bugs need).
 
-References (one per entry, in its citation): huggingface/transformers PR #28508;
-sgl-project/sglang issue #35771; vllm-project/vllm-ascend PR #13766; vllm-project/vllm PR #2336.
+Each entry's source is a dated claim record (``specmath.bugzoo.claims``): transformers' fixed softmax
+residual and its open ``r_i <= p/q`` test, vLLM Ascend's fixed u = 0, vLLM V0's documented clamp.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from functools import partial
 
 import numpy as np
 
+from specmath.bugzoo.claims import CLAIMS
 from specmath.bugzoo.zoo import Bug, Instance, pair_instance
 from specmath.laws import Law
 from specmath.speculative.reference_round import numpy_round
@@ -112,33 +113,33 @@ RULE_BUGS: tuple[Bug, ...] = (
     Bug(
         name="residual-softmax",
         explanation="the residual is softmax(max(0, p - q)) instead of max(0, p - q) / sum, so tokens the target under-weights (even p = 0) are resampled",
-        citation="huggingface/transformers PR #28508 (fix of `_speculative_sampling`: `p_prime = clamp(p - q, min=0).softmax(dim=-1)` replaced by division by the sum)",
+        claim=CLAIMS["transformers-residual-softmax"],
         make_instance=_half_half_vs_certain_a,
-        buggy_round=_rule_round(softmax_residual_rule),
+        lossy_round=_rule_round(softmax_residual_rule),
         sample_round=partial(numpy_round, residual=_softmax_residual),
     ),
     Bug(
         name="accept-on-u-equal-zero",
         explanation="accepting when u <= p/q with a float32 uniform that can be exactly 0 accepts a token of target probability 0 with probability 2^-24 per proposal",
-        citation="sgl-project/sglang issue #35771 (proposed fix: PR #35788): `coin <= prob_acc / threshold_acc` with torch.rand float32 coins",
+        claim=CLAIMS["transformers-accept-at-u-zero"],
         make_instance=_certain_a_vs_half_half,
-        buggy_round=_rule_round(float32_uniform_le_rule),
+        lossy_round=_rule_round(float32_uniform_le_rule),
         sample_round=partial(numpy_round, uniforms=_float32_uniforms, accept=lambda u, p, q: u * q <= p),
     ),
     Bug(
         name="uniform-fixed-at-zero",
         explanation="a backend without a random generator fixed u = 0, so the log-space test log u <= log p - log q accepts every draft: the output is the draft law",
-        citation="vllm-project/vllm-ascend PR #13766 'Fix v2 rejection sampler always-accepting draft tokens on NPU (#13730)': the removed code set u = 0 with the comment 'NPU does not support tl_rand64; always accept the draft token'",
+        claim=CLAIMS["vllm-ascend-uniform-fixed-at-zero"],
         make_instance=_three_quarters,
-        buggy_round=_rule_round(always_accept_rule),
+        lossy_round=_rule_round(always_accept_rule),
         sample_round=partial(numpy_round, accept=lambda u, p, q: True),
     ),
     Bug(
         name="residual-clamped-at-tiny",
         explanation="the residual clamp(p - q, min=tiny) / sum, a guard against 0/0 when p == q up to rounding, gives every token at least tiny = 2^-126 of mass, even where p = 0",
-        citation="vllm-project/vllm PR #2336 (rejection sampler `_get_recovered_probs`: `torch.clamp(difference, min=self._smallest_positive_value)`, with a TODO on the drift it introduces)",
+        claim=CLAIMS["vllm-v0-residual-clamp"],
         make_instance=_half_half_vs_certain_a,
-        buggy_round=_rule_round(clamped_residual_rule),
+        lossy_round=_rule_round(clamped_residual_rule),
         sample_round=partial(numpy_round, residual=_clamped_residual),
     ),
 )

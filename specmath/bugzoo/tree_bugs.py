@@ -3,41 +3,48 @@
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
 
-A ``TreeBug`` pairs the smallest instance that shows the loss with the exact law of the first
-``length`` generated tokens of repeated lossy rounds, the autoregressive law of the target, the
-exact TV between them, and a float sampler over batched trees in the layout of
+A ``TreeBug`` is a ``ZooEntry`` (``specmath.bugzoo.zoo``: the round program, its smallest instance,
+the exact law of the first ``length`` generated tokens of repeated lossy rounds, the exact TV from the
+target's autoregressive law, and its source) with a float sampler over batched trees in the layout of
 ``specmath.speculative.tree_reference`` (so an auditor can wrap it). ``correct_verifier`` names the
 lossless verifier for the same drafted tree (TV exactly 0 on the same instance).
 
-Entries (``TREE_BUGS``):
+Entries (``TREE_BUGS``), each with its status in its claim record:
 
 * ``top-k-children-specinfer-rule``: EAGLE-2-style trees (the draft's top-k tokens as children, no
   randomness) verified by SpecInfer's rule, which is a standard step per child and so needs each
-  child to be an independent draw x ~ q. A top-k child is there with probability 1, not q(x).
-* ``top-k-siblings-no-residual``: TensorRT-LLM's EAGLE-3 dynamic-tree rejection kernel: every top-K
-  sibling is tested with min(1, p(x)/q(x)) against the *same* p and q, and all-rejected corrects
-  from norm(max(0, p - q)): the residual is never updated between siblings, and the children are
-  deterministic.
+  child to be an independent draw x ~ q. A top-k child is there with probability 1, not q(x). No
+  engine is claimed to do this: EAGLE's own code judges top-k children with q(x) = 1.
+* ``top-k-siblings-no-residual``: the rule TensorRT-LLM's EAGLE-3 dynamic-tree rejection kernel had
+  until PR #15098 replaced it (claim tensorrt-llm-sibling-rule): every top-K sibling was tested with min(1, p(x)/q(x)) against the
+  *same* p and q, and all-rejected corrected from norm(max(0, p - q)). With one sampled child per node
+  that is the standard step; with two or more siblings it is lossy.
 * ``medusa-typical-acceptance``: Medusa's fast mode (the default), greedy first token and typical
-  acceptance of the heads' top-k tree: deterministic generation (``specmath.bugzoo.typical_acceptance``).
-* ``typical-acceptance-sampled-correction``: vLLM V0's ``TypicalAcceptanceSampler`` on a sampled
-  chain: tokens with p(x) above the threshold are kept, the next position takes y ~ p.
+  acceptance of the heads' top-k tree: deterministic by design (claim medusa-fast-mode;
+  ``specmath.bugzoo.typical_acceptance``).
+* ``typical-acceptance-sampled-correction``: typical acceptance on a sampled chain, lossy by design:
+  tokens with p(x) above the threshold are kept, the next position takes y ~ p (vLLM V0 took argmax p
+  after a rejection: ``TypicalAcceptance.argmax_correction``; claim vllm-v0-typical-acceptance).
 
 SGLang's target-only kernel and EAGLE's reference code are lossless on their top-k trees (proved by
-``specmath verify tree-target-only``); the SGLang kernel's running sum assumes distinct siblings.
+``specmath verify tree-target-only``); the SGLang kernel's running sum assumes distinct siblings, and
+``node_token_law`` gives the law it emits at a node with any children (a repeated one included).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
 
+from specmath.bugzoo.claims import CLAIMS
 from specmath.bugzoo.typical_acceptance import TypicalAcceptance, greedy_token, sample_typical_rounds, typical_round
-from specmath.laws import Law, tv_distance
+from specmath.bugzoo.zoo import ZooEntry
+from specmath.exact import exact
+from specmath.laws import Law
 from specmath.program import coin, draw
 from specmath.speculative.round import law_at
 from specmath.speculative.toy_lm import ToyLM
@@ -45,9 +52,10 @@ from specmath.speculative.tree import TreeShape, tree_generation_law, tree_round
 from specmath.speculative.tree_examples import TREE_DRAFT, TREE_TARGET
 from specmath.speculative.tree_reference import TreeArrays, draft_tree_arrays, sample_tree_rounds
 from specmath.speculative.tree_verifiers import Final, specinfer_verifier
-from specmath.speculative.variants import autoregressive_law, generation_law_of, round_law_of
+from specmath.speculative.variants import autoregressive_law
 
-__all__ = ["TreeInstance", "TreeBug", "greedy_root_arrays", "sibling_rule_without_residual", "MEDUSA", "VLLM_TYPICAL", "TREE_BUGS"]
+__all__ = ["TreeInstance", "TreeBug", "greedy_root_arrays", "sibling_rule_without_residual", "MEDUSA", "VLLM_TYPICAL", "TREE_BUGS",
+           "node_token_law"]
 
 
 @dataclass(frozen=True)
@@ -62,36 +70,13 @@ class TreeInstance:
     description: str = ""
 
 
-@dataclass(frozen=True)
-class TreeBug:
-    """One lossy tree verifier: its round program, instance, explanation, citation and float sampler."""
+@dataclass(frozen=True, kw_only=True)
+class TreeBug(ZooEntry):
+    """A lossy tree verifier: the zoo's entry (``ZooEntry``) with trees and a float sampler over batched trees."""
 
-    name: str
-    explanation: str  # one line: what goes wrong and why the law moves
-    citation: str  # the engine or paper and the code path
-    make_instance: Callable[[], TreeInstance]
-    lossy_round: Callable  # program (instance, context) -> emitted tuple
     sample_rounds: Callable  # (TreeArrays, rng) -> [N, depth + 1] emitted token ids, -1 padded
     correct_verifier: str = "target-only"  # lossless on the same drafted tree
     greedy_root: bool = False  # the float trees start with node 0 = argmax p (Medusa)
-    _cache: dict = field(default_factory=dict, compare=False, repr=False)
-
-    def instance(self) -> TreeInstance:
-        if "instance" not in self._cache:
-            self._cache["instance"] = self.make_instance()
-        return self._cache["instance"]
-
-    def lossy_round_law(self, context: tuple | None = None) -> Law:
-        """Exact law of one lossy round at ``context`` (default: the instance's prefix)."""
-        inst = self.instance()
-        return round_law_of(self.lossy_round, inst, inst.prefix if context is None else tuple(context))
-
-    def lossy_law(self) -> Law:
-        """Exact law of the first ``length`` tokens of repeated lossy rounds."""
-        if "lossy" not in self._cache:
-            inst = self.instance()
-            self._cache["lossy"] = generation_law_of(self.lossy_round_law, inst.prefix, inst.length)
-        return self._cache["lossy"]
 
     def target_law(self) -> Law:
         """prod_i p(x_i | prefix x_<i): what the user asked for."""
@@ -102,10 +87,6 @@ class TreeBug:
         """The same trees verified by ``correct_verifier``: equals ``target_law``."""
         inst = self.instance()
         return tree_generation_law(inst.target, inst.draft, inst.prefix, inst.shape, inst.length, self.correct_verifier)
-
-    def tv(self) -> Fraction:
-        """TV(lossy_law, target_law), exactly."""
-        return tv_distance(self.lossy_law(), self.target_law())
 
     def float_counts(self, n: int, rng: np.random.Generator) -> Counter:
         """Emitted tuples of ``n`` float rounds at the instance's prefix (trees drawn from the toy draft)."""
@@ -130,6 +111,16 @@ def greedy_root_arrays(inst: TreeInstance, n: int, rng: np.random.Generator) -> 
     draft_probs = np.concatenate([np.broadcast_to(root_row, (n, 1, len(vocab))), below.draft_probs], axis=1)
     tokens = np.concatenate([np.full((n, 1), vocab.index(first)), below.draft_tokens], axis=1)
     return TreeArrays(parents, target_probs, draft_probs, tokens, vocab)
+
+
+def node_token_law(verifier: Callable, p: Law, q: Law, children: tuple) -> Law:
+    """Exact law of the token a verifier emits at one node with these children: the accepted child, or its final token.
+
+    With SGLang's target-only rule and k copies of one token t as the children (its n-gram drafter's
+    padding), P(t) = min(1, k p(t)): the running sum p(x_1) + ... + p(x_j) counts every copy.
+    """
+    verdicts = exact(verifier, p, q, tuple(children)).law
+    return verdicts.map(lambda verdict: verdict.token if isinstance(verdict, Final) else children[verdict])
 
 
 def sibling_rule_without_residual(p: Law, q: Law, children: tuple):
@@ -195,7 +186,7 @@ TREE_BUGS: tuple[TreeBug, ...] = (
     TreeBug(
         name="top-k-children-specinfer-rule",
         explanation="SpecInfer's rule accepts x with min(1, p(x)/q(x)) assuming x ~ q; a top-k child is proposed with probability 1, so tokens the draft ranks first are over-sampled",
-        citation="modelled on EAGLE-2 top-k trees (Li et al. 2024) under SpecInfer's multi-step speculative sampling (Miao et al. ASPLOS 2024, Theorem 4.2 assumes i.i.d. children); EAGLE's evaluate_posterior sets q(x) = 1 for every child instead (SafeAILab/EAGLE eagle/model/utils.py)",
+        modelled_on="EAGLE-2's top-k trees (Li et al. 2024) under SpecInfer's multi-step speculative sampling (Miao et al. ASPLOS 2024, Theorem 4.2 assumes i.i.d. children); EAGLE's own code judges them with q(x) = 1 instead (claim eagle-one-hot-q)",
         make_instance=_example(TreeShape((2, 2), "top-k"), 2, ("c",)),
         lossy_round=_round_with(tree_round, specinfer_verifier),
         sample_rounds=_floats_with(sample_tree_rounds, verifier="specinfer"),
@@ -203,7 +194,7 @@ TREE_BUGS: tuple[TreeBug, ...] = (
     TreeBug(
         name="top-k-siblings-no-residual",
         explanation="every top-K sibling is tested with min(1, p/q) against the same p and q and the correction comes from norm(max(0, p - q)): the residual is not updated after a rejected sibling, and the children are not draws from q",
-        citation="NVIDIA/TensorRT-LLM PR #12588 (EAGLE-3 dynamic-tree rejection sampling): verifyDynamicTreeRejectionKernel, cpp/tensorrt_llm/kernels/speculativeDecoding/dynamicTreeKernels.cu",
+        claim=CLAIMS["tensorrt-llm-sibling-rule"],
         make_instance=_example(TreeShape((2, 2), "top-k"), 2, ("c",)),
         lossy_round=_round_with(tree_round, sibling_rule_without_residual),
         sample_rounds=_floats_with(sample_tree_rounds, verifier=_sibling_rule_floats),
@@ -211,7 +202,7 @@ TREE_BUGS: tuple[TreeBug, ...] = (
     TreeBug(
         name="medusa-typical-acceptance",
         explanation="fast mode (the default) takes argmax p as each round's first token and keeps candidates with p(x) > min(0.09, 0.3 exp(-H)): no token is ever sampled, the output is one sequence",
-        citation="FasterDecoding/Medusa medusa/model/utils.py at e2a5d20 (generate_candidates: argmax when fast; evaluate_posterior; fast=False raises TypeError); Cai et al. 2024, section 2.3.1",
+        claim=CLAIMS["medusa-fast-mode"],
         make_instance=_example(TreeShape((2, 2), "top-k"), 3),
         lossy_round=_round_with(typical_round, MEDUSA),
         sample_rounds=_floats_with(sample_typical_rounds, rule=MEDUSA),
@@ -219,8 +210,8 @@ TREE_BUGS: tuple[TreeBug, ...] = (
     ),
     TreeBug(
         name="typical-acceptance-sampled-correction",
-        explanation="draft tokens with p(x) > min(0.09, 0.3 exp(-H)) are kept whatever q was, so tokens the draft over-proposes are over-sampled; the next position takes y ~ p",
-        citation="vllm-project/vllm V0 TypicalAcceptanceSampler (vllm/model_executor/layers/typical_acceptance_sampler.py, spec_decode_base_sampler._create_output)",
+        explanation="draft tokens with p(x) > min(0.09, 0.3 exp(-H)) are kept whatever q was, so tokens the draft over-proposes are over-sampled; the next position takes y ~ p (vLLM V0 took argmax p after a rejection)",
+        claim=CLAIMS["vllm-v0-typical-acceptance"],
         make_instance=_example(TreeShape((1, 1), "iid"), 3),
         lossy_round=_round_with(typical_round, VLLM_TYPICAL),
         sample_rounds=_floats_with(sample_typical_rounds, rule=VLLM_TYPICAL),

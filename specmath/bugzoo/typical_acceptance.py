@@ -17,15 +17,19 @@ How the deployed code uses it (FasterDecoding/Medusa at e2a5d20, medusa/model/ut
 ``medusa_generate`` defaults to fast=True, and then ``generate_candidates`` takes the round's first
 token as argmax p (greedy, at any temperature) and ``evaluate_posterior`` applies the rule above to
 the Medusa heads' top-k tree hanging below it; the round emits that token and the accepted tokens.
-No token is ever sampled: generation is deterministic, and its TV from p is 1 - P_p(the one
-sequence it emits). With fast=False the code raises TypeError (``get_typical_posterior_mask`` is
-called with 6 arguments and takes 5), so the sampled variant does not run. (The README calls the mode
+No token is ever sampled: generation is deterministic by design (its docstring: "faster,
+deterministic decoding"; claim medusa-fast-mode), and its TV from p is 1 - P_p(the one sequence it
+emits). With sampling='typical' and fast=False at T > 0 the code raises TypeError
+(``get_typical_posterior_mask`` is called with 6 arguments and takes 5; claim medusa-typical-type-error),
+so the sampled typical variant does not run; sampling='nucleus' does. (The README calls the mode
 "non-greedy generation".) Medusa's heads propose the top-k of head i for every node at depth i, read
 from the hidden state before the round; the toy drafts here condition on the path (as EAGLE's
 drafter does): the rule sees the candidates only through the tokens offered. vLLM's V0 engine shipped
-the rule as ``TypicalAcceptanceSampler`` for chains: there the first rejected position (or the bonus
-position) takes the target's own sampled token y ~ p(. | accepted prefix). ``TypicalAcceptance``
-models both (``greedy_first``).
+the rule for chains as ``TypicalAcceptanceSampler``, opt-in and documented as trading quality for
+acceptance: there the first rejected position takes argmax p(. | accepted prefix)
+(``_get_recovered_token_ids``) and a fully accepted chain the sampled bonus token. ``TypicalAcceptance``
+models Medusa (``greedy_first``), vLLM V0 (``argmax_correction``) and the variant whose closing token is
+always sampled from p.
 
 Deciding the comparison exactly. exp(-H_c(p)) = prod_y (p(y) + c)^p(y) is irrational in general, so
 it is never rounded: with D the least common denominator of the p(y) > 0 (so n_y = D p(y) are
@@ -77,7 +81,8 @@ class TypicalAcceptance:
     epsilon: Fraction = Fraction(9, 100)  # posterior_threshold (Medusa's default 0.09)
     delta: Fraction = Fraction(3, 10)  # posterior_alpha (default 0.3, recommended sqrt(epsilon))
     entropy_offset: Fraction = Fraction(1, 100000)  # c in ln(p + c): the code's 1e-5; 0 is the paper's H
-    greedy_first: bool = True  # True: Medusa opens the round with argmax p; False: vLLM V0 closes it with y ~ p
+    greedy_first: bool = True  # True: Medusa opens the round with argmax p; False: the round closes with one token of p
+    argmax_correction: bool = False  # with greedy_first False: a rejection emits argmax p (vLLM V0), not y ~ p
 
     def __post_init__(self) -> None:
         for name in ("epsilon", "delta", "entropy_offset"):
@@ -203,8 +208,11 @@ def typical_round(target: LM, draft: LM, prefix: tuple, shape: TreeShape, rule: 
     path = typical_path(target, context, tree, rule)
     if rule.greedy_first:
         return (first,) + path
-    # vLLM V0: the position after the accepted tokens takes the target's own sample
-    y = yield draw(law_at(target, context + path, "target"), label="target sample")
+    # the position after the accepted tokens: argmax p after a rejection under vLLM V0's rule, else a sample of p
+    after = law_at(target, context + path, "target")
+    if rule.argmax_correction and len(path) < shape.depth:
+        return path + (greedy_token(after),)
+    y = yield draw(after, label="target sample")
     return path + (y,)
 
 
@@ -271,6 +279,10 @@ def sample_typical_rounds(parents, target_probs, draft_probs, draft_tokens, rng:
             after[b] = nodes[-1] + 1
     if not rule.greedy_first:
         out[rows, longest] = draw_rows(p_all[rows, after], rng)
+        if rule.argmax_correction:
+            # vLLM V0: a rejected position takes argmax p; a fully accepted path keeps its sampled bonus token
+            rejected = longest < depth - start
+            out[rows[rejected], longest[rejected]] = np.argmax(p_all[rows[rejected], after[rejected]], axis=1)
     return out
 
 

@@ -3,7 +3,7 @@
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
 
-A ``Bug`` pairs
+A ``Bug`` (a ``ZooEntry`` over chains; the token-tree entries of ``tree_bugs`` share the same base) pairs
 
 * ``instance()``: the smallest toy instance that shows it (target, draft, optional warp, prefix,
   gamma, and the number of generated tokens compared);
@@ -13,7 +13,9 @@ A ``Bug`` pairs
 * ``correct_law()``: the same generation with the correct algorithm (equal to the target, TV 0);
 * ``tv()``: TV(lossy_law, target_law) as an exact Fraction;
 * ``sample_round(target_probs, draft_probs, draft_tokens, rng)``: the bug as a float numpy sampler
-  with the signature an engine's rejection sampler has, for an auditor to wrap (see ``numpy_round``).
+  with the signature an engine's rejection sampler has, for an auditor to wrap (see ``numpy_round``);
+* ``claim``: the dated record of what the engine did (``specmath.bugzoo.claims``), or ``modelled_on``
+  when the entry claims nothing about any engine.
 
 Floating-point bugs (a softmax, a float32 uniform, a clamp at the smallest float32) are modelled
 exactly: the law computed is that of the sampler the float code implements, with its constants
@@ -22,18 +24,22 @@ exactly: the law computed is that of the sampler the float code implements, with
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
+from specmath.bugzoo.claims import Claim
 from specmath.laws import Law, tv_distance
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.generate import generate_law
-from specmath.speculative.toy_lm import ToyLM, Warp, warp
+from specmath.speculative.toy_lm import ToyLM, warp
 from specmath.speculative.variants import autoregressive_law, generation_law_of, round_law_of
 
-__all__ = ["Instance", "Bug", "bugs_by_name", "context_free", "pair_instance"]
+__all__ = ["Instance", "ZooEntry", "Bug", "bugs_by_name", "context_free", "pair_instance"]
 
 
 def context_free(law: Law, name: str) -> ToyLM:
@@ -53,7 +59,7 @@ class Instance:
     prefix: tuple = ()
     gamma: int = 1
     length: int = 1
-    warp: Warp | None = None
+    warp: SamplingOptions | None = None
     description: str = ""
 
     @property
@@ -81,7 +87,7 @@ class Instance:
         return np.array(rows_p), np.array(rows_q).reshape(len(tokens), len(vocab))
 
 
-def pair_instance(p: Law, q: Law, *, gamma: int = 1, length: int = 1, warp: Warp | None = None) -> Instance:
+def pair_instance(p: Law, q: Law, *, gamma: int = 1, length: int = 1, warp: SamplingOptions | None = None) -> Instance:
     """The instance of one context-free pair: target law p and draft law q at every context.
 
     Its description is written from the laws and sizes themselves ("p = {A: 1/2, B: 1/2}, q = {A: 1,
@@ -101,35 +107,74 @@ def _table(law: Law) -> str:
     return "{" + ", ".join(f"{x}: {w}" for x, w in law.items()) + "}"
 
 
-@dataclass(frozen=True)
-class Bug:
-    """One lossy variant: its round program, its instance, its explanation and its citation."""
+@dataclass(frozen=True, kw_only=True)
+class ZooEntry(ABC):
+    """What every lossy variant has: a round program, its smallest instance, why the law moves, and its source.
+
+    ``lossy_round`` is a sampling program (instance, context) -> emitted tuple; the subclasses say what the
+    wanted law is (``target_law``) and what the correct algorithm gives on the same instance (``correct_law``).
+    The source is ``claim`` (a dated record about the engine: ``specmath.bugzoo.claims``) or, for a variant
+    that claims nothing about any engine, ``modelled_on``: the code path that suggested it.
+    """
 
     name: str
     explanation: str  # one line: what goes wrong and why the law moves
-    citation: str  # project and issue/PR, or "modelled on <code path>"
-    make_instance: Callable[[], Instance]
-    buggy_round: Callable  # program (instance, context) -> emitted tuple
-    sample_round: Callable  # (target_probs [gamma+1, V], draft_probs [gamma, V], draft_tokens [gamma], rng) -> list[int]
-    warp: Warp | None = None  # the warp the correct algorithm would apply (drafts come from w(draft_probs))
+    make_instance: Callable[[], Any]
+    lossy_round: Callable  # program (instance, context) -> emitted tuple
+    claim: Claim | None = None
+    modelled_on: str = ""  # the code path it is modelled on, when no engine is claimed to do it
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
-    def instance(self) -> Instance:
+    def __post_init__(self) -> None:
+        if (self.claim is None) == (not self.modelled_on):
+            raise ValueError(f"bug-zoo entry {self.name!r} needs exactly one of claim and modelled_on")
+
+    @property
+    def group(self) -> str:
+        """engine bugs, fixed upstream, lossy by design, or modelled (no engine claimed)."""
+        return "modelled (no engine claimed)" if self.claim is None else self.claim.group
+
+    @property
+    def source(self) -> str:
+        """One line: the claim's engine, version, date, status and evidence, or what the entry is modelled on."""
+        return self.claim.provenance() if self.claim is not None else f"modelled on {self.modelled_on}; no engine claimed"
+
+    def instance(self):
         if "instance" not in self._cache:
             self._cache["instance"] = self.make_instance()
         return self._cache["instance"]
 
     def lossy_round_law(self, context: tuple | None = None) -> Law:
-        """Exact law of one buggy round at ``context`` (default: the instance's prefix)."""
+        """Exact law of one lossy round at ``context`` (default: the instance's prefix)."""
         inst = self.instance()
-        return round_law_of(self.buggy_round, inst, inst.prefix if context is None else tuple(context))
+        return round_law_of(self.lossy_round, inst, inst.prefix if context is None else tuple(context))
 
     def lossy_law(self) -> Law:
-        """Exact law of the first ``length`` tokens of repeated buggy rounds."""
+        """Exact law of the first ``length`` tokens of repeated lossy rounds."""
         if "lossy" not in self._cache:
             inst = self.instance()
-            self._cache["lossy"] = generation_law_of(lambda c: self.lossy_round_law(c), inst.prefix, inst.length)
+            self._cache["lossy"] = generation_law_of(self.lossy_round_law, inst.prefix, inst.length)
         return self._cache["lossy"]
+
+    @abstractmethod
+    def target_law(self) -> Law:
+        """The law the user asked for, over the instance's ``length`` tokens."""
+
+    @abstractmethod
+    def correct_law(self) -> Law:
+        """The same generation by the correct algorithm: equals ``target_law``."""
+
+    def tv(self) -> Fraction:
+        """TV(lossy_law, target_law) = 1/2 sum_s |lossy(s) - target(s)|, exactly."""
+        return tv_distance(self.lossy_law(), self.target_law())
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bug(ZooEntry):
+    """A lossy chain round: the entry above with the float sampler an engine's rejection sampler has."""
+
+    sample_round: Callable  # (target_probs [gamma+1, V], draft_probs [gamma, V], draft_tokens [gamma], rng) -> list[int]
+    warp: SamplingOptions | None = None  # the warp the correct algorithm would apply (drafts come from w(draft_probs))
 
     def target_law(self) -> Law:
         """prod_i w(p)(x_i | prefix x_<i): the autoregressive law of the wanted target."""
@@ -140,10 +185,6 @@ class Bug:
         """The same generation with the correct algorithm (``generate_law``): equals ``target_law``."""
         inst = self.instance()
         return generate_law(inst.wanted_target, inst.drawn_draft, inst.prefix, inst.gamma, inst.length)
-
-    def tv(self) -> Fraction:
-        """TV(lossy_law, target_law) = 1/2 sum_s |lossy(s) - target(s)|, exactly."""
-        return tv_distance(self.lossy_law(), self.target_law())
 
 
 def bugs_by_name(*groups: tuple[Bug, ...]) -> dict[str, Bug]:

@@ -81,7 +81,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _sampling_options(args: argparse.Namespace):
-    from specmath.audit.engines.sampling_options import SamplingOptions
+    from specmath.sampling_options import SamplingOptions
 
     bias = []
     for item in args.logit_bias or ():
@@ -137,7 +137,7 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise InvalidArgument("give an ENGINE and --pair PAIR, or --all")
         if args.target or args.option or args.prompt or args.pathwise:
             raise InvalidArgument(f"{args.engine} takes --pair and sampling options (not --target, --option, --prompt, --pathwise)")
-        from specmath.audit.engines.sampling_options import SEMANTICS, EngineSemantics
+        from specmath.audit.engines.semantics import SEMANTICS, EngineSemantics
 
         takes = SEMANTICS["hf"].options if args.engine.startswith("hf-") else {"temperature", "top_k", "top_p"}
         EngineSemantics(args.engine, SEMANTICS["hf"].order, options=frozenset(takes)).check_supports(options)

@@ -131,14 +131,14 @@ def run(args: argparse.Namespace) -> int:
     from specmath.lm.bench import DecodeOptions, bench_pair
     from specmath.lm.cost_measure import GAMMAS, measure_costs, workload_context
     from specmath.lm.pairs import load_named_pair
-    from specmath.lm.warps import Sampling
+    from specmath.sampling_options import SamplingOptions
 
     if args.device is not None and args.device.startswith("cuda") and not torch.cuda.is_available():
         raise InvalidArgument(f"--device {args.device}: torch finds no CUDA device here; use --device cpu")
     if args.threads:
         torch.set_num_threads(args.threads)
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    sampling = Sampling(args.temperature, args.top_k, args.top_p)
+    sampling = SamplingOptions(args.temperature, args.top_k, args.top_p)
     options = DecodeOptions(verify=args.verify, draft_threshold=args.draft_threshold)
     count = args.prompts or (None if texts else 4)
     results = []

@@ -31,7 +31,7 @@ COURSE = (
     Lesson("02_rand5_to_rand7", "how rejection makes rand7 from rand5, and what recycling saves", ("00_index",), 30),
     Lesson("03_coin_reservoir_rejection", "the article's other samplers: von Neumann's coin, reservoirs, rejection", ("02_rand5_to_rand7",), 30),
     Lesson("04_speculative_rounds", "gamma-token rounds, the bonus token, the KV cache, tokens per round and speedup", ("01_two_token_world",), 45),
-    Lesson("05_beyond_the_article", "warps, greedy, block verification, multi-draft, and lossy variants from real bugs", ("04_speculative_rounds",), 45),
+    Lesson("05_beyond_the_article", "warps, greedy, block verification, multi-draft, and lossy variants with their sources", ("04_speculative_rounds",), 45),
     Lesson("06_entropy_limit", "how close rand7 and coin extractors get to the entropy limit", ("02_rand5_to_rand7", "03_coin_reservoir_rejection"), 40),
     Lesson("07_real_models", "speculative decoding of real language models in torch: histograms and timing", ("04_speculative_rounds",), 45),
     Lesson("08_explorers", "sliders for the two-token world, rand_a -> rand_b, a round, a real-model step", ("01_two_token_world", "02_rand5_to_rand7", "04_speculative_rounds"), 20),

@@ -1,7 +1,7 @@
 """Real-model explorer: one speculative round of a real target/draft pair on a prompt.
 
 Notation: p_i = the target's next-token law after the prompt and the first i draft tokens,
-q_i = the draft's, both warped alike by ``specmath.lm.warps.Sampling`` (temperature, top-k, top-p).
+q_i = the draft's, both warped alike by ``specmath.lm.warps.warped_probs`` (temperature, top-k, top-p).
 One round (Leviathan et al. 2023, Algorithm 1):
 
 1. the draft proposes x_1..x_gamma autoregressively, x_i ~ q_{i-1};
@@ -22,7 +22,8 @@ import torch
 
 from specmath.lm.accept_reject import accept_reject
 from specmath.lm.generation import model_vocab_size
-from specmath.lm.warps import Sampling
+from specmath.lm.warps import warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer
 
 __all__ = ["DraftTokenRow", "ModelStepView", "model_step", "load_explorer_pair", "format_model_step"]
@@ -55,11 +56,11 @@ class ModelStepView:
     top_tokens: tuple  # ((text, p_0(x), q_0(x)), ...) the most likely tokens at the first position
 
 
-def _forward_probs(model: torch.nn.Module, ids: list[int], sampling: Sampling) -> torch.Tensor:
+def _forward_probs(model: torch.nn.Module, ids: list[int], sampling: SamplingOptions) -> torch.Tensor:
     """(T, V) warped next-token probabilities after every prefix of ``ids``."""
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([ids])).logits[0]
-    return sampling.probs(logits)
+    return warped_probs(logits, sampling)
 
 
 def model_step(
@@ -70,7 +71,7 @@ def model_step(
     gamma: int = 4,
     *,
     seed: int = 0,
-    sampling: Sampling | None = None,
+    sampling: SamplingOptions | None = None,
     top: int = 8,
 ) -> ModelStepView:
     """Draft gamma tokens with ``draft``, verify them with ``target``; accept x with min(1, p(x)/q(x)).
@@ -85,7 +86,7 @@ def model_step(
     widths = model_vocab_size(target), model_vocab_size(draft)
     if widths[0] != widths[1]:
         raise ValueError(f"target and draft output widths differ ({widths[0]} vs {widths[1]}): one vocabulary is needed")
-    sampling = sampling or Sampling()
+    sampling = sampling or SamplingOptions()
     generator = torch.Generator().manual_seed(seed)
     try:
         # the prompt's own tokens, as the decoder sees them (no BOS/EOS added by a HF tokenizer)

@@ -93,11 +93,11 @@ def round_explorer() -> w.interactive:
 def model_step_explorer(target, draft, tokenizer) -> w.interactive:
     """Prompt, gamma, seed, temperature -> p and q bars and the acceptance of each draft token."""
     from specmath.explorers.model_step_explorer import format_model_step, model_step
-    from specmath.lm.warps import Sampling
+    from specmath.sampling_options import SamplingOptions
 
     def show_model_step(prompt: str = "It was the best of times, it was the ", gamma: int = 4, seed: int = 0, temperature: float = 1.0):
         def compute():
-            return model_step(target, draft, tokenizer, prompt, gamma, seed=seed, sampling=Sampling(temperature=temperature))
+            return model_step(target, draft, tokenizer, prompt, gamma, seed=seed, sampling=SamplingOptions(temperature=temperature))
 
         return _show(compute, format_model_step, plot_model_step)
 

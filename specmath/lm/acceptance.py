@@ -18,7 +18,8 @@ from collections.abc import Sequence
 import torch
 
 from specmath.lm.plain_decode import plain_generate
-from specmath.lm.warps import DEFAULT_SAMPLING, Sampling
+from specmath.lm.warps import DEFAULT_SAMPLING, warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, check_integer
 
 __all__ = ["alpha_along_samples", "stretch_means"]
@@ -26,7 +27,7 @@ __all__ = ["alpha_along_samples", "stretch_means"]
 
 @torch.inference_mode()
 def alpha_along_samples(target: torch.nn.Module, draft: torch.nn.Module, prompts: Sequence[Sequence[int]],
-                        new_tokens: int, seeds: Sequence[int] = (0,), sampling: Sampling = DEFAULT_SAMPLING,
+                        new_tokens: int, seeds: Sequence[int] = (0,), sampling: SamplingOptions = DEFAULT_SAMPLING,
                         vocab_size: int | None = None) -> torch.Tensor:
     """(len(seeds) * len(prompts), new_tokens) float64: alpha_t along each sampled answer (no eos stop).
 
@@ -48,7 +49,7 @@ def alpha_along_samples(target: torch.nn.Module, draft: torch.nn.Module, prompts
             laws = []
             for model in (target, draft):
                 logits = model(input_ids=ids).logits[0, span]
-                laws.append(sampling.probs(logits[..., :vocab_size] if vocab_size else logits).double())
+                laws.append(warped_probs(logits[..., :vocab_size] if vocab_size else logits, sampling).double())
             rows.append(torch.minimum(*laws).sum(-1))
     return torch.stack(rows)
 

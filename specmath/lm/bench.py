@@ -41,7 +41,8 @@ from specmath.lm.pairs import Pair
 from specmath.lm.plain_decode import plain_generate
 from specmath.lm.speculative_decode import speculative_generate
 from specmath.lm.stopwatch import Stopwatch, device_of
-from specmath.lm.warps import DEFAULT_SAMPLING, Sampling
+from specmath.lm.warps import DEFAULT_SAMPLING
+from specmath.sampling_options import SamplingOptions
 from specmath.theory import best_gamma, cost_model_speedup
 from specmath.validation import InvalidArgument, check_integer, check_seed
 
@@ -61,14 +62,14 @@ def continuation_rates(accepted_hist: Sequence[int], gamma: int) -> list[float]:
     return [at_least[i] / at_least[i - 1] if at_least[i - 1] else 0.0 for i in range(1, gamma + 1)]
 
 
-def _speculative(pair: Pair, prompts: list[list[int]], max_new_tokens: int, *, gamma: int, sampling: Sampling, seed: int,
+def _speculative(pair: Pair, prompts: list[list[int]], max_new_tokens: int, *, gamma: int, sampling: SamplingOptions, seed: int,
                  options: DecodeOptions, profile: bool = False):
     return speculative_generate(pair.target, pair.draft, prompts, max_new_tokens, gamma=gamma, sampling=sampling, seed=seed,
                                 eos_token_id=pair.eos_token_id, vocab_size=pair.vocab_size,
                                 draft_threshold=options.draft_threshold, accept_reject=options.accept_reject, profile=profile)
 
 
-def choose_gamma(pair: Pair, prompt: Sequence[int], *, sampling: Sampling = DEFAULT_SAMPLING, context: int | None = None,
+def choose_gamma(pair: Pair, prompt: Sequence[int], *, sampling: SamplingOptions = DEFAULT_SAMPLING, context: int | None = None,
                  tokens: int = 32, seed: int = 0, options: DecodeOptions = DecodeOptions()) -> Calibration:
     """``--gamma auto``: the gamma in 1..8 maximising the measured-cost speedup, after a short calibration.
 
@@ -88,7 +89,7 @@ def choose_gamma(pair: Pair, prompt: Sequence[int], *, sampling: Sampling = DEFA
 
 
 def bench_pair(pair: Pair, *, prompts: Sequence[Sequence[int]] | None = None, max_new_tokens: int = 64,
-               gamma: int | str = 4, sampling: Sampling = DEFAULT_SAMPLING, seed: int = 0,
+               gamma: int | str = 4, sampling: SamplingOptions = DEFAULT_SAMPLING, seed: int = 0,
                options: DecodeOptions = DecodeOptions(), hf: bool = True, progress: bool = True,
                profile: bool = False) -> BenchResult:
     """Tokens/s of plain, speculative and HF assisted decoding (batch 1, each prompt), alpha_i, the costs, the model.

@@ -16,7 +16,7 @@ from specmath.choices import VERIFY
 from specmath.lm.block_verify import verifier
 from specmath.lm.cost_measure import GAMMAS
 from specmath.lm.measured_costs import Costs
-from specmath.lm.warps import Sampling
+from specmath.sampling_options import SamplingOptions
 from specmath.theory import RoundCosts, cost_model_speedup, expected_tokens_by_position
 from specmath.validation import check_choice, check_probability
 
@@ -127,7 +127,7 @@ class BenchResult:
     gamma: int
     calibration: Calibration | None
     options: DecodeOptions
-    sampling: Sampling
+    sampling: SamplingOptions
     prompts: int
     max_new_tokens: int
     new_tokens: PerDecoder[int]
@@ -186,7 +186,8 @@ class BenchResult:
         out = {
             "pair": self.pair, "device": self.device, "dtype": self.dtype, "threads": self.threads, "gamma": g,
             "gamma_calibration": None if self.calibration is None else self.calibration.to_json(),
-            "decode_options": self.options.to_json(), "verify": self.options.verify, "sampling": asdict(self.sampling),
+            "decode_options": self.options.to_json(), "verify": self.options.verify, "sampling": {"temperature": float(self.sampling.temperature), "top_k": self.sampling.top_k,
+                         "top_p": None if self.sampling.top_p is None else float(self.sampling.top_p)},
             "prompts": self.prompts, "max_new_tokens": self.max_new_tokens,
             "new_tokens": self.new_tokens.to_json(), "seconds": self.seconds.to_json(),
             "tokens_per_s": self.tokens_per_s.to_json(), "alpha": self.alpha,

@@ -32,7 +32,8 @@ from specmath.lm.generation import Draws, Generation
 from specmath.lm.measured_costs import Costs
 from specmath.lm.round_bookkeeping import count_round, read_round
 from specmath.lm.stopwatch import Stopwatch, device_of
-from specmath.lm.warps import DEFAULT_SAMPLING, Sampling
+from specmath.lm.warps import DEFAULT_SAMPLING, warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer
 
 __all__ = ["GAMMAS", "measure_costs", "forward_cost", "prefill_seconds", "workload_context"]
@@ -103,7 +104,7 @@ def _median_seconds(work: Callable[[], object], repeats: int, device: torch.devi
 
 
 @torch.inference_mode()
-def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Sequence[int], sampling: Sampling,
+def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Sequence[int], sampling: SamplingOptions,
                  repeats: int) -> tuple[dict, dict, dict, float]:
     """A round's model work timed in the order a round runs it, for each gamma, in units of a plain pass.
 
@@ -151,7 +152,7 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
 
 
 @torch.inference_mode()
-def _round_overhead_seconds(logits: torch.Tensor, gamma: int, one_hot: bool, sampling: Sampling, repeats: int,
+def _round_overhead_seconds(logits: torch.Tensor, gamma: int, one_hot: bool, sampling: SamplingOptions, repeats: int,
                             accept_reject) -> float:
     """Median seconds of what a round does besides the model passes, on real target logits (1, >= gamma + 1, V).
 
@@ -162,32 +163,32 @@ def _round_overhead_seconds(logits: torch.Tensor, gamma: int, one_hot: bool, sam
     z = logits[:, : gamma + 1]
     draws = Draws.of(torch.Generator(device=z.device).manual_seed(0), 1)
     drafts = z[:, :gamma].argmax(-1)  # (1, gamma) realistic proposals: the target's own favourites
-    q = None if one_hot else sampling.probs(z[:, :gamma])
+    q = None if one_hot else warped_probs(z[:, :gamma], sampling)
     proposal = Proposal(drafts, [gamma], torch.tensor([gamma], device=z.device), q)
     counters = Generation([[]])
 
     def round_work() -> None:
-        p = sampling.probs(z)  # (1, gamma + 1, V)
+        p = warped_probs(z, sampling)  # (1, gamma + 1, V)
         count_round(counters, read_round(p, proposal, accept_reject(p, q, drafts, draws), z), proposal.lengths, 0)
 
     return _median_seconds(round_work, repeats, z.device)
 
 
 @torch.inference_mode()
-def _plain_overhead_seconds(logits: torch.Tensor, sampling: Sampling, repeats: int) -> float:
+def _plain_overhead_seconds(logits: torch.Tensor, sampling: SamplingOptions, repeats: int) -> float:
     """Median seconds of a plain step besides the pass: pick the last logits, warp, sample, read the token."""
     generator = torch.Generator(device=logits.device).manual_seed(0)
 
     def step_work() -> None:
         last = torch.tensor([logits.shape[1] - 1], device=logits.device)
-        p = sampling.probs(logits[torch.arange(1, device=logits.device), last])  # (1, V)
+        p = warped_probs(logits[torch.arange(1, device=logits.device), last], sampling)  # (1, V)
         torch.multinomial(p, 1, generator=generator).squeeze(-1).tolist()
 
     return _median_seconds(step_work, repeats, logits.device)
 
 
 def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas: Sequence[int], *,
-                  sampling: Sampling = DEFAULT_SAMPLING, context: int | None = None, repeats: int = 7,
+                  sampling: SamplingOptions = DEFAULT_SAMPLING, context: int | None = None, repeats: int = 7,
                   accept_reject=standard_accept_reject) -> Costs:
     """Measure t_1, the target pass over gamma + 1 tokens, the draft's round, and the overheads, for each gamma.
 

@@ -40,7 +40,8 @@ import torch
 
 from specmath.lm.cache import RowCache
 from specmath.lm.generation import Draws, model_vocab_size
-from specmath.lm.warps import Sampling
+from specmath.lm.warps import warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer
 
 __all__ = ["Draft", "Proposal", "ModelDraft", "PromptLookupDraft"]
@@ -69,7 +70,7 @@ class Draft(Protocol):
     def start(self, prompts: Sequence[Sequence[int]], device: torch.device, vocab_size: int) -> None: ...
 
     def propose(
-        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, draws: Draws,
+        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: SamplingOptions, draws: Draws,
         confidence_threshold: float = 0.0,
     ) -> Proposal: ...
 
@@ -103,7 +104,7 @@ class ModelDraft:
 
     @torch.inference_mode()
     def propose(
-        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, draws: Draws,
+        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: SamplingOptions, draws: Draws,
         confidence_threshold: float = 0.0,
     ) -> Proposal:
         cache = self.cache
@@ -118,7 +119,7 @@ class ModelDraft:
         active_rows: list[bool] | None = None
         for i in range(gamma):
             # x_i ~ q_i = warp(softmax(draft logits)), the same warp the target gets
-            q_i = sampling.probs(step_logits, check=False)
+            q_i = warped_probs(step_logits, sampling, check=False)
             if confidence_threshold > 0:
                 # stop a row before position i when max_x q_i(x) < threshold: a function of q alone
                 confident = q_i.max(-1).values >= confidence_threshold
@@ -172,7 +173,7 @@ class PromptLookupDraft:
         return []
 
     def propose(
-        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, draws: Draws,
+        self, tokens: Sequence[Sequence[int]], gamma: int, sampling: SamplingOptions, draws: Draws,
         confidence_threshold: float = 0.0,
     ) -> Proposal:
         # a one-hot q has confidence 1: the threshold never stops a lookup

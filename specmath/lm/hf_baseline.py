@@ -2,7 +2,7 @@
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round.
 
-``_sampling_arguments`` translates a ``Sampling`` into HF's generate arguments, written once for the
+``_sampling_arguments`` translates the warp of ``SamplingOptions`` into HF's generate arguments, written once for the
 bench (``hf_assisted_generate``) and the engine audit (``hf_generation_config``, used by
 ``specmath.audit.engines.torch_engines``): T = 0 is ``do_sample=False``; otherwise temperature, top-k and top-p, with
 HF's own defaults switched off where specmath applies no truncation (``top_k=0``, ``top_p=1.0``; HF
@@ -21,20 +21,20 @@ import torch
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft
 from specmath.lm.lean_llama import hf_model
 from specmath.lm.stopwatch import device_of
-from specmath.lm.warps import Sampling
+from specmath.sampling_options import SamplingOptions
 
 __all__ = ["hf_generation_config", "hf_lookup_part", "has_hf_counterpart", "hf_assisted_generate"]
 
 
-def _sampling_arguments(sampling: Sampling) -> dict[str, object]:
+def _sampling_arguments(sampling: SamplingOptions) -> dict[str, object]:
     """The warp as Hugging Face ``generate`` arguments: greedy, or temperature / top-k / top-p with no default truncation."""
     if sampling.greedy:
         return {"do_sample": False}
-    return {"do_sample": True, "temperature": sampling.temperature, "top_k": sampling.top_k or 0,
-            "top_p": 1.0 if sampling.top_p is None else sampling.top_p}
+    return {"do_sample": True, "temperature": float(sampling.temperature), "top_k": sampling.top_k or 0,
+            "top_p": 1.0 if sampling.top_p is None else float(sampling.top_p)}
 
 
-def hf_generation_config(sampling: Sampling, **options):
+def hf_generation_config(sampling: SamplingOptions, **options):
     """A ``transformers.GenerationConfig`` sampling from the warp ``sampling``, plus HF's own ``options``."""
     from transformers import GenerationConfig
 
@@ -56,7 +56,7 @@ def has_hf_counterpart(draft) -> bool:
 
 @torch.no_grad()
 def hf_assisted_generate(target: torch.nn.Module, draft, ids: list[int], max_new_tokens: int, *, gamma: int,
-                         sampling: Sampling, seed: int, eos_token_id: int | None = None) -> int:
+                         sampling: SamplingOptions, seed: int, eos_token_id: int | None = None) -> int:
     """HF ``generate(assistant_model=...)`` (or ``prompt_lookup_num_tokens``) on one prompt; returns the new tokens' count.
 
     Without ``eos_token_id`` the run emits exactly ``max_new_tokens`` (``min_new_tokens``), like

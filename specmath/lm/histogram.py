@@ -31,7 +31,8 @@ from specmath.laws import Law
 from specmath.lm.accept_reject import accept_reject as standard_accept_reject
 from specmath.lm.lossy_controls import TORCH_CONTROLS
 from specmath.lm.speculative_decode import speculative_generate
-from specmath.lm.warps import DEFAULT_SAMPLING, TOP_K_20, Sampling
+from specmath.lm.warps import DEFAULT_SAMPLING, TOP_K_20, warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.stats import detectable_tv, g_test, tv_confidence_bound
 from specmath.validation import check_choice
 
@@ -50,20 +51,20 @@ def _law_from_probs(probs: torch.Tensor, keys=None) -> Law:
 
 
 @torch.no_grad()
-def _next_probs(target, rows: list[list[int]], sampling: Sampling, vocab_size: int | None) -> torch.Tensor:
+def _next_probs(target, rows: list[list[int]], sampling: SamplingOptions, vocab_size: int | None) -> torch.Tensor:
     device = next(target.parameters()).device
     logits = target(input_ids=torch.tensor(rows, device=device)).logits[:, -1]  # (R, V)
     if vocab_size is not None:
         logits = logits[..., :vocab_size]
-    return sampling.probs(logits)
+    return warped_probs(logits, sampling)
 
 
-def first_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SAMPLING, vocab_size: int | None = None) -> Law:
+def first_token_law(target, prompt: Sequence[int], sampling: SamplingOptions = DEFAULT_SAMPLING, vocab_size: int | None = None) -> Law:
     """P(x1) = warp(p)(x1 | prompt) as an exact Law over token ids."""
     return _law_from_probs(_next_probs(target, [list(prompt)], sampling, vocab_size)[0])
 
 
-def two_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SAMPLING, vocab_size: int | None = None) -> Law:
+def two_token_law(target, prompt: Sequence[int], sampling: SamplingOptions = DEFAULT_SAMPLING, vocab_size: int | None = None) -> Law:
     """P(x1, x2) = p(x1 | prompt) p(x2 | prompt, x1) over pairs, exactly from the warped probabilities the sampler uses."""
     p1 = _next_probs(target, [list(prompt)], sampling, vocab_size)[0]
     support = torch.nonzero(p1 > 0).flatten().tolist()
@@ -83,7 +84,7 @@ def two_token_law(target, prompt: Sequence[int], sampling: Sampling = DEFAULT_SA
 
 
 def sample_prefixes(
-    target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, *, gamma: int = 4, sampling: Sampling = DEFAULT_SAMPLING,
+    target, draft, prompt: Sequence[int], n: int, n_tokens: int = 2, *, gamma: int = 4, sampling: SamplingOptions = DEFAULT_SAMPLING,
     seed: int = 0, accept_reject: Callable = standard_accept_reject, batch_size: int = 1024, vocab_size: int | None = None,
     progress: bool = False, draft_threshold: float = 0.0,
 ) -> list[tuple[int, ...]]:
@@ -135,7 +136,7 @@ def histogram_check(what: str, samples: Sequence, law: Law) -> HistogramCheck:
 
 
 def lossless_report(
-    target, draft, prompt: Sequence[int], n: int = 20000, *, gamma: int = 4, sampling: Sampling = TOP_K_20,
+    target, draft, prompt: Sequence[int], n: int = 20000, *, gamma: int = 4, sampling: SamplingOptions = TOP_K_20,
     seed: int = 0, batch_size: int = 1024, vocab_size: int | None = None, progress: bool = False,
     control: str | Callable = "residual-softmax",
 ) -> dict[str, HistogramCheck]:

@@ -32,7 +32,8 @@ import torch
 
 from specmath.lm.drafts import PromptLookupDraft, Proposal
 from specmath.lm.generation import Draws
-from specmath.lm.warps import Sampling
+from specmath.lm.warps import warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer, check_probability
 
 __all__ = ["NgramTable", "build_ngram_table", "NgramDraft", "LookupNgramDraft", "default_table_file"]
@@ -192,7 +193,7 @@ class NgramDraft:
             raise ValueError(f"the n-gram table proposes token {self.table.max_id}, outside the target's {vocab_size} ids")
         self.vocab_size = vocab_size or self.table.max_id + 1
 
-    def propose(self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, draws: Draws,
+    def propose(self, tokens: Sequence[Sequence[int]], gamma: int, sampling: SamplingOptions, draws: Draws,
                 confidence_threshold: float = 0.0) -> Proposal:
         V = self.vocab_size
         if V is None:
@@ -215,7 +216,7 @@ class NgramDraft:
             if not any(active):
                 break
             # the target's warp applied to q too (T = 0: the table's most probable token)
-            q = sampling.probs(torch.log(q), check=False)
+            q = warped_probs(torch.log(q), sampling, check=False)
             if threshold > 0:
                 confident = (q.max(-1).values >= threshold).tolist()
                 active = [a and c for a, c in zip(active, confident, strict=True)]
@@ -244,7 +245,7 @@ class LookupNgramDraft:
         self.lookup.start(prompts, device, vocab_size)
         self.ngram.start(prompts, device, vocab_size)
 
-    def propose(self, tokens: Sequence[Sequence[int]], gamma: int, sampling: Sampling, draws: Draws,
+    def propose(self, tokens: Sequence[Sequence[int]], gamma: int, sampling: SamplingOptions, draws: Draws,
                 confidence_threshold: float = 0.0) -> Proposal:
         found = [self.lookup.lookup(t, gamma) for t in tokens]
         if all(found):  # a one-hot q needs no confidence check: it is 1

@@ -1,7 +1,7 @@
 """Plain autoregressive decoding on the same code path as speculative decoding (the baseline).
 
 x_t ~ warp(softmax(target logits at t)), one target forward of one token per step, through the same
-``RowCache`` and ``Sampling.probs`` the speculative decoder uses, so timing differences come from the
+``RowCache`` and ``warped_probs`` the speculative decoder uses, so timing differences come from the
 algorithm and not from two implementations. ``seed`` is an int / Generator for the batch or one int
 per row (``generation.Draws``), as in ``speculative_generate``.
 """
@@ -17,7 +17,8 @@ from tqdm.auto import tqdm
 from specmath.lm.cache import RowCache
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
 from specmath.lm.host_transfer import read_together
-from specmath.lm.warps import DEFAULT_SAMPLING, Sampling, check_logits, logits_ok
+from specmath.lm.warps import DEFAULT_SAMPLING, check_logits, logits_ok, warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer
 
 __all__ = ["plain_generate"]
@@ -37,7 +38,7 @@ def plain_generate(
     prompts: Sequence[Sequence[int]] | torch.Tensor,
     max_new_tokens: int,
     *,
-    sampling: Sampling = DEFAULT_SAMPLING,
+    sampling: SamplingOptions = DEFAULT_SAMPLING,
     seed: int | torch.Generator | Sequence[int] = 0,
     eos_token_id: int | None = None,
     vocab_size: int | None = None,
@@ -61,7 +62,7 @@ def plain_generate(
         logits = cache.feed_block(x[:, None])[:, -1]  # (B, V)
         if step == 0:
             check_logits(logits, "target logits")
-        x = draws.categorical(sampling.probs(logits, check=False))  # (B,)
+        x = draws.categorical(warped_probs(logits, sampling, check=False))  # (B,)
         host = read_together(_Step, tokens=x, logits_ok=logits_ok(logits))  # one host transfer per step
         if not host.logits_ok:
             check_logits(logits, "target logits")  # raises, naming the problem

@@ -40,7 +40,8 @@ from specmath.lm.drafts import Draft, ModelDraft
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
 from specmath.lm.round_bookkeeping import count_round, read_round
 from specmath.lm.stopwatch import Stopwatch, device_of
-from specmath.lm.warps import DEFAULT_SAMPLING, Sampling, check_logits
+from specmath.lm.warps import DEFAULT_SAMPLING, check_logits, warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, check_integer, check_probability
 
 __all__ = ["speculative_generate", "PROFILE_PARTS"]
@@ -58,7 +59,7 @@ def speculative_generate(
     max_new_tokens: int,
     *,
     gamma: int | Callable[[int], int] = 4,
-    sampling: Sampling = DEFAULT_SAMPLING,
+    sampling: SamplingOptions = DEFAULT_SAMPLING,
     seed: int | torch.Generator | Sequence[int] = 0,
     eos_token_id: int | None = None,
     vocab_size: int | None = None,
@@ -119,7 +120,7 @@ def speculative_generate(
         watch.lap("target")
         if out.rounds == 0:
             check_logits(logits, "target logits")
-        p = sampling.probs(logits, check=False)  # (B, g + 1, V): p_1..p_{g+1}
+        p = warped_probs(logits, sampling, check=False)  # (B, g + 1, V): p_1..p_{g+1}
         result = accept_reject(p, proposal.q, proposal.tokens, draws, None if full else proposal.length_tensor)
         record = read_round(p, proposal, result, logits)  # the round's one host transfer
         watch.lap("accept_reject")

@@ -2,8 +2,9 @@
 
 Speculative sampling is lossless for the *warped* target law: if the user samples from
 p' = warp(p), the draft law must be q' = warp(q) with the same warp, and accept/reject compares
-p'(x) with q'(x) (HF transformers, ``_speculative_sampling``, does the same). ``Sampling.probs``
-is the one function both sides call.
+p'(x) with q'(x) (HF transformers, ``_speculative_sampling``, does the same). ``warped_probs`` is the one
+function both sides call; the warp is the torch-free record ``specmath.sampling_options.SamplingOptions``,
+of which the torch path implements temperature, top-k and top-p (the others are refused by name).
 
 * temperature T > 0: p'(x) = softmax(z / T)(x); T = 0 is greedy: the one-hot law on argmax z
   (ties: the smallest token id, as torch.argmax).
@@ -19,13 +20,13 @@ the message only when that flag is false, before any token of the round is kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
 
 import torch
 
-from specmath.validation import check_integer, check_real
+from specmath.sampling_options import WARP_OPTIONS, SamplingOptions
 
-__all__ = ["Sampling", "check_logits", "logits_ok", "DEFAULT_SAMPLING", "TOP_K_20"]
+__all__ = ["warped_probs", "check_logits", "logits_ok", "DEFAULT_SAMPLING", "TOP_K_20"]
 
 
 def check_logits(logits: torch.Tensor, what: str = "logits") -> None:
@@ -45,54 +46,42 @@ def logits_ok(logits: torch.Tensor) -> torch.Tensor:
     return finite_or_neg_inf.all() & torch.isfinite(logits).any(-1).all()
 
 
-@dataclass(frozen=True)
-class Sampling:
-    """The warp applied to both p and q: temperature (0 = greedy), top_k, top_p."""
+@functools.lru_cache(maxsize=256)
+def _check_warp(sampling: SamplingOptions) -> None:
+    # once per options record: the decode loop calls warped_probs every round
+    sampling.check_only(WARP_OPTIONS, "the torch decoder")
 
-    temperature: float = 1.0
-    top_k: int | None = None
-    top_p: float | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "temperature", check_real(self.temperature, "temperature", min_value=0))
-        if self.top_k is not None:
-            object.__setattr__(self, "top_k", check_integer(self.top_k, "top_k (or None)", min_value=1))
-        if self.top_p is not None:
-            object.__setattr__(self, "top_p", check_real(self.top_p, "top_p (or None)", min_value=0, max_value=1, open_min=True))
+def warped_probs(logits: torch.Tensor, sampling: SamplingOptions, check: bool = True) -> torch.Tensor:
+    """(..., V) logits -> (..., V) probabilities of the warped law: float64 for float64 logits, else float32.
 
-    @property
-    def greedy(self) -> bool:
-        return self.temperature == 0
-
-    def probs(self, logits: torch.Tensor, check: bool = True) -> torch.Tensor:
-        """(..., V) logits -> (..., V) probabilities of the warped law: float64 for float64 logits, else float32.
-
-        ``check=False`` skips ``check_logits`` (the caller checks ``logits_ok`` itself).
-        """
-        if check:
-            check_logits(logits)
-        z = logits if logits.dtype == torch.float64 else logits.float()
-        if self.greedy:
-            # T -> 0 limit of softmax(z / T): all mass on the argmax (ties: the lowest token id)
-            return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).to(z.dtype)
-        z = z / self.temperature
-        if self.top_k is not None and self.top_k < z.shape[-1]:
-            # keep tokens whose logit is >= the k-th largest
-            kth = torch.topk(z, self.top_k, dim=-1).values[..., -1:]
-            z = z.masked_fill(z < kth, float("-inf"))
-        probs = torch.softmax(z, dim=-1)
-        if self.top_p is not None and self.top_p < 1:
-            sorted_p, order = torch.sort(probs, dim=-1, descending=True)
-            # a token stays if the mass strictly before it is < top_p (so the first always stays)
-            before = torch.cumsum(sorted_p, dim=-1) - sorted_p
-            keep_sorted = before < self.top_p
-            keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
-            probs = probs * keep
-            probs = probs / probs.sum(-1, keepdim=True)
-        return probs
+    ``check=False`` skips ``check_logits`` (the caller checks ``logits_ok`` itself).
+    """
+    _check_warp(sampling)
+    if check:
+        check_logits(logits)
+    z = logits if logits.dtype == torch.float64 else logits.float()
+    if sampling.greedy:
+        # T -> 0 limit of softmax(z / T): all mass on the argmax (ties: the lowest token id)
+        return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).to(z.dtype)
+    z = z / float(sampling.temperature)
+    if sampling.top_k is not None and sampling.top_k < z.shape[-1]:
+        # keep tokens whose logit is >= the k-th largest
+        kth = torch.topk(z, sampling.top_k, dim=-1).values[..., -1:]
+        z = z.masked_fill(z < kth, float("-inf"))
+    probs = torch.softmax(z, dim=-1)
+    if sampling.top_p is not None and sampling.top_p < 1:
+        sorted_p, order = torch.sort(probs, dim=-1, descending=True)
+        # a token stays if the mass strictly before it is < top_p (so the first always stays)
+        before = torch.cumsum(sorted_p, dim=-1) - sorted_p
+        keep_sorted = before < float(sampling.top_p)
+        keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+        probs = probs * keep
+        probs = probs / probs.sum(-1, keepdim=True)
+    return probs
 
 
 #: T = 1, no truncation: the model's own law
-DEFAULT_SAMPLING = Sampling()
+DEFAULT_SAMPLING = SamplingOptions()
 #: T = 1, top-k 20: bounded support, used for two-token histograms
-TOP_K_20 = Sampling(top_k=20)
+TOP_K_20 = SamplingOptions(top_k=20)

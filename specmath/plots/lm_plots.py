@@ -60,11 +60,11 @@ def plot_lm_first_token_histogram(n: int = 6000, gamma: int = 4):
     """Bundled pair: N speculative first tokens vs the exact target law, with the draft law beside."""
     from specmath.lm.histogram import first_token_law, histogram_check, sample_prefixes, two_token_law
     from specmath.lm.pairs import load_named_pair
-    from specmath.lm.warps import Sampling
+    from specmath.sampling_options import SamplingOptions
 
     pair = load_named_pair("bundled")
     prompt = pair.tokenizer(PROMPT, add_special_tokens=False)["input_ids"]
-    sampling = Sampling(top_k=20)
+    sampling = SamplingOptions(top_k=20)
     samples = sample_prefixes(pair.target, pair.draft, prompt, n, 2, gamma=gamma, sampling=sampling, seed=SEED, batch_size=n)
     first = histogram_check("first token", [s[0] for s in samples], first_token_law(pair.target, prompt, sampling))
     two = histogram_check("first two tokens", samples, two_token_law(pair.target, prompt, sampling))

@@ -87,11 +87,15 @@ def plot_tree_rule_tv():
 
 @figure("typical_acceptance_tv.png")
 def plot_typical_acceptance_tv():
-    """Exact TV from p of 3 tokens under typical acceptance over (epsilon, delta): vLLM V0's chain and Medusa."""
+    """Exact TV from p of 3 tokens under typical acceptance over (epsilon, delta): a sampled chain and Medusa.
+
+    The chain's closing token is sampled from p; vLLM V0's sampler emitted argmax p after a rejection
+    (``TypicalAcceptance.argmax_correction``), which differs where the threshold rejects a draft token.
+    """
     from specmath.bugzoo.typical_acceptance import typical_tv_grid
     from specmath.speculative.tree import TreeShape
 
-    panels = (("vLLM V0: sampled 2-token chain, y ~ p after it", TreeShape((1, 1), "iid"), False),
+    panels = (("sampled 2-token chain, then y ~ p (vLLM V0's rule, its correction sampled)", TreeShape((1, 1), "iid"), False),
               ("Medusa (fast=True): greedy first token, 2 x 2 top-k tree", TreeShape((2, 2), "top-k"), True))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.3))
     for ax, (title, shape, greedy) in zip(axes, panels, strict=True):

@@ -17,12 +17,14 @@ from __future__ import annotations
 from fractions import Fraction
 
 from specmath.proofs.verification import Verification
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative import acceptance_rate, autoregressive_law
 from specmath.speculative.block import block_generation_law, block_vs_tokenwise
 from specmath.speculative.examples import PAPER_EXAMPLE, WORD_DRAFT, WORD_TARGET
 from specmath.speculative.multidraft import accepted_length_against_k, multidraft_generation_law, one_hot_drafter
 from specmath.speculative.sample_match import match_acceptance, sample_match_generation_law, sampled_vs_tokenwise
-from specmath.speculative.toy_lm import ToyLM, Warp
+from specmath.speculative.sampling_warp import warped
+from specmath.speculative.toy_lm import ToyLM
 from specmath.speculative.warped import warp_scenarios
 
 __all__ = ["PROOFS"]
@@ -70,10 +72,10 @@ def _sample_match() -> Verification:
 
 
 def _warped() -> Verification:
-    w = Warp(temperature=Fraction(1, 2), top_k=2)
+    w = SamplingOptions(temperature=Fraction(1, 2), top_k=2)
     cases = warp_scenarios(WORD_TARGET, WORD_DRAFT, w, (), 2, 2)
     correct = cases["warp on both sides (correct)"]
-    wanted = autoregressive_law(ToyLM(lambda c: w(WORD_TARGET(c)), WORD_TARGET.vocabulary), (), 2)
+    wanted = autoregressive_law(ToyLM(lambda c: warped(WORD_TARGET(c), w), WORD_TARGET.vocabulary), (), 2)
     return Verification(
         "warped-target",
         f"speculative decoding with {w!r} on both sides is lossless for the warped target (2 tokens)",

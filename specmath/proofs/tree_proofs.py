@@ -5,8 +5,9 @@ alpha = sum_x min(p(x), q(x)).
 
 Each entry compares the exact law of the first 3 tokens of repeated 2 x 2 tree rounds (6 drafted
 tokens per round) on the tree track's example pair with the target's autoregressive law. The
-lossy tree verifiers (SpecInfer's rule on top-k children, TensorRT-LLM's sibling rule, typical
-acceptance) live in ``specmath.bugzoo.tree_bugs`` and are not registered here.
+lossy tree verifiers (SpecInfer's rule on top-k children, the sibling rule TensorRT-LLM had until PR
+#15098, claim tensorrt-llm-sibling-rule; typical acceptance) live in ``specmath.bugzoo.tree_bugs``, each with its claim record, and are
+not registered here.
 
 References: Miao et al., ASPLOS 2024 (SpecInfer); Jeon et al., arXiv 2402.14160 (RSD); SGLang
 sgl-kernel ``tree_speculative_sampling_target_only``.

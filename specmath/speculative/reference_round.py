@@ -26,7 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from specmath.speculative.sampling_warp import Warp, warp_row
+from specmath.sampling_options import SamplingOptions
+from specmath.speculative.sampling_warp import warp_row
 from specmath.validation import check_generator
 
 __all__ = [
@@ -72,8 +73,8 @@ def check_round_arrays(target_probs, draft_probs, draft_tokens, *, batched: bool
     return p, q, x.astype(np.int64)
 
 
-def numpy_warp(probs: np.ndarray, w: Warp | None) -> np.ndarray:
-    """Row-wise float ``Warp``: each row goes through ``specmath.speculative.sampling_warp.warp_row``,
+def numpy_warp(probs: np.ndarray, w: SamplingOptions | None) -> np.ndarray:
+    """Row-wise float warp of ``SamplingOptions``: each row goes through ``specmath.speculative.sampling_warp.warp_row``,
     the definition the exact toy-LM warp uses (temperature, then top-k, then top-p)."""
     if w is None:
         return probs
@@ -112,8 +113,8 @@ def numpy_round(
     draft_tokens,
     rng: np.random.Generator,
     *,
-    warp_target: Warp | None = None,
-    warp_draft: Warp | None = None,
+    warp_target: SamplingOptions | None = None,
+    warp_draft: SamplingOptions | None = None,
     uniforms: Callable[[int, np.random.Generator], np.ndarray] = fresh_uniforms,
     accept: Callable[[float, float, float], bool] = strict_accept,
     residual: Callable[[np.ndarray, np.ndarray], np.ndarray] = normalised_residual,
@@ -144,6 +145,6 @@ def numpy_round(
     return out
 
 
-def reference_sample_round(target_probs, draft_probs, draft_tokens, rng: np.random.Generator, warp: Warp | None = None) -> list[int]:
+def reference_sample_round(target_probs, draft_probs, draft_tokens, rng: np.random.Generator, warp: SamplingOptions | None = None) -> list[int]:
     """The correct round: accept/reject against w(p) with w(q) (w = identity by default), fresh uniforms, strict <."""
     return numpy_round(target_probs, draft_probs, draft_tokens, rng, warp_target=warp, warp_draft=warp)

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.reference_round import check_round_arrays, numpy_warp
-from specmath.speculative.sampling_warp import Warp
 from specmath.validation import check_generator
 
 __all__ = ["reference_sample_rounds", "padded_rounds"]
@@ -54,7 +54,7 @@ def padded_rounds(draft_tokens, n_accepted, last):
 
 
 def reference_sample_rounds(target_probs, draft_probs, draft_tokens, rng: np.random.Generator,
-                            warp: Warp | None = None) -> np.ndarray:
+                            warp: SamplingOptions | None = None) -> np.ndarray:
     """The correct round on every row at once (numpy, float64): [N, gamma+1] ids padded with -1."""
     check_generator(rng)
     p, q, x = check_round_arrays(target_probs, draft_probs, draft_tokens, batched=True)

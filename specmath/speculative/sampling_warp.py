@@ -1,4 +1,4 @@
-"""Sampling warps (temperature, top-k, top-p), defined once for exact and float weights.
+"""The exact warp of ``SamplingOptions`` (temperature, top-k, top-p), defined once for exact and float weights.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)). A warp w maps a law to a law; speculative decoding is lossless for
@@ -17,30 +17,34 @@ Hugging Face's logits processors):
 
 Warped rows keep every vocabulary entry (removed tokens weigh 0), so p and q stay comparable.
 
-The row functions below are generic over the number type: ``Fraction`` weights give the exact
-warp (``Warp`` on a ``Law``, used by toy LMs), float weights the float one
-(``specmath.speculative.reference_round.numpy_warp``). Two places need the number type's help:
+The options are the one record ``specmath.sampling_options.SamplingOptions``; the exact warp implements
+its temperature, top-k and top-p (``WARP_OPTIONS``) and refuses the others by name. The row functions below
+are generic over the number type: ``Fraction`` weights give the exact warp (``warped(law, options)``, used
+by toy LMs), float weights the float one (``specmath.speculative.reference_round.numpy_warp``). Two places
+need the number type's help:
 
 * the power p^(1/T): exact (p^k) when 1/T is an integer k; otherwise float(p) ** float(1/T) on
   both paths (the exact path converts that float with Fraction(float), so it is float-accurate);
 * the top-p comparison: exact for Fractions; for floats a slack of 1e-12, because a cumulative
   float sum of probabilities whose exact sum is top_p can round to just below it.
 
-The torch path (``specmath.lm.warps.Sampling``) warps logits; tests/test_warps_agree.py runs one
-table of cases through all three and checks they agree.
+The torch path (``specmath.lm.warps.warped_probs``) warps logits by the same record; tests/test_warps_agree.py
+runs one table of cases through all three and checks they agree.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, TypeVar
 
 from specmath.laws import Law, LawError, as_law
+from specmath.sampling_options import WARP_OPTIONS, SamplingOptions
 from specmath.validation import check_fraction, check_integer
 
 __all__ = [
-    "Warp",
+    "warped",
     "FLOAT_TOP_P_SLACK",
     "normalised",
     "temperature_row",
@@ -113,13 +117,22 @@ def top_p_row(row: Sequence[Number], top_p: Fraction) -> list[Number]:
     return normalised([w if i in keep else zero for i, w in enumerate(row)])
 
 
-def warp_row(row: Sequence[Number], w: Warp) -> list[Number]:
-    """The warp w on one row of weights: temperature, then top-k, then top-p."""
-    out = temperature_row(row, w.temperature)
-    if w.top_k is not None:
-        out = top_k_row(out, w.top_k)
-    if w.top_p is not None:
-        out = top_p_row(out, w.top_p)
+@functools.lru_cache(maxsize=256)
+def _exact_parameters(options: SamplingOptions) -> tuple[Fraction, int | None, Fraction | None]:
+    # (T, k, top_p) as the exact warp reads them, checked once per options record
+    options.check_only(WARP_OPTIONS, "the exact warp")
+    top_p = None if options.top_p is None else _check_top_p(options.top_p)
+    return check_fraction(options.temperature, "temperature", min_value=0), options.top_k, top_p
+
+
+def warp_row(row: Sequence[Number], options: SamplingOptions) -> list[Number]:
+    """The warp of ``options`` on one row of weights: temperature, then top-k, then top-p."""
+    temperature, k, top_p = _exact_parameters(options)
+    out = temperature_row(row, temperature)
+    if k is not None:
+        out = top_k_row(out, k)
+    if top_p is not None:
+        out = top_p_row(out, top_p)
     return out
 
 
@@ -157,29 +170,6 @@ def top_p(law: Law, p: Any) -> Law:
     return _on_law(law, top_p_row, _check_top_p(p))
 
 
-class Warp:
-    """A composed warp: temperature, then top-k, then top-p (see the module docstring).
-
-    Hashable, so warped toy LMs can be exact-interpreter states. Calling it on a Law gives the
-    exact warped Law.
-    """
-
-    def __init__(self, temperature: Any = 1, top_k: int | None = None, top_p: Any = None) -> None:
-        self.temperature = check_fraction(temperature, "temperature", min_value=0)
-        self.top_k = None if top_k is None else _check_top_k(top_k)
-        self.top_p = None if top_p is None else _check_top_p(top_p)
-
-    def __call__(self, law: Law) -> Law:
-        return _on_law(law, warp_row, self)
-
-    def _key(self):
-        return (self.temperature, self.top_k, self.top_p)
-
-    def __eq__(self, other):
-        return isinstance(other, Warp) and self._key() == other._key()
-
-    def __hash__(self):
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"Warp(temperature={self.temperature}, top_k={self.top_k}, top_p={self.top_p})"
+def warped(law: Law, options: SamplingOptions) -> Law:
+    """w(law), exactly: the law warped by ``options`` (temperature, then top-k, then top-p)."""
+    return _on_law(law, warp_row, options)

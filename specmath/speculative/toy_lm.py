@@ -3,8 +3,8 @@
 A toy LM is anything callable as ``lm(context) -> Law`` whose laws all list the same vocabulary;
 ``ToyLM`` wraps a function or table so it is hashable (the exact interpreter keys states on it) and
 caches its laws. ``random_toy_lm`` makes seeded, context-dependent ones for property tests.
-``warp(lm, w)`` is the toy LM whose every law is warped by w (temperature, top-k, top-p: the one
-definition is ``specmath.speculative.sampling_warp``, whose ``Warp`` and law functions this module
+``warp(lm, w)`` is the toy LM whose every law is warped by the ``SamplingOptions`` w (temperature, top-k,
+top-p: the one definition is ``specmath.speculative.sampling_warp``, whose law functions this module
 re-exports for toy-LM users).
 """
 
@@ -15,10 +15,11 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from specmath.laws import Law, LawError
-from specmath.speculative.sampling_warp import Warp, temperature, top_k, top_p
+from specmath.sampling_options import SamplingOptions
+from specmath.speculative.sampling_warp import temperature, top_k, top_p, warped
 from specmath.validation import check_integer
 
-__all__ = ["ToyLM", "random_toy_lm", "temperature", "top_k", "top_p", "warp", "Warp"]
+__all__ = ["ToyLM", "random_toy_lm", "temperature", "top_k", "top_p", "warp"]
 
 
 class ToyLM:
@@ -99,6 +100,6 @@ def random_toy_lm(
     return ToyLM(fn, vocab, name=name or f"random toy LM (V={vocab_size}, seed={seed})")
 
 
-def warp(lm: ToyLM, w: Warp) -> ToyLM:
-    """The toy LM whose law at every context is w(lm(context))."""
-    return ToyLM(lambda ctx: w(lm(ctx)), lm.vocabulary, name=f"{lm.name} | {w!r}")
+def warp(lm: ToyLM, w: SamplingOptions) -> ToyLM:
+    """The toy LM whose law at every context is w(lm(context)), exactly (``sampling_warp.warped``)."""
+    return ToyLM(lambda ctx: warped(lm(ctx), w), lm.vocabulary, name=f"{lm.name} | {w!r}")

@@ -1,7 +1,7 @@
 """Sampling warps (temperature, top-k, top-p) and speculative decoding: lossless for the *warped* target.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
-alpha = sum_x min(p(x), q(x)). A warp w maps a law to a law (``specmath.speculative.toy_lm.Warp``).
+alpha = sum_x min(p(x), q(x)). A warp w maps a law to a law (``SamplingOptions`` applied by ``specmath.speculative.sampling_warp.warped``).
 
 What the user asks for is a sample from w(p). Speculative decoding delivers exactly that when the
 accept/reject step uses p' = w(p) and q' = the law the draft tokens were *actually drawn from*; the proof of
@@ -29,9 +29,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 from specmath.laws import Law, LawError, point, tv_distance
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.generate import generate_law
 from specmath.speculative.round import LM, accept_block, check_round_arguments, draft_block, round_law
-from specmath.speculative.toy_lm import Warp, temperature, warp
+from specmath.speculative.toy_lm import temperature, warp
 from specmath.speculative.variants import autoregressive_law, expected_accepted, generation_law_of, round_law_of
 
 __all__ = [
@@ -70,7 +71,7 @@ def mismatched_generation_law(target: LM, draft_sampled: LM, draft_claimed: LM, 
     return generation_law_of(at, prefix, length)
 
 
-def warp_scenarios(target: LM, draft: LM, w: Warp, prefix: tuple, gamma: int, length: int) -> dict[str, dict]:
+def warp_scenarios(target: LM, draft: LM, w: SamplingOptions, prefix: tuple, gamma: int, length: int) -> dict[str, dict]:
     """For each way of applying the warp w: the generation law, its TV from AR(w(p)), E[accepted].
 
     AR(w(p)) = autoregressive law of the warped target is what the user asked for.
@@ -120,7 +121,7 @@ def greedy_round_prediction(target: LM, draft: LM, prefix: tuple, gamma: int) ->
 
 def greedy_round_law(target: LM, draft: LM, prefix: tuple, gamma: int) -> Law:
     """Exact round law at temperature 0 on both sides (a point mass on ``greedy_round_prediction``)."""
-    zero = Warp(temperature=0)
+    zero = SamplingOptions(temperature=0)
     return round_law(warp(target, zero), warp(draft, zero), prefix, gamma)
 
 
@@ -133,7 +134,7 @@ def temperature_to_greedy(target: LM, draft: LM, prefix: tuple, gamma: int, inve
     greedy = point(greedy_continuation(target, check_round_arguments(prefix, gamma), gamma + 1))
     rows = []
     for k in inverse_temperatures:
-        w = Warp(temperature=Fraction(1, k))
+        w = SamplingOptions(temperature=Fraction(1, k))
         wt, wd = warp(target, w), warp(draft, w)
         rows.append(
             {

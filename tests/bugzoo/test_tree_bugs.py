@@ -34,7 +34,7 @@ def test_the_tree_zoo_is_explained_cited_and_apart_from_the_chain_zoo():
     assert set(BY_NAME) == set(EXPECTED_TV) and len(BY_NAME) == len(TREE_BUGS)
     assert not set(BY_NAME) & set(BUGS)
     for bug in TREE_BUGS:
-        assert bug.explanation and "\n" not in bug.explanation and bug.citation
+        assert bug.explanation and "\n" not in bug.explanation and bug.source
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_TV))

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from specmath.explorers.model_step_explorer import format_model_step, model_step  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
 VOCAB = 48
 
@@ -78,7 +78,7 @@ def test_model_step_accepts_every_draft_token_when_the_draft_is_the_target(pair)
 
 def test_model_step_top_bars_are_probabilities_of_the_first_position(pair):
     target, draft, tok = pair
-    view = model_step(target, draft, tok, "bars", 2, seed=0, top=5, sampling=Sampling(temperature=0.7))
+    view = model_step(target, draft, tok, "bars", 2, seed=0, top=5, sampling=SamplingOptions(temperature=0.7))
     assert len(view.top_tokens) == 5
     assert all(0 <= p <= 1 and 0 <= q <= 1 for _, p, q in view.top_tokens)
 

@@ -14,7 +14,7 @@ from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
 
 from specmath.lm.acceptance import alpha_along_samples, stretch_means  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
 
 def test_alpha_is_one_for_the_target_itself_and_the_direct_overlap_otherwise():
@@ -28,7 +28,7 @@ def test_alpha_is_one_for_the_target_itself_and_the_direct_overlap_otherwise():
     alpha = alpha_along_samples(target, draft, prompts, 6, seeds=(0,))
     assert ((alpha > 0) & (alpha < 1)).all()
     # position 3 of prompt 0's answer, recomputed by hand from the same sample (seed 0)
-    answer = plain_generate(target, prompts, 6, sampling=Sampling(), seed=0).tokens[0]
+    answer = plain_generate(target, prompts, 6, sampling=SamplingOptions(), seed=0).tokens[0]
     prefix = torch.tensor([prompts[0] + answer[:3]])
     with torch.no_grad():
         p = target(input_ids=prefix).logits[0, -1].softmax(-1).double()

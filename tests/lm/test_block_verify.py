@@ -26,7 +26,7 @@ from specmath.lm.generation import Draws  # noqa: E402
 from specmath.lm.histogram import histogram_check, sample_prefixes  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 from specmath.speculative.block import PAPER_EXAMPLE, block_weights  # noqa: E402
 
 TOL = 1e-12  # float64, a handful of roundings of numbers <= 1 (see the module docstring)
@@ -180,7 +180,7 @@ def test_block_verified_runs_sample_the_exact_three_token_law_and_a_lossy_contro
     draft = PromptLookupDraft() if kind == "lookup" else model
     prompt = [1, 2, 3, 1, 2, 4, 1] if kind == "lookup" else [1, 2, 3]
     law = _three_token_law(target, prompt)
-    kw = dict(gamma=3, sampling=Sampling(), batch_size=N)
+    kw = dict(gamma=3, sampling=SamplingOptions(), batch_size=N)
     good = sample_prefixes(target, draft, prompt, N, 3, seed=0, accept_reject=block_accept_reject, **kw)
     check = histogram_check("first three tokens", good, law)
     assert check.detectable_tv < 0.06, f"N too small: detects only TV >= {check.detectable_tv:.3f}"
@@ -199,7 +199,7 @@ def test_block_verification_accepts_more_than_token_wise_on_the_same_paths(world
         seen.append((p, q, drafts))
         return accept_reject(p, q, drafts, generator, lengths)
 
-    speculative_generate(target, draft, [[1, 2, 3]] * 4000, 1, gamma=4, sampling=Sampling(), seed=0, accept_reject=recording)
+    speculative_generate(target, draft, [[1, 2, 3]] * 4000, 1, gamma=4, sampling=SamplingOptions(), seed=0, accept_reject=recording)
     (p, q, drafts), = seen  # one round: every row emits at least its one token
     token_wise, block = expected_accepted(p, q, drafts)
     gain = block - token_wise
@@ -210,8 +210,8 @@ def test_greedy_block_verified_decoding_equals_plain_greedy(world):
     """T = 0: p is one-hot, every weight is 0 or 1, and the output is the target's argmax chain."""
     target, draft = world
     prompts = [[1, 2, 3], [4, 0, 5, 1]]
-    plain = plain_generate(target, prompts, 12, sampling=Sampling(0.0), seed=0)
-    spec = speculative_generate(target, draft, prompts, 12, gamma=3, sampling=Sampling(0.0), seed=0, accept_reject=block_accept_reject)
+    plain = plain_generate(target, prompts, 12, sampling=SamplingOptions(0.0), seed=0)
+    spec = speculative_generate(target, draft, prompts, 12, gamma=3, sampling=SamplingOptions(0.0), seed=0, accept_reject=block_accept_reject)
     assert spec.tokens == plain.tokens
 
 
@@ -232,7 +232,7 @@ def test_bench_pair_runs_the_named_verifier_everywhere_a_round_runs(world, monke
         return block_accept_reject(*args, **kwargs)
 
     monkeypatch.setitem(block_verify.VERIFIERS, "block", counting)
-    r = bench_pair(pair, max_new_tokens=8, gamma="auto", sampling=Sampling(0.0), progress=False, hf=False,
+    r = bench_pair(pair, max_new_tokens=8, gamma="auto", sampling=SamplingOptions(0.0), progress=False, hf=False,
                    options=DecodeOptions(verify="block")).to_json()
     assert r["verify"] == "block" and r["decode_options"] == {}
     assert r["new_tokens"]["plain"] == r["new_tokens"]["speculative"] == 8  # greedy: the same tokens

@@ -21,7 +21,7 @@ from specmath.lm.early_exit_draft import (  # noqa: E402
     save_adapter,
 )
 from specmath.lm.histogram import first_token_law, sample_prefixes, two_token_law  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
 VOCAB = 16
 KEPT = torch.tensor([0, 2, 3, 5, 7, 8, 11, 13])  # half the ids: q(x) = 0 for the other half
@@ -111,8 +111,8 @@ def test_speculative_decoding_with_a_truncated_draft_samples_the_target_law(targ
     adapter = _trained_like(target, 1)
     draft = build_early_exit_draft(target, 2, adapter.layers[0].state_dict(), adapter.norm.weight, KEPT)
     prompt = [1, 2, 3, 1]
-    law1, law2 = first_token_law(target, prompt, Sampling()), two_token_law(target, prompt, Sampling())
+    law1, law2 = first_token_law(target, prompt, SamplingOptions()), two_token_law(target, prompt, SamplingOptions())
     outside = sum(law1[x] for x in range(VOCAB) if x not in set(KEPT.tolist()))
     assert outside > 0.05, f"the test needs target mass outside the kept ids, got {outside:.3f}"
-    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, gamma=3, sampling=Sampling(), seed=0, batch_size=3000)
+    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, gamma=3, sampling=SamplingOptions(), seed=0, batch_size=3000)
     assert_first_tokens_follow(samples, law1, law2, 0.15)

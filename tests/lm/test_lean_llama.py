@@ -21,7 +21,7 @@ from specmath.lm.models import int8_draft, layer_skip_draft  # noqa: E402
 from specmath.lm.packed_linear import PackedLinear, pack_linears, packing_available  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
 ROWS = [[1, 5, 9, 2, 7, 3, 3, 8], [4, 4, 1], [6, 2, 9, 9, 1, 30]]
 
@@ -96,8 +96,8 @@ def test_a_lean_draft_samples_the_target_law_exactly():
     target = tiny_llama(2, sharpness=3.0)
     draft = LeanLlama(noisy_copy(target, 0.3, 5))
     prompt = [1, 5, 9, 2]
-    law1, law2 = first_token_law(target, prompt, Sampling()), two_token_law(target, prompt, Sampling())
-    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, gamma=3, sampling=Sampling(), seed=0, batch_size=3000)
+    law1, law2 = first_token_law(target, prompt, SamplingOptions()), two_token_law(target, prompt, SamplingOptions())
+    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, gamma=3, sampling=SamplingOptions(), seed=0, batch_size=3000)
     assert_first_tokens_follow(samples, law1, law2, 0.2)
 
 
@@ -106,10 +106,10 @@ def test_greedy_decoding_with_lean_target_and_draft_equals_hf_plain_greedy():
     target = tiny_llama(6, sharpness=20.0).double()
     draft = noisy_copy(target, 0.2, 1)
     prompts = [[3, 1, 4, 1, 5], [2, 7, 1]]
-    reference = plain_generate(target, prompts, 20, sampling=Sampling(0.0), seed=0).tokens
+    reference = plain_generate(target, prompts, 20, sampling=SamplingOptions(0.0), seed=0).tokens
     lean_target = LeanLlama(target)
-    assert plain_generate(lean_target, prompts, 20, sampling=Sampling(0.0), seed=0).tokens == reference
-    spec = speculative_generate(lean_target, ModelDraft(LeanLlama(draft)), prompts, 20, gamma=3, sampling=Sampling(0.0), seed=0)
+    assert plain_generate(lean_target, prompts, 20, sampling=SamplingOptions(0.0), seed=0).tokens == reference
+    spec = speculative_generate(lean_target, ModelDraft(LeanLlama(draft)), prompts, 20, gamma=3, sampling=SamplingOptions(0.0), seed=0)
     assert spec.tokens == reference
     assert spec.rounds < 20  # the draft was accepted at least once
 

@@ -23,7 +23,8 @@ from specmath.lm.drafts import (
 from specmath.lm.generation import Draws  # noqa: E402
 from specmath.lm.histogram import first_token_law, histogram_check, sample_prefixes, two_token_law  # noqa: E402
 from specmath.lm.lossy_controls import residual_softmax_accept_reject  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.lm.warps import warped_probs  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
 N = 3000
 
@@ -44,16 +45,16 @@ def test_adaptive_draft_lengths_sample_the_exact_target_law_and_the_control_does
     if kind == "confidence-stop":
         # just below the draft's confidence after the prompt: position 1 is always drafted, later positions
         # stop or go depending on the sampled tokens (rows of one batch then propose different lengths)
-        q1 = Sampling().probs(model_draft(input_ids=torch.tensor([prompt])).logits[0, -1])
+        q1 = warped_probs(model_draft(input_ids=torch.tensor([prompt])).logits[0, -1], SamplingOptions())
         threshold = 0.99 * float(q1.max())
-    kw = dict(gamma=3, sampling=Sampling(), batch_size=N, draft_threshold=threshold)
-    law1, law2 = first_token_law(target, prompt, Sampling()), two_token_law(target, prompt, Sampling())
+    kw = dict(gamma=3, sampling=SamplingOptions(), batch_size=N, draft_threshold=threshold)
+    law1, law2 = first_token_law(target, prompt, SamplingOptions()), two_token_law(target, prompt, SamplingOptions())
     good = sample_prefixes(target, draft, prompt, N, 2, seed=0, **kw)
     bad = sample_prefixes(target, draft, prompt, N, 2, seed=1, accept_reject=residual_softmax_accept_reject, **kw)
     if kind == "confidence-stop":
         probe = ModelDraft(model_draft)
         probe.start([prompt] * 200, torch.device("cpu"), 16)
-        lengths = probe.propose([prompt] * 200, 3, Sampling(), Draws.of(torch.Generator().manual_seed(0), 200),
+        lengths = probe.propose([prompt] * 200, 3, SamplingOptions(), Draws.of(torch.Generator().manual_seed(0), 200),
                                 confidence_threshold=threshold).lengths
         assert min(lengths) >= 1 and len(set(lengths)) > 1, f"rows should stop at different positions: {set(lengths)}"
     for what, samples, law in (("first token", [s[0] for s in good], law1), ("first two tokens", good, law2)):

@@ -14,7 +14,7 @@ from specmath.lm.cost_measure import GAMMAS, measure_costs, workload_context  # 
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
 from specmath.lm.histogram import lossless_report  # noqa: E402
 from specmath.lm.measured_costs import Costs  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
 
@@ -62,7 +62,7 @@ def test_bench_stops_every_decoder_at_eos_and_takes_decoder_options():
     target = tiny_llama(0, sharpness=4.0)
     pair = tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1)))
     pair.eos_token_id = 7
-    r = bench_pair(pair, max_new_tokens=40, gamma=2, sampling=Sampling(0), progress=False, hf=False,
+    r = bench_pair(pair, max_new_tokens=40, gamma=2, sampling=SamplingOptions(0), progress=False, hf=False,
                    options=DecodeOptions(draft_threshold=0.25))
     assert r.to_json()["decode_options"] == {"draft_threshold": 0.25}
     assert DecodeOptions().to_json() == {}  # only options that differ from their defaults
@@ -98,7 +98,7 @@ def test_histograms_match_the_exact_law_and_the_lossy_control_is_rejected():
     token) with probability 0.99; the residual-softmax control must be rejected (p < 1e-6) at the same N."""
     target = tiny_llama(0, vocab_size=16, sharpness=6.0)
     draft = noisy_copy(target, 0.5, 1)
-    report = lossless_report(target, draft, [1, 2, 3], n=3000, gamma=3, sampling=Sampling(), batch_size=3000)
+    report = lossless_report(target, draft, [1, 2, 3], n=3000, gamma=3, sampling=SamplingOptions(), batch_size=3000)
     for key in ("first_token", "first_two_tokens"):
         check = report[key]
         assert check.p_value > 1e-6, f"{key}: G={check.statistic:.1f} p={check.p_value:.2e}, power TV {check.detectable_tv:.3f}"

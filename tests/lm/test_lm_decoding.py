@@ -18,9 +18,9 @@ from specmath.lm.cache import RowCache  # noqa: E402
 from specmath.lm.drafts import PromptLookupDraft  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
-GREEDY = Sampling(temperature=0)
+GREEDY = SamplingOptions(temperature=0)
 PROMPTS = [[1, 2, 3, 4, 5], [7, 8], [9, 10, 11, 12, 13, 14, 15, 16, 9, 10]]
 
 
@@ -86,7 +86,7 @@ def test_same_seed_gives_same_tokens_and_another_seed_other_tokens(pair):
 
 def test_a_draft_equal_to_the_target_is_always_accepted(pair):
     target, _ = pair
-    out = speculative_generate(target, target, PROMPTS, 20, gamma=4, sampling=Sampling(temperature=0.7, top_k=10))
+    out = speculative_generate(target, target, PROMPTS, 20, gamma=4, sampling=SamplingOptions(temperature=0.7, top_k=10))
     # alpha = sum_x min(p, p) = 1: every round accepts all gamma drafts and adds the bonus. p (batched target
     # forward) and q (incremental draft forward) differ by ~1e-15 in float64, so a rejection has probability ~1e-13
     assert out.accepted_hist[:-1] == [0, 0, 0, 0]

@@ -20,9 +20,9 @@ from specmath.lm.generation import Draws  # noqa: E402
 from specmath.lm.models import int8_draft, layer_skip_draft  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import PROFILE_PARTS, speculative_generate  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
-GREEDY = Sampling(temperature=0)
+GREEDY = SamplingOptions(temperature=0)
 PROMPTS = [[1, 2, 3, 4, 5], [7, 8], [9, 10, 11, 12, 13, 14, 15, 16, 9, 10], [3]]
 
 
@@ -63,7 +63,7 @@ def test_every_draft_implements_the_protocol_and_a_user_draft_plugs_in(pair64):
 def test_prompt_lookup_proposes_only_what_a_match_offers_and_rows_differ_in_length():
     lookup = PromptLookupDraft(max_ngram=2)
     tokens = [[1, 2, 3, 1, 2], [4, 5, 6], [7, 8, 7]]
-    prop = lookup.propose(tokens, 4, Sampling(), Draws.of(torch.Generator(), 3))
+    prop = lookup.propose(tokens, 4, SamplingOptions(), Draws.of(torch.Generator(), 3))
     # row 0: "1 2" matched at 0 -> 3 1 2; row 1: no match -> nothing; row 2: "7" matched at 0 -> 8 7
     assert prop.lengths == [3, 0, 2] and prop.q is None
     assert [prop.tokens[b, :n].tolist() for b, n in enumerate(prop.lengths)] == [[3, 1, 2], [], [8, 7]]
@@ -87,9 +87,9 @@ def test_a_draft_never_confident_enough_turns_speculative_into_plain_decoding(pa
 
 def test_a_confidence_threshold_shortens_drafts_and_keeps_greedy_output(pair64):
     target, draft = pair64
-    greedy_t1 = Sampling(temperature=1.0, top_k=1)  # one-hot q: confidence 1, never stops
+    greedy_t1 = SamplingOptions(temperature=1.0, top_k=1)  # one-hot q: confidence 1, never stops
     free = speculative_generate(target, draft, PROMPTS, 16, gamma=4, sampling=greedy_t1)
-    sharp = Sampling(temperature=0.5)
+    sharp = SamplingOptions(temperature=0.5)
     full = speculative_generate(target, draft, PROMPTS, 16, gamma=4, sampling=sharp, seed=2)
     short = speculative_generate(target, draft, PROMPTS, 16, gamma=4, sampling=sharp, seed=2, draft_threshold=0.6)
     assert free.tokens == plain_generate(target, PROMPTS, 16, sampling=GREEDY).tokens
@@ -112,7 +112,7 @@ def test_gamma_may_change_from_round_to_round(pair64):
 def test_per_row_seeds_give_each_row_the_tokens_it_gets_alone(pair64, make_draft):
     target, draft = pair64
     seeds = [101, 202, 303, 404]
-    kw = {"sampling": Sampling(temperature=0.8), "gamma": 3}
+    kw = {"sampling": SamplingOptions(temperature=0.8), "gamma": 3}
     if make_draft == "threshold":
         kw["draft_threshold"] = 0.3
 
@@ -170,7 +170,7 @@ class NaNOnForward(torch.nn.Module):
 @pytest.mark.parametrize("greedy", [False, True])
 def test_nan_logits_in_a_later_round_raise_a_value_error(pair64, greedy):
     target, draft = pair64
-    sampling = GREEDY if greedy else Sampling()
+    sampling = GREEDY if greedy else SamplingOptions()
     # forward 1 is the prefill, 2 the first round (checked in full), 4 a later round (the flag on the device);
     # greedy argmax of NaN would silently give a token: the flag catches it
     with pytest.raises(ValueError, match="NaN|invalid"):

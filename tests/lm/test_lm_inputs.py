@@ -15,8 +15,9 @@ from specmath.laws import Law  # noqa: E402
 from specmath.lm.models import layer_skip_draft, shared_vocab_size  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
-from specmath.lm.warps import Sampling, check_logits  # noqa: E402
-from specmath.speculative.toy_lm import Warp  # noqa: E402
+from specmath.lm.warps import check_logits, warped_probs  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
+from specmath.speculative.sampling_warp import warped  # noqa: E402
 
 
 class FakeTokenizer:
@@ -36,9 +37,9 @@ def test_nan_and_inf_logits_raise_instead_of_sampling_a_token(target):
     with pytest.raises(ValueError, match="NaN"):
         check_logits(torch.tensor([[0.0, float("nan")]]))
     with pytest.raises(ValueError, match=r"\+inf"):
-        Sampling().probs(torch.tensor([[0.0, float("inf")]]))
+        warped_probs(torch.tensor([[0.0, float("inf")]]), SamplingOptions())
     with pytest.raises(ValueError, match="every token is -inf"):
-        Sampling().probs(torch.full((1, 3), float("-inf")))
+        warped_probs(torch.full((1, 3), float("-inf")), SamplingOptions())
     broken = tiny_llama(0, vocab_size=40)
     broken.lm_head.weight[3, 0] = float("nan")
     with pytest.raises(ValueError, match="NaN"):
@@ -58,7 +59,7 @@ def test_mismatched_vocabularies_are_an_error_and_padded_ones_use_the_tokenizer_
     out = speculative_generate(target, padded, [[1, 2], [3]], 30, gamma=3, vocab_size=vocab, seed=3)
     assert all(0 <= t < 36 for row in out.tokens for t in row), "a padding id was emitted"
     # greedy on the shared vocabulary equals greedy plain decoding restricted to it
-    greedy = Sampling(temperature=0)
+    greedy = SamplingOptions(temperature=0)
     assert speculative_generate(target, padded, [[1, 2]], 12, gamma=3, sampling=greedy, vocab_size=36).tokens == \
         plain_generate(target, [[1, 2]], 12, sampling=greedy, vocab_size=36).tokens
 
@@ -77,7 +78,7 @@ def test_bad_arguments_name_the_problem(target):
             speculative_generate(target, target, **args)
     for kwargs, message in [(dict(temperature=-1), "temperature"), (dict(top_k=0), "top_k"), (dict(top_p=0.0), "top_p")]:
         with pytest.raises(ValueError, match=message):
-            Sampling(**kwargs)
+            SamplingOptions(**kwargs)
     with pytest.raises(ValueError, match="n_layers"):
         layer_skip_draft(target, 5)
 
@@ -88,9 +89,9 @@ def test_torch_warps_equal_the_exact_cores_warps_to_float_precision(warp):
     torch.manual_seed(0)
     logits = torch.randn(12) * 2
     probs = torch.softmax(logits.double(), -1)
-    exact = Warp(**{k: (Fraction(v) if isinstance(v, float) else v) for k, v in warp.items()})(
-        Law.from_weights({i: Fraction(float(v)) for i, v in enumerate(probs)}))
-    got = Sampling(**warp).probs(logits)
+    exact = warped(Law.from_weights({i: Fraction(float(v)) for i, v in enumerate(probs)}),
+                   SamplingOptions(**{k: (Fraction(v) if isinstance(v, float) else v) for k, v in warp.items()}))
+    got = warped_probs(logits, SamplingOptions(**warp))
     for i in range(12):
         assert abs(float(exact[i]) - float(got[i])) < 1e-6, (warp, i)
 
@@ -99,5 +100,5 @@ def test_layer_skip_draft_shares_the_weights_and_matches_a_truncated_model():
     model = tiny_llama(2, vocab_size=40, layers=3)
     draft = layer_skip_draft(model, 1)
     assert draft.lm_head.weight.data_ptr() == model.lm_head.weight.data_ptr()
-    out = speculative_generate(model, draft, [[1, 2, 3]], 10, gamma=3, sampling=Sampling(temperature=0))
-    assert out.tokens == plain_generate(model, [[1, 2, 3]], 10, sampling=Sampling(temperature=0)).tokens
+    out = speculative_generate(model, draft, [[1, 2, 3]], 10, gamma=3, sampling=SamplingOptions(temperature=0))
+    assert out.tokens == plain_generate(model, [[1, 2, 3]], 10, sampling=SamplingOptions(temperature=0)).tokens

@@ -15,7 +15,7 @@ from specmath.lm.ngram_draft import LookupNgramDraft, NgramDraft, NgramTable, de
 from specmath.lm.pairs import EDIT_PROMPTS, _chat_ids  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +30,7 @@ def test_greedy_speculative_decoding_of_smollm2_equals_plain_greedy_for_five_dra
     model, tok = smollm2
     assert model.get_output_embeddings().weight.shape[0] == 49152
     prompts = [_chat_ids(tok, EDIT_PROMPTS[1]), _chat_ids(tok, EDIT_PROMPTS[3])]
-    greedy = Sampling(temperature=0)
+    greedy = SamplingOptions(temperature=0)
     reference = plain_generate(model, prompts, 16, sampling=greedy).tokens
     # an early-exit draft with an untrained adapter and a head truncated to 8192 ids: greedy output
     # must not depend on the draft at all
@@ -61,7 +61,7 @@ def test_lean_smollm2_gives_hf_logits_and_the_same_greedy_output(smollm2):
     with torch.no_grad():
         torch.testing.assert_close(lean(ids, use_cache=False).logits, model(input_ids=ids).logits, rtol=1e-4, atol=2e-3)
     prompts = [_chat_ids(tok, EDIT_PROMPTS[1])]
-    greedy = Sampling(temperature=0)
+    greedy = SamplingOptions(temperature=0)
     reference = plain_generate(model, prompts, 16, sampling=greedy).tokens
     assert plain_generate(lean, prompts, 16, sampling=greedy).tokens == reference
     out = speculative_generate(lean, ModelDraft(LeanLlama(layer_skip_draft(model, 6))), prompts, 16, gamma=4, sampling=greedy)

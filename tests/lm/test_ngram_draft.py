@@ -19,7 +19,7 @@ from specmath.lm.histogram import first_token_law, sample_prefixes, two_token_la
 from specmath.lm.ngram_draft import LookupNgramDraft, NgramDraft, NgramTable, build_ngram_table  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
 VOCAB = 16
 
@@ -106,7 +106,7 @@ def target():
 
 def _distilled_table(model, order: int = 2):
     """The table the build script makes, for a tiny model: its own samples and its full laws."""
-    runs = plain_generate(model, [[1, 2], [3, 4], [5, 6], [7, 8]] * 5, 40, sampling=Sampling(), seed=0).tokens
+    runs = plain_generate(model, [[1, 2], [3, 4], [5, 6], [7, 8]] * 5, 40, sampling=SamplingOptions(), seed=0).tokens
     rows = []
     for prompt, answer in zip([[1, 2], [3, 4], [5, 6], [7, 8]] * 5, runs, strict=True):
         seq = torch.tensor(prompt + answer)
@@ -125,11 +125,11 @@ def test_speculative_decoding_with_the_table_samples_the_target_law(target):
     """
     table = _distilled_table(target)
     prompt = [1, 2, 3]
-    law1, law2 = first_token_law(target, prompt, Sampling()), two_token_law(target, prompt, Sampling())
+    law1, law2 = first_token_law(target, prompt, SamplingOptions()), two_token_law(target, prompt, SamplingOptions())
     ids, _ = table.law(prompt)
     outside = sum(law1[x] for x in range(VOCAB) if x not in set(ids.tolist()))
     assert outside > 0.02, f"the test needs target mass outside the table's tokens, got {outside:.3f}"
-    samples = sample_prefixes(target, NgramDraft(table), prompt, 3000, 2, gamma=3, sampling=Sampling(), seed=0, batch_size=3000)
+    samples = sample_prefixes(target, NgramDraft(table), prompt, 3000, 2, gamma=3, sampling=SamplingOptions(), seed=0, batch_size=3000)
     assert_first_tokens_follow(samples, law1, law2, 0.15)
 
 
@@ -137,9 +137,9 @@ def test_greedy_with_the_table_equals_plain_greedy():
     model = tiny_llama(6, vocab_size=VOCAB, sharpness=3.0).double()  # float64: no near-tie flips by batch shape
     table = _distilled_table(model)
     prompts = [[1, 2, 3], [9, 4]]
-    plain = plain_generate(model, prompts, 30, sampling=Sampling(0.0), seed=0).tokens
+    plain = plain_generate(model, prompts, 30, sampling=SamplingOptions(0.0), seed=0).tokens
     for draft in (NgramDraft(table), LookupNgramDraft(PromptLookupDraft(), NgramDraft(table))):
-        run = speculative_generate(model, draft, prompts, 30, gamma=4, sampling=Sampling(0.0), seed=0)
+        run = speculative_generate(model, draft, prompts, 30, gamma=4, sampling=SamplingOptions(0.0), seed=0)
         assert run.tokens == plain
         assert sum(run.position_accepted) > 0, "the table never drafted an accepted token: the test is not exercising it"
 
@@ -152,8 +152,8 @@ def test_mixed_batch_rows_are_independent_of_each_other():
     prompts = [[3, 5, 7, 3, 5], [2, 9, 11]]  # row 0 ends in "3 5", seen before: lookup proposes "7 3 5"
     draft = LookupNgramDraft(PromptLookupDraft(max_ngram=2), NgramDraft(table))
     assert draft.lookup.lookup(prompts[0], 4) and not draft.lookup.lookup(prompts[1], 4)
-    both = speculative_generate(model, draft, prompts, 12, gamma=3, sampling=Sampling(), seed=[11, 12]).tokens
-    alone = [speculative_generate(model, draft, [p], 12, gamma=3, sampling=Sampling(), seed=[s]).tokens[0] for p, s in zip(prompts, [11, 12], strict=True)]
+    both = speculative_generate(model, draft, prompts, 12, gamma=3, sampling=SamplingOptions(), seed=[11, 12]).tokens
+    alone = [speculative_generate(model, draft, [p], 12, gamma=3, sampling=SamplingOptions(), seed=[s]).tokens[0] for p, s in zip(prompts, [11, 12], strict=True)]
     assert both == alone
 
 
@@ -163,8 +163,8 @@ def test_round_caps_are_checked_and_applied(target):
         NgramDraft(table, max_tokens=0)
     with pytest.raises(ValueError, match="min_confidence"):
         NgramDraft(table, min_confidence=1.5)
-    capped = speculative_generate(target, NgramDraft(table, max_tokens=1), [[1, 2, 3]], 20, gamma=4, sampling=Sampling(), seed=0)
+    capped = speculative_generate(target, NgramDraft(table, max_tokens=1), [[1, 2, 3]], 20, gamma=4, sampling=SamplingOptions(), seed=0)
     assert len(capped.width_hist) <= 2 and capped.width_hist[1] > 0, capped.width_hist
     # a confidence bar above every q stops every row before its first draft: plain steps only
-    none = speculative_generate(target, NgramDraft(table, min_confidence=1.0), [[1, 2, 3]], 20, gamma=4, sampling=Sampling(), seed=0)
+    none = speculative_generate(target, NgramDraft(table, min_confidence=1.0), [[1, 2, 3]], 20, gamma=4, sampling=SamplingOptions(), seed=0)
     assert none.drafted == 0 and len(none.tokens[0]) == 20

@@ -21,7 +21,7 @@ from specmath.lm.histogram import first_token_law, sample_prefixes, two_token_la
 from specmath.lm.models import layer_skip_draft  # noqa: E402
 from specmath.lm.packed_linear import PackedLinear, pack_linears, packing_available  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
 needs_bf16 = pytest.mark.skipif(not packing_available(), reason="this CPU has no oneDNN bfloat16 (AVX-512 BF16 or AMX)")
 
@@ -69,12 +69,12 @@ def test_packed_model_keeps_its_law_and_decodes_losslessly():
     draft = _bf16(noisy_copy(float_target, 0.3, 5))
     target = _bf16(float_target)
     prompt = [1, 5, 9, 2]
-    before = first_token_law(target, prompt, Sampling())
+    before = first_token_law(target, prompt, SamplingOptions())
     pack_linears(target, draft)
-    law1, law2 = first_token_law(target, prompt, Sampling()), two_token_law(target, prompt, Sampling())
+    law1, law2 = first_token_law(target, prompt, SamplingOptions()), two_token_law(target, prompt, SamplingOptions())
     tv = 0.5 * sum(abs(law1[x] - before[x]) for x in before)
     assert tv < 0.02, f"packing moved the first-token law by TV {tv:.4f}"
-    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, gamma=3, sampling=Sampling(), seed=0, batch_size=3000)
+    samples = sample_prefixes(target, ModelDraft(draft), prompt, 3000, 2, gamma=3, sampling=SamplingOptions(), seed=0, batch_size=3000)
     assert_first_tokens_follow(samples, law1, law2, 0.2)
 
 
@@ -92,7 +92,7 @@ def test_packed_greedy_speculative_emits_the_target_argmax():
     draft = layer_skip_draft(target, 1)
     pack_linears(target, draft)
     prompt = [3, 1, 4, 1, 5]
-    spec = speculative_generate(target, ModelDraft(draft), [prompt], 24, gamma=4, sampling=Sampling(0.0), seed=0).tokens[0]
+    spec = speculative_generate(target, ModelDraft(draft), [prompt], 24, gamma=4, sampling=SamplingOptions(0.0), seed=0).tokens[0]
     with torch.no_grad():
         logits = target(torch.tensor([prompt + spec[:-1]])).logits[0, len(prompt) - 1:].float()
     tol = 0.05 * logits.abs().max()

@@ -28,13 +28,13 @@ from specmath.lm.ngram_draft import LookupNgramDraft, NgramDraft, build_ngram_ta
 from specmath.lm.pairs import load_named_pair  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 
 NEW_TOKENS = 24
 #: two prompts of different lengths (rows accept different numbers of drafts, so the cache has holes);
 #: the second repeats itself, so prompt lookup finds matches
 TEXTS = ["It was the best of times, ", "the Program, the Program, the Program"]
-TOP_K_20 = Sampling(top_k=20)
+TOP_K_20 = SamplingOptions(top_k=20)
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from specmath.laws import Law
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.reference_round import numpy_warp, reference_sample_round
-from specmath.speculative.toy_lm import Warp
+from specmath.speculative.sampling_warp import warped
 
 P = np.array([[0.5, 0.5], [0.25, 0.75]])
 Q = np.array([[0.75, 0.25]])
@@ -35,10 +36,10 @@ def test_a_missing_generator_is_a_value_error():
         reference_sample_round(P, Q, np.array([0]), 42)
 
 
-@pytest.mark.parametrize("w", [Warp(top_k=2), Warp(top_p="1/2"), Warp(temperature="1/2"), Warp(temperature=0), Warp(top_p="0.9", top_k=3)])
+@pytest.mark.parametrize("w", [SamplingOptions(top_k=2), SamplingOptions(top_p="1/2"), SamplingOptions(temperature="1/2"), SamplingOptions(temperature=0), SamplingOptions(top_p="0.9", top_k=3)])
 def test_numpy_warp_agrees_with_the_exact_warp(w):
     law = Law.from_weights({0: 4, 1: 3, 2: 2, 3: 1, 4: 2})
-    exact = w(law)
+    exact = warped(law, w)
     got = numpy_warp(np.array([[float(law[i]) for i in range(5)]]), w)[0]
     # which tokens survive must agree exactly (ties at 2/12 included); the kept mass is float64
     # arithmetic on rounded inputs (relative error ~1e-16 per operation), hence 1e-12

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from specmath import strategies as sms
 from specmath.exact import exact
 from specmath.laws import Law, LawError, point, tv_distance
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative import autoregressive_law
-from specmath.speculative.toy_lm import ToyLM, Warp, random_toy_lm, warp
+from specmath.speculative.toy_lm import ToyLM, random_toy_lm, warp
 from specmath.speculative.warped import (
     greedy_continuation,
     greedy_round_law,
@@ -21,17 +22,17 @@ from specmath.speculative.warped import (
 )
 
 warps = st.one_of(
-    st.integers(1, 3).map(lambda k: Warp(temperature=Fraction(1, k))),
-    st.integers(1, 3).map(lambda k: Warp(top_k=k)),
-    st.integers(1, 4).map(lambda n: Warp(top_p=Fraction(n, 4))),
-    st.integers(1, 2).map(lambda k: Warp(temperature=Fraction(1, 2), top_k=k)),
+    st.integers(1, 3).map(lambda k: SamplingOptions(temperature=Fraction(1, k))),
+    st.integers(1, 3).map(lambda k: SamplingOptions(top_k=k)),
+    st.integers(1, 4).map(lambda n: SamplingOptions(top_p=Fraction(n, 4))),
+    st.integers(1, 2).map(lambda k: SamplingOptions(temperature=Fraction(1, 2), top_k=k)),
 )
 
 
 # six warp scenarios, each an exact two-round generation law: 15 examples keep this test to seconds
 @settings(max_examples=15, deadline=None)
 @given(w=warps, gamma=st.integers(1, 2), lms=sms.toy_lm_pairs(3, 3))
-@example(w=Warp(top_k=2), gamma=2, lms=(random_toy_lm(3, 1), random_toy_lm(3, 101)))
+@example(w=SamplingOptions(top_k=2), gamma=2, lms=(random_toy_lm(3, 1), random_toy_lm(3, 101)))
 def test_warping_both_sides_or_the_target_alone_is_lossless_and_the_draft_alone_gives_the_unwarped_law(w, gamma, lms):
     target, draft = lms
     cases = warp_scenarios(target, draft, w, (), gamma, 2)
@@ -45,7 +46,7 @@ def test_warping_both_sides_or_the_target_alone_is_lossless_and_the_draft_alone_
 
 def test_q_from_raw_logits_with_top_k_2_is_lossy_by_exactly_4_495_on_a_pinned_pair():
     target, draft = random_toy_lm(3, 1), random_toy_lm(3, 101)
-    cases = warp_scenarios(target, draft, Warp(top_k=2), (), 2, 2)
+    cases = warp_scenarios(target, draft, SamplingOptions(top_k=2), (), 2, 2)
     assert cases["tokens from the warped draft, q from raw logits"]["tv"] == Fraction(4, 495)
     assert cases["warp on the draft only (target unwarped)"]["tv"] == Fraction(4, 11)
 
@@ -56,7 +57,7 @@ def test_q_from_raw_logits_on_a_one_step_two_token_instance():
     q = Law({"A": Fraction(1, 2), "B": Fraction(1, 4), "C": Fraction(1, 4)})
     target = ToyLM(lambda c: p, "ABC")
     draft = ToyLM(lambda c: q, "ABC")
-    cases = warp_scenarios(target, draft, Warp(top_k=2), (), 1, 1)
+    cases = warp_scenarios(target, draft, SamplingOptions(top_k=2), (), 1, 1)
     # drawn A w.p. 2/3, accepted w.p. min(1, p/q_raw) = 1; drawn B w.p. 1/3, accepted; residual never used
     assert cases["tokens from the warped draft, q from raw logits"]["law"] == Law({("A",): Fraction(2, 3), ("B",): Fraction(1, 3)})
     assert cases["tokens from the warped draft, q from raw logits"]["tv"] == Fraction(1, 6)

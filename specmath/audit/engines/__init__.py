@@ -7,8 +7,8 @@ Modules, one idea each:
 * ``protocol``        one protocol for any engine (``EngineClient``): a Python function, ``jsonl`` (a
                       subprocess), ``endpoint`` (an OpenAI-compatible server), ``gguf`` (llama.cpp's loop and
                       node-llama-cpp, ``make engines``), ``torch_engines`` (specmath and HF on a pair's models)
-* ``sampling_options`` the options engines ship and each engine's order; ``penalties`` and ``law`` the exact
-                      law under them, position by position
+* ``semantics``       how each engine applies ``SamplingOptions`` (its order, its penalty history); ``penalties``
+                      and ``law`` the exact law under them, position by position
 * ``checks``          the G-tests of N samples and the result record; ``runner`` the audit of one engine
 * ``rows``            the options table's rows (options, control, prompt choice); ``pathwise`` speculative
                       against plain output, seed by seed

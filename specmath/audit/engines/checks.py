@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from specmath.audit.engines.law import NEGLIGIBLE, OTHER, Logits, first_token_law, two_token_rows
-from specmath.audit.engines.sampling_options import EngineSemantics, SamplingOptions
+from specmath.audit.engines.semantics import EngineSemantics
 from specmath.laws import Law
+from specmath.sampling_options import SamplingOptions
 from specmath.stats import detectable_tv, g_test
 
 __all__ = ["FAMILY_LEVEL", "POWER", "Check", "GenerateAudit", "ExactLaws", "exact_laws", "check_samples", "timed"]

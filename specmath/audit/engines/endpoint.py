@@ -30,7 +30,8 @@ import urllib.error
 import urllib.request
 
 from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation
-from specmath.audit.engines.sampling_options import EngineSemantics, SamplingOptions, semantics_named
+from specmath.audit.engines.semantics import EngineSemantics, semantics_named
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
 __all__ = ["EndpointEngine", "completion_request", "completion_tokens"]

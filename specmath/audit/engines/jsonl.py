@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation
-from specmath.audit.engines.sampling_options import EngineSemantics
+from specmath.audit.engines.semantics import EngineSemantics
 from specmath.validation import InvalidArgument
 
 __all__ = ["JsonLinesEngine"]

@@ -30,7 +30,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from specmath.audit.engines.penalties import penalised_logits
-from specmath.audit.engines.sampling_options import EngineSemantics, SamplingOptions
+from specmath.audit.engines.semantics import EngineSemantics
+from specmath.sampling_options import SamplingOptions
 
 __all__ = ["Logits", "sampling_law", "first_token_law", "two_token_law", "two_token_rows", "MIN_EXPECTED", "OTHER",
            "NEGLIGIBLE", "tv_distance"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from specmath.audit.engines.protocol import EngineClient
-from specmath.audit.engines.sampling_options import SamplingOptions
+from specmath.sampling_options import SamplingOptions
 
 __all__ = ["pathwise_check"]
 

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from specmath.audit.engines.sampling_options import EngineSemantics, SamplingOptions
+from specmath.audit.engines.semantics import EngineSemantics
+from specmath.sampling_options import SamplingOptions
 
 __all__ = ["penalty_counts", "penalised_logits"]
 

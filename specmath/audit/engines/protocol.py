@@ -48,7 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specmath.audit.engines.sampling_options import EngineSemantics, SamplingOptions, semantics_named
+from specmath.audit.engines.semantics import EngineSemantics, semantics_named
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
 __all__ = ["EngineProtocolError", "Generation", "EngineClient", "CallableEngine", "load_function", "check_tokens"]

@@ -3,10 +3,13 @@
 Notation: p = target law, w = the engine's sampling chain, x1, x2 = the first two emitted tokens, c = prompt.
 
 Speculative engines verify a batch [last, d1, d2, ...]: x1 is always sampled at the batch's first row,
-x2 at a *drafted* row whenever x1 == d1. The bugs seen in engines sit there: an option skipped on
-verified tokens (vLLM #42744: min-p and logit bias; sglang #10617: both on EAGLE positions), argmax
-acceptance at T > 0 (lablup/mlxcel #902; sglang #31214 on ROCm), penalties counted from the batch's
-start instead of position by position. Each row's control has exactly that bug (``Control``), run in
+x2 at a *drafted* row whenever x1 == d1. The losses seen in engines sit there (each a dated record in
+``specmath.bugzoo.claims``): an option skipped on verified tokens (vLLM's rejection sampler would skip
+min-p and logit bias, so vLLM refuses them, claim vllm-rejection-sampler-skips-argmax-invariant; SGLang's
+EAGLE path skipped logit bias until PR #11555, claim sglang-logit-bias-eagle), argmax acceptance at T > 0
+(mlxcel until issue #902, claim mlxcel-argmax-acceptance; SGLang on ROCm until PR #37134, claim
+sglang-rocm-greedy-verify), penalties counted from the batch's start instead of position by position
+(node-llama-cpp 3.22.1, claim node-llama-cpp-penalty-at-predictions). Each row's control has exactly that bug (``Control``), run in
 llama.cpp's own loop (``engines/llama_cpp``), so a run that cannot catch it is INCONCLUSIVE, not a pass.
 
 The control moves only x2, and only where x1 hit the draft, so each row is audited at the prompt where
@@ -34,7 +37,8 @@ import numpy as np
 
 from specmath.audit.engines.law import Logits, sampling_law
 from specmath.audit.engines.pairs import PROMPT_CANDIDATES, lookup_draft_token
-from specmath.audit.engines.sampling_options import EngineSemantics, SamplingOptions
+from specmath.audit.engines.semantics import EngineSemantics
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, check_choice
 
 __all__ = ["Control", "OptionRow", "OPTION_ROWS", "REPETITIVE_PROMPTS", "BANNED", "BOOST", "control_shift",
@@ -106,13 +110,13 @@ class OptionRow:
 
 _SKIP = "skipped at drafted rows"
 OPTION_ROWS = {r.name: r for r in (
-    OptionRow("T=1", SamplingOptions(1.0), Control("argmax at drafted rows (mlxcel #902, sglang #31214)", {"temperature": 0})),
+    OptionRow("T=1", SamplingOptions(1.0), Control("argmax at drafted rows (mlxcel until #902, SGLang on ROCm until PR #37134)", {"temperature": 0})),
     OptionRow("T=0.7 top-k 20", SamplingOptions(0.7, top_k=20), Control(f"top-k {_SKIP}", {"top_k": 0})),
     OptionRow("top-p 0.9", SamplingOptions(1.0, top_p=0.9), Control(f"top-p {_SKIP}", {"top_p": 1.0})),
     OptionRow("min-p 0.1", SamplingOptions(1.0, min_p=0.1),
-              Control(f"min-p {_SKIP} (vLLM #42744, sglang #10617)", {"min_p": 0.0})),
+              Control(f"min-p {_SKIP} (vLLM refuses it: #42744; reported of SGLang EAGLE: #10617)", {"min_p": 0.0})),
     OptionRow("logit bias", SamplingOptions(1.0, logit_bias=((_CHOSEN, BANNED),)),
-              Control(f"logit bias {_SKIP} (vLLM #42744, sglang #10617)", {"logit_bias": []}), bias="ban-second"),
+              Control(f"logit bias {_SKIP} (vLLM refuses it: #42744; SGLang EAGLE until PR #11555)", {"logit_bias": []}), bias="ban-second"),
     OptionRow("repetition 1.5", SamplingOptions(1.0, repetition_penalty=1.5),
               Control(f"repetition penalty {_SKIP}", {"repetition_penalty": 1.0}), repetitive=True),
     OptionRow("repetition 1.5 window 4", SamplingOptions(1.0, repetition_penalty=1.5, penalty_window=4),

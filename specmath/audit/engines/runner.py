@@ -26,7 +26,7 @@ from specmath.audit.engines.law import Logits, first_token_law, tv_distance
 from specmath.audit.engines.pathwise import pathwise_check
 from specmath.audit.engines.protocol import EngineClient
 from specmath.audit.engines.rows import Control
-from specmath.audit.engines.sampling_options import SamplingOptions
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, check_integer
 
 __all__ = ["run_engine_audit"]

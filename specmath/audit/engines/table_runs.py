@@ -24,8 +24,8 @@ from specmath.audit.engines.gguf import GGUF_ENGINES
 from specmath.audit.engines.protocol import CallableEngine, EngineClient
 from specmath.audit.engines.rows import OPTION_ROWS, OptionRow, candidate_texts, choose_prompt
 from specmath.audit.engines.runner import run_engine_audit
-from specmath.audit.engines.sampling_options import SamplingOptions
 from specmath.audit.engines.target import AuditTarget
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
 __all__ = ["EngineChoice", "OpenEngine", "open_engine", "run_row", "run_options_table", "table_record"]

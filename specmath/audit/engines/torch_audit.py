@@ -50,34 +50,25 @@ from specmath.audit.engines.law import MIN_EXPECTED, OTHER, Logits, sampling_law
 from specmath.audit.engines.law import first_token_law as engine_first_token_law
 from specmath.audit.engines.law import two_token_law as engine_two_token_law
 from specmath.audit.engines.pairs import AuditPair, load_audit_pair
-from specmath.audit.engines.sampling_options import SEMANTICS, SamplingOptions
+from specmath.audit.engines.semantics import SEMANTICS
 from specmath.audit.engines.torch_engines import Engine, engine_named
-from specmath.lm.warps import Sampling
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, check_choice, check_integer
 
 __all__ = ["CONFIGS", "Check", "GenerateAudit", "ExactLaws", "warped_law", "first_token_law", "two_token_law",
-           "options_of", "torch_logits", "run_generate_audit", "FAMILY_LEVEL", "POWER", "MIN_EXPECTED", "OTHER"]
+           "torch_logits", "run_generate_audit", "FAMILY_LEVEL", "POWER", "MIN_EXPECTED", "OTHER"]
 
 #: the table's sampling configurations
 CONFIGS = {
-    "T=1": Sampling(1.0),
-    "T=0.7 top-k 20": Sampling(0.7, top_k=20),
-    "top-p 0.9": Sampling(1.0, top_p=0.9),
+    "T=1": SamplingOptions(1.0),
+    "T=0.7 top-k 20": SamplingOptions(0.7, top_k=20),
+    "top-p 0.9": SamplingOptions(1.0, top_p=0.9),
 }
 
 
-def options_of(config: Sampling | SamplingOptions) -> SamplingOptions:
-    """A ``Sampling`` (temperature, top-k, top-p) as ``SamplingOptions``; options pass through."""
-    if isinstance(config, SamplingOptions):
-        return config
-    if config.greedy:
-        raise InvalidArgument("the engine audit compares sampled laws: temperature must be > 0")
-    return SamplingOptions(config.temperature, top_k=config.top_k, top_p=config.top_p)
-
-
-def warped_law(logits: np.ndarray, sampling: Sampling | SamplingOptions) -> np.ndarray:
+def warped_law(logits: np.ndarray, sampling: SamplingOptions) -> np.ndarray:
     """(V,) logits -> (V,) float64 law: Hugging Face's processor order (temperature, top-k, top-p), softmax."""
-    return sampling_law(logits, options_of(sampling), SEMANTICS["hf"])
+    return sampling_law(logits, sampling, SEMANTICS["hf"])
 
 
 def torch_logits(target: torch.nn.Module) -> Logits:
@@ -99,23 +90,25 @@ def torch_logits(target: torch.nn.Module) -> Logits:
     return logits
 
 
-def first_token_law(pair: AuditPair, sampling: Sampling | SamplingOptions) -> np.ndarray:
+def first_token_law(pair: AuditPair, sampling: SamplingOptions) -> np.ndarray:
     """w(p(. | prompt)) as a float64 vector (Hugging Face's order)."""
-    return engine_first_token_law(torch_logits(pair.target), pair.prompt, options_of(sampling), SEMANTICS["hf"])
+    return engine_first_token_law(torch_logits(pair.target), pair.prompt, sampling, SEMANTICS["hf"])
 
 
-def two_token_law(pair: AuditPair, sampling: Sampling | SamplingOptions, n: int) -> tuple[dict, set]:
+def two_token_law(pair: AuditPair, sampling: SamplingOptions, n: int) -> tuple[dict, set]:
     """({cell: probability}, frequent x1): the pooled law of the first two tokens (``engine_law.two_token_law``)."""
-    return engine_two_token_law(torch_logits(pair.target), pair.prompt, options_of(sampling), SEMANTICS["hf"], n)
+    return engine_two_token_law(torch_logits(pair.target), pair.prompt, sampling, SEMANTICS["hf"], n)
 
 
-def run_generate_audit(engine: Engine | str, pair: str, config: str | Sampling | SamplingOptions = "T=1", n: int = 2000,
+def run_generate_audit(engine: Engine | str, pair: str, config: str | SamplingOptions = "T=1", n: int = 2000,
                        seed: int = 0, control: bool = True) -> GenerateAudit:
     """N generate calls of ``engine`` on ``pair``'s prompt (and of its control), tested as described above."""
     engine = engine_named(engine) if isinstance(engine, str) else engine
     if isinstance(config, str):
         config = CONFIGS[check_choice(config, "sampling configuration", CONFIGS, also="or SamplingOptions")]
-    options = options_of(config)
+    options = config
+    if options.greedy:
+        raise InvalidArgument("the engine audit compares sampled laws: temperature must be > 0")
     n = check_integer(n, "n (generate calls)", min_value=1)
     audit = GenerateAudit(engine.name, pair, options.label(), n, control=engine.control_description)
     reason = engine.unavailable(pair)

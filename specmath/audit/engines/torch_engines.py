@@ -7,7 +7,7 @@ engine's own generate path n times on ``pair.prompt`` (candidate generation, log
 both sides, cache cropping, positions, dtypes: everything), and a *negative control*: a lossy
 variant of the same kind of engine, run in the same audit, that must be caught (otherwise the run
 had no power against the bug class and is inconclusive). ``semantics`` says which sampling options the
-engine takes and in which order it applies them (``specmath.audit.engines.sampling_options``).
+engine takes and in which order it applies them (``specmath.audit.engines.semantics``).
 
 * ``specmath``: ``specmath.lm.speculative_decode.speculative_generate`` with the pair's draft model,
   gamma = 4, all n rows in batches of one call each (rows are independent: each draws its own
@@ -43,9 +43,9 @@ from dataclasses import dataclass
 import torch
 
 from specmath.audit.engines.pairs import AuditPair
-from specmath.audit.engines.sampling_options import SEMANTICS, EngineSemantics, SamplingOptions
+from specmath.audit.engines.semantics import SEMANTICS, EngineSemantics
 from specmath.audit.rounds.runner import one_torch_thread
-from specmath.lm.warps import Sampling
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import UnknownName
 
 __all__ = ["Engine", "ENGINES", "engine_named", "SPECMATH_SEMANTICS"]
@@ -58,7 +58,7 @@ GAMMA = 4
 #: elements of one (rows, gamma + 1, V) probability tensor per specmath batch
 _BATCH_ELEMENTS = 2**24
 
-#: specmath's own engine: ``Sampling`` (temperature, then top-k, then top-p), no other option
+#: specmath's own engine: the torch warp (temperature, then top-k, then top-p), no other option
 SPECMATH_SEMANTICS = EngineSemantics("specmath", SEMANTICS["hf"].order,
                                      options=frozenset({"temperature", "top_k", "top_p"}))
 
@@ -77,11 +77,6 @@ class Engine:
     semantics: EngineSemantics = SPECMATH_SEMANTICS
 
 
-def _sampling(options: SamplingOptions) -> Sampling:
-    SPECMATH_SEMANTICS.check_supports(options)
-    return Sampling(options.temperature, top_k=options.top_k, top_p=options.top_p)
-
-
 # --- specmath's own engine -------------------------------------------------------------------------
 
 def _speculative_samples(pair: AuditPair, draft, options: SamplingOptions, n: int, seed: int,
@@ -89,7 +84,8 @@ def _speculative_samples(pair: AuditPair, draft, options: SamplingOptions, n: in
     # accept_reject: None for the production step, or a lossy control from specmath.lm.lossy_controls
     from specmath.lm.speculative_decode import speculative_generate
 
-    sampling = _sampling(options)
+    SPECMATH_SEMANTICS.check_supports(options)
+    sampling = options
     options = {} if accept_reject is None else {"accept_reject": accept_reject}
 
     rows = max(1, min(1024, _BATCH_ELEMENTS // (pair.vocab_size * (GAMMA + 1))))
@@ -143,8 +139,8 @@ def _hf_config(pair: AuditPair, options: SamplingOptions, **extra):
         extra["repetition_penalty"] = options.repetition_penalty
     if options.logit_bias:
         extra["sequence_bias"] = {(token,): bias for token, bias in options.logit_bias}
-    sampling = Sampling(options.temperature, top_k=options.top_k, top_p=options.top_p)
-    return hf_generation_config(sampling, max_new_tokens=2, eos_token_id=None, pad_token_id=pair.pad_token_id, **extra)
+    warp = SamplingOptions(options.temperature, top_k=options.top_k, top_p=options.top_p)  # the rest went to HF's own
+    return hf_generation_config(warp, max_new_tokens=2, eos_token_id=None, pad_token_id=pair.pad_token_id, **extra)
 
 
 def _hf_samples(pair: AuditPair, n: int, seed: int, config, **generate_kwargs) -> Samples:

@@ -51,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.reference_round import reference_sample_round
 from specmath.speculative.reference_rounds import padded_rounds
-from specmath.speculative.toy_lm import Warp
 from specmath.validation import check_choice, check_generator_kind
 
 __all__ = ["Adapter", "DrawProtocol", "adapters", "adapter_named", "make_generator", "declared_warp"]
@@ -82,7 +82,7 @@ class Adapter:
     description: str
     sample_round: SampleRound
     generator_kind: str  # "numpy" or "torch"
-    warp: Warp | None = None
+    warp: SamplingOptions | None = None
     draws: DrawProtocol | None = None  # known draw order: exact replay is possible
     batched: bool = False  # sample_round takes [N, gamma+1, V] ... and returns [N, gamma+1] padded with -1
 
@@ -98,12 +98,12 @@ class Adapter:
         return ids[0, : lengths[0]].tolist()
 
 
-def declared_warp(temperature: Any = None, top_k: Any = None, top_p: Any = None) -> Warp | None:
-    """The warp a sampler declares (``Warp(temperature, top_k, top_p)``, temperature 1 when only top-k/top-p
+def declared_warp(temperature: Any = None, top_k: Any = None, top_p: Any = None) -> SamplingOptions | None:
+    """The warp a sampler declares (``SamplingOptions(temperature, top_k, top_p)``, temperature 1 when only top-k/top-p
     are given), or None when it gives none: it then samples p itself."""
     if temperature is None and top_k is None and top_p is None:
         return None
-    return Warp(1 if temperature is None else temperature, top_k, top_p)
+    return SamplingOptions(1 if temperature is None else temperature, top_k, top_p)
 
 
 def make_generator(kind: str, seed: int):
@@ -202,7 +202,7 @@ def adapters() -> dict[str, Adapter]:
     return {a.name: a for a in listed}
 
 
-def adapter_named(name: str, generator_kind: str = "numpy", *, batched: bool = False, warp: Warp | None = None) -> Adapter:
+def adapter_named(name: str, generator_kind: str = "numpy", *, batched: bool = False, warp: SamplingOptions | None = None) -> Adapter:
     """The adapter called ``name``, or a user's ``module:function`` with the interface above drawing
     from a generator of ``generator_kind`` (batched when ``batched``, emitting the law of ``warp(p)``);
     ValueError naming the problem otherwise."""
@@ -212,7 +212,7 @@ def adapter_named(name: str, generator_kind: str = "numpy", *, batched: bool = F
     return known[check_choice(name, "adapter", known, also="or module:function")]
 
 
-def _user_adapter(spec: str, generator_kind: str, batched: bool, warp: Warp | None) -> Adapter:
+def _user_adapter(spec: str, generator_kind: str, batched: bool, warp: SamplingOptions | None) -> Adapter:
     from specmath.function_reference import resolve_function
 
     check_generator_kind(generator_kind)

@@ -34,8 +34,9 @@ import numpy as np
 
 from specmath.audit.power import END, ExpectedLaws
 from specmath.laws import Law
+from specmath.sampling_options import SamplingOptions
 from specmath.speculative.round import round_law
-from specmath.speculative.toy_lm import ToyLM, Warp, random_toy_lm, top_k, warp
+from specmath.speculative.toy_lm import ToyLM, random_toy_lm, top_k, warp
 from specmath.validation import InvalidArgument, check_choice
 
 __all__ = ["END", "AuditCase", "BATTERY", "case_named", "cases_named", "named_cases", "position_law", "ExpectedLaws"]
@@ -55,7 +56,7 @@ class AuditCase:
     def vocab_size(self) -> int:
         return len(self.target.vocabulary)
 
-    def models(self, w: Warp | None = None) -> tuple[ToyLM, ToyLM]:
+    def models(self, w: SamplingOptions | None = None) -> tuple[ToyLM, ToyLM]:
         """(w(p), w(q)): the laws verified and drafted from when a sampler applies warp w."""
         if w is None:
             return self.target, self.draft
@@ -64,7 +65,7 @@ class AuditCase:
             self._cache[key] = (warp(self.target, w), warp(self.draft, w))
         return self._cache[key]
 
-    def expected(self, w: Warp | None = None) -> ExpectedLaws:
+    def expected(self, w: SamplingOptions | None = None) -> ExpectedLaws:
         """Exact round law of w(p), w(q) from the empty prefix, and its per-position marginals."""
         key = ("expected", w)
         if key not in self._cache:

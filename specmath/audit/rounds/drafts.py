@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from specmath.audit.rounds.cases import AuditCase
-from specmath.speculative.toy_lm import Warp
+from specmath.sampling_options import SamplingOptions
 
 __all__ = ["RoundDrafts", "first_change"]
 
@@ -37,7 +37,7 @@ __all__ = ["RoundDrafts", "first_change"]
 class RoundDrafts:
     """The drafted prefixes of one case (under warp w): node ids, raw p/q rows, and w(q)'s cumulative weights."""
 
-    def __init__(self, case: AuditCase, warp: Warp | None = None) -> None:
+    def __init__(self, case: AuditCase, warp: SamplingOptions | None = None) -> None:
         self.case, self.gamma, self.vocab = case, case.gamma, case.vocab_size
         self._draft = case.models(warp)[1]
         self._contexts: list[tuple] = []

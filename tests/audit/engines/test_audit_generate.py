@@ -19,7 +19,6 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from specmath.audit.engines.pairs import load_audit_pair  # noqa: E402
-from specmath.audit.engines.sampling_options import SamplingOptions  # noqa: E402
 from specmath.audit.engines.torch_audit import (  # noqa: E402
     CONFIGS,
     MIN_EXPECTED,
@@ -30,7 +29,7 @@ from specmath.audit.engines.torch_audit import (  # noqa: E402
 )
 from specmath.audit.engines.torch_engines import ENGINES, Engine, specmath_control, specmath_samples  # noqa: E402
 from specmath.cli import main  # noqa: E402
-from specmath.lm.warps import Sampling  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
 #: generate calls per sampler in CI: the batched specmath engine affords more, HF's one-row calls fewer
@@ -57,7 +56,7 @@ def test_warped_law_matches_hf_logits_processors():
     )
 
     logits = torch.randn(1, 50, generator=torch.Generator().manual_seed(0)) * 3
-    for sampling in (Sampling(1.0), Sampling(0.7, top_k=20), Sampling(1.0, top_p=0.9), Sampling(0.5, top_k=7, top_p=0.8)):
+    for sampling in (SamplingOptions(1.0), SamplingOptions(0.7, top_k=20), SamplingOptions(1.0, top_p=0.9), SamplingOptions(0.5, top_k=7, top_p=0.8)):
         processors = LogitsProcessorList([TemperatureLogitsWarper(sampling.temperature)])
         if sampling.top_k:
             processors.append(TopKLogitsWarper(sampling.top_k))

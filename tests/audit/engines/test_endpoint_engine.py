@@ -24,7 +24,7 @@ import pytest
 from specmath.audit.engines.endpoint import EndpointEngine, completion_request, completion_tokens
 from specmath.audit.engines.gguf import engines_dir
 from specmath.audit.engines.protocol import EngineProtocolError
-from specmath.audit.engines.sampling_options import SamplingOptions
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from specmath.audit.engines.law import MIN_EXPECTED, OTHER, first_token_law, sampling_law, two_token_law
 from specmath.audit.engines.penalties import penalised_logits, penalty_counts
-from specmath.audit.engines.sampling_options import SEMANTICS, EngineSemantics, SamplingOptions, semantics_named
+from specmath.audit.engines.semantics import SEMANTICS, EngineSemantics, semantics_named
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, UnknownName
 
 LLAMA, HF, VLLM = SEMANTICS["llama.cpp"], SEMANTICS["hf"], SEMANTICS["vllm"]

@@ -20,7 +20,8 @@ from specmath.audit.engines.law import sampling_law
 from specmath.audit.engines.protocol import CallableEngine, EngineProtocolError, check_tokens
 from specmath.audit.engines.rows import OPTION_ROWS, Control, choose_prompt, control_shift, row_for
 from specmath.audit.engines.runner import run_engine_audit
-from specmath.audit.engines.sampling_options import SEMANTICS, SamplingOptions
+from specmath.audit.engines.semantics import SEMANTICS
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
 TOY = Path(__file__).with_name("toy_jsonl_engine.py")

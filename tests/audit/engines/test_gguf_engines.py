@@ -18,7 +18,7 @@ import pytest
 from specmath.audit.engines.gguf import GGUF_ENGINES, gguf_engine_named
 from specmath.audit.engines.rows import OPTION_ROWS
 from specmath.audit.engines.runner import run_engine_audit
-from specmath.audit.engines.sampling_options import SamplingOptions
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, UnknownName
 
 

@@ -1,10 +1,8 @@
-"""The sampling options engines ship, and how each engine turns logits into its sampling law.
+"""How each engine applies the sampling options it ships: the order of its stages and its penalty history.
 
 Notation: p = target law, q = draft law, z = the target's raw next-token logits.
 
-``SamplingOptions`` is what a caller asks for: temperature, top-k, top-p, min-p, a logit bias, and the
-three penalties that depend on the tokens seen so far (repetition, presence, frequency) with the
-window of history they look at. ``None`` (or an empty bias) switches an option off.
+The options themselves are one record, ``specmath.sampling_options.SamplingOptions``.
 
 ``EngineSemantics`` is how an engine applies them; engines disagree, and the exact law must follow the
 engine's own definition (``specmath.audit.engines.law`` computes it, independently of the engine's code):
@@ -27,11 +25,12 @@ repetition r: z <- z / r if z > 0 else z * r; then z <- z - c(x) * frequency - p
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
-from specmath.validation import InvalidArgument, UnknownName, check_choice, check_integer, check_real
+from specmath.sampling_options import OPTION_NAMES, SamplingOptions
+from specmath.validation import InvalidArgument, UnknownName, check_choice, check_integer
 
-__all__ = ["SamplingOptions", "EngineSemantics", "SEMANTICS", "STAGES", "HISTORIES", "PENALTIES", "semantics_named"]
+__all__ = ["EngineSemantics", "SEMANTICS", "STAGES", "HISTORIES", "PENALTIES", "semantics_named"]
 
 #: the stages a sampling chain is made of
 STAGES = ("logit_bias", "penalties", "temperature", "top_k", "top_p", "min_p")
@@ -39,88 +38,6 @@ STAGES = ("logit_bias", "penalties", "temperature", "top_k", "top_p", "min_p")
 HISTORIES = ("prompt+generated", "generated")
 #: the penalties that depend on the tokens seen so far
 PENALTIES = ("repetition", "presence", "frequency")
-
-
-@dataclass(frozen=True)
-class SamplingOptions:
-    """What the caller asks an engine for; None (or an empty bias) switches an option off."""
-
-    temperature: float = 1.0
-    top_k: int | None = None
-    top_p: float | None = None
-    min_p: float | None = None
-    logit_bias: tuple[tuple[int, float], ...] = ()  # (token, added to its logit)
-    repetition_penalty: float | None = None
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
-    penalty_window: int | None = None  # tokens of history the penalties look at (None: the engine's default)
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "temperature", check_real(self.temperature, "temperature", min_value=0, open_min=True))
-        if self.top_k is not None:
-            set_(self, "top_k", check_integer(self.top_k, "top_k", min_value=1))
-        for name in ("top_p", "min_p"):
-            value = getattr(self, name)
-            if value is not None:
-                set_(self, name, check_real(value, name, min_value=0, max_value=1, open_min=True))
-        if self.repetition_penalty is not None:
-            set_(self, "repetition_penalty", check_real(self.repetition_penalty, "repetition_penalty", min_value=0,
-                                                        open_min=True))
-        for name in ("presence_penalty", "frequency_penalty"):
-            value = getattr(self, name)
-            if value is not None:
-                set_(self, name, check_real(value, name))
-        if self.penalty_window is not None:
-            set_(self, "penalty_window", check_integer(self.penalty_window, "penalty_window", min_value=1))
-        bias = []
-        for pair in self.logit_bias:
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise InvalidArgument(f"logit_bias holds (token, bias) pairs, got {pair!r}")
-            bias.append((check_integer(pair[0], "a logit_bias token", min_value=0), check_real(pair[1], "a logit bias")))
-        set_(self, "logit_bias", tuple(bias))
-
-    @property
-    def penalised(self) -> bool:
-        """Whether any penalty is on (the law then depends on the tokens seen so far)."""
-        return any(v not in (None, 0) for v in (self.presence_penalty, self.frequency_penalty)) or \
-            self.repetition_penalty not in (None, 1)
-
-    def to_json(self) -> dict:
-        """The options that are on, by their protocol names (``logit_bias`` as [[token, bias], ...])."""
-        out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is None or value == ():
-                continue
-            out[f.name] = [list(p) for p in value] if f.name == "logit_bias" else value
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict) -> SamplingOptions:
-        """Options from their protocol names; an unknown name is an error naming the known ones."""
-        known = {f.name for f in fields(cls)}
-        for name in data:
-            check_choice(name, "sampling option", sorted(known))
-        data = dict(data)
-        if "logit_bias" in data:
-            data["logit_bias"] = tuple(tuple(p) for p in data["logit_bias"])
-        return cls(**data)
-
-    def label(self) -> str:
-        """A short description, e.g. ``T=0.7 top-k 20 repetition 1.3/64``."""
-        parts = [f"T={self.temperature:g}"]
-        for name, word in (("top_k", "top-k"), ("top_p", "top-p"), ("min_p", "min-p"), ("presence_penalty", "presence"),
-                           ("frequency_penalty", "frequency")):
-            if getattr(self, name) is not None:
-                parts.append(f"{word} {getattr(self, name):g}")
-        if self.repetition_penalty is not None:
-            parts.append(f"repetition {self.repetition_penalty:g}")
-        if self.penalty_window is not None:
-            parts.append(f"window {self.penalty_window}")
-        if self.logit_bias:
-            parts.append("bias " + ",".join(f"{t}{b:+g}" for t, b in self.logit_bias))
-        return " ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -171,7 +88,7 @@ class EngineSemantics:
 
 
 _ALL_HISTORY = dict.fromkeys(PENALTIES, "prompt+generated")
-_ALL = frozenset(f.name for f in fields(SamplingOptions))
+_ALL = OPTION_NAMES
 
 #: the engines' own definitions, by name (``--semantics``)
 SEMANTICS = {s.name: s for s in (
