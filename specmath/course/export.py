@@ -41,7 +41,8 @@ from pathlib import Path
 import nbformat
 
 from specmath.course.index_page import write_index
-from specmath.course.slides import DECK_HEIGHT, DECK_WIDTH, with_slide_metadata
+from specmath.course.slide_sizes import DECK_HEIGHT, DECK_WIDTH
+from specmath.course.slides import with_slide_metadata
 
 __all__ = ["locate_mathjax", "locate_reveal", "export_html", "export_slides", "error_cells", "notebook_title", "link_pages",
            "remove_tagged", "MATHJAX_CONFIG", "TAGS"]

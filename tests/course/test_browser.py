@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from specmath.course.export import export_html, export_slides
-from specmath.course.slides import CODE_FONT
+from specmath.course.slide_sizes import CODE_FONT
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "01_two_token_world.ipynb"

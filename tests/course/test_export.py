@@ -8,7 +8,9 @@ import nbformat
 import pytest
 
 from specmath.course.export import export_html, export_slides
-from specmath.course.slides import SLIDE_BUDGET, cell_height, png_size, slide_types, split_markdown, with_slide_metadata
+from specmath.course.slide_pieces import split_markdown
+from specmath.course.slide_sizes import SLIDE_BUDGET, cell_height, png_size
+from specmath.course.slides import slide_types, with_slide_metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
@@ -218,7 +220,8 @@ def _shown_cell(fn):
 def test_a_long_shown_function_is_cut_between_statements_into_captioned_pieces_that_fit_a_slide():
     import tokenize
 
-    from specmath.course.slides import SOURCE_LINES, split_source
+    from specmath.course.slide_pieces import split_source
+    from specmath.course.slide_sizes import SOURCE_LINES
     from specmath.lm.block_verify import block_stop_probabilities
     from specmath.source_view import source_of
 
@@ -256,7 +259,8 @@ def test_a_cell_marked_skip_is_left_out_of_the_slides_and_kept_in_the_html_page(
 
 
 def test_a_slide_holds_at_most_slide_prose_characters_and_a_long_list_splits_between_items():
-    from specmath.course.slides import SLIDE_PROSE, prose_chars, split_list
+    from specmath.course.slide_pieces import split_list
+    from specmath.course.slide_sizes import SLIDE_PROSE, prose_chars
 
     md = nbformat.v4.new_markdown_cell
     items = "\n".join(f"{i}. " + "word " * 40 for i in range(1, 9))  # eight items of 200 characters
@@ -270,7 +274,7 @@ def test_a_slide_holds_at_most_slide_prose_characters_and_a_long_list_splits_bet
 
 
 def test_a_generated_table_taller_than_a_slide_continues_under_its_header():
-    from specmath.course.slides import split_table
+    from specmath.course.slide_pieces import split_table
 
     header = "| term | meaning |\n|---|---|"
     rows = [f"| row {i} | " + "word " * 30 + "|" for i in range(30)]
@@ -283,7 +287,7 @@ def test_a_generated_table_taller_than_a_slide_continues_under_its_header():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_no_slide_of_a_deck_holds_more_prose_than_a_slide_is_read_in(path):
     from specmath.course.export import remove_tagged
-    from specmath.course.slides import SHORT_PROSE, SLIDE_PROSE, prose_chars
+    from specmath.course.slide_sizes import SHORT_PROSE, SLIDE_PROSE, prose_chars
 
     nb = with_slide_metadata(remove_tagged(nbformat.read(path, as_version=4)))
     slides = []
@@ -299,7 +303,7 @@ def test_no_slide_of_a_deck_holds_more_prose_than_a_slide_is_read_in(path):
 
 
 def test_the_how_to_page_states_the_slide_rules_as_slides_py_sets_them():
-    from specmath.course.slides import CODE_FONT, SLIDE_PROSE, SOURCE_LINES
+    from specmath.course.slide_sizes import CODE_FONT, SLIDE_PROSE, SOURCE_LINES
 
     page = re.sub(r"\s+", " ", (ROOT / "docs" / "how-to" / "present-the-course.md").read_text(encoding="utf-8"))
     for words in (f"printed output are set at {CODE_FONT} px ({CODE_FONT * 0.8:g} px on that projector)",
