@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from specmath.audit.rounds.adapters import specmath_torch_round
+from specmath.audit.rounds.builtin_adapters import specmath_torch_round
 from specmath.audit.rounds.cases import case_named
 from specmath.bugzoo import BUGS
 from specmath.bugzoo.rule_bugs import always_accept_rule, softmax_residual_rule
