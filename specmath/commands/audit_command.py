@@ -103,7 +103,11 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.all_bugs and args.tree:
         raise InvalidArgument("--tree gives the children of one tree sampler; --all-bugs audits each tree-zoo entry under its own")
     if _user_function(args.adapter):
-        resolve_function(args.adapter, "tree sampler" if tree else "sampler")
+        from specmath.audit.rounds.usage_hints import ROUND_INTERFACE, TREE_INTERFACE, check_call_shape
+
+        what = "tree sampler" if tree else "sampler"
+        check_call_shape(resolve_function(args.adapter, what), TREE_INTERFACE if tree else ROUND_INTERFACE,
+                         f"the {what} {args.adapter!r}", args.adapter)
     elif args.adapter:
         from specmath.audit.rounds.adapters import adapter_names
         from specmath.audit.trees.adapters import tree_adapter_names
@@ -187,6 +191,17 @@ def _list() -> None:
         print(f"{tree_case.name:26s} nodes={tree_case.nodes} V={tree_case.vocab_size}: {tree_case.description}")
 
 
+def _hints(args: argparse.Namespace, report) -> str:
+    """The usage mistakes a failed audit of a module:function points at (``audit.rounds.usage_hints``), as lines."""
+    if not _user_function(args.adapter):
+        return ""
+    from specmath.audit.rounds.usage_hints import ROUND_INTERFACE, TREE_INTERFACE, report_hints
+
+    function = resolve_function(args.adapter, "sampler")
+    interface = TREE_INTERFACE if _is_tree(args) else ROUND_INTERFACE
+    return "".join(f"\nhint: {hint}\n" for hint in report_hints(function, interface, report, batched=args.batched))
+
+
 def run(args: argparse.Namespace) -> int:
     check_arguments(args)
     from specmath.audit import DEFAULT_ROUNDS, adapter_named, run_audit
@@ -213,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
     print(markdown_table(report) if args.markdown else table(report))
     if not report.passed and not args.markdown:
         print(f"\nwhat points at the bug:\n{failure_text(report)}")
+        print(_hints(args, report), end="")
     if args.json:
         write_json(report, args.json)
     if report.errored:

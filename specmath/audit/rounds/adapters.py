@@ -158,9 +158,11 @@ def adapter_named(name: str, generator_kind: str = "numpy", *, batched: bool = F
 
 
 def _user_adapter(spec: str, generator_kind: str, batched: bool, warp: SamplingOptions | None) -> Adapter:
+    from specmath.audit.rounds.usage_hints import ROUND_INTERFACE, check_call_shape
     from specmath.function_reference import resolve_function
 
     check_generator_kind(generator_kind)
     function = resolve_function(spec, "sampler")
+    check_call_shape(function, ROUND_INTERFACE, f"the sampler {spec!r}", spec)
     doc = (function.__doc__ or "").strip().splitlines()
     return Adapter(spec, doc[0] if doc else f"user sampler {spec}", function, generator_kind, warp=warp, batched=batched)

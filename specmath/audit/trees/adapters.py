@@ -118,7 +118,10 @@ def tree_adapter_named(name: str, generator_kind: str = "numpy", *, children: st
 
         if children is None:
             raise InvalidArgument(f"say how the children of the tree sampler {name!r} are drawn: children one of {', '.join(CHILDREN)}")
+        from specmath.audit.rounds.usage_hints import TREE_INTERFACE, check_call_shape
+
         function = resolve_function(name, "tree sampler")
+        check_call_shape(function, TREE_INTERFACE, f"the tree sampler {name!r}", name)
         doc = (function.__doc__ or "").strip().splitlines()
         return TreeAdapter(name, doc[0] if doc else f"user tree sampler {name}", function, generator_kind, children)
     adapter = _loaded(check_choice(name, "tree adapter", tree_adapter_names(), also="or module:function"))
