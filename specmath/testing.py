@@ -322,7 +322,7 @@ def _verdict(sampler: Callable, report, interface: tuple[str, ...], batched: boo
         failing = [c for c in report.cases if not c.passed]
         raise AssertionError(
             f"the sampler {_name(sampler)} is NOT lossless: {len(failing)} of {len(report.cases)} cases fail"
-            f"{_hints_text(hints)}\n{failure_text(report)}\n\n{table(report)}"
+            f"{_hints_text(hints)}\n{failure_text(report)}\n\n{table(report, seconds=False)}"
         )
     return report
 
