@@ -87,7 +87,7 @@ def _attempts(out: subprocess.CompletedProcess) -> str:
     (["audit", "my_engine:my_round", "--n", "200"], "PASS: 14 of 14 cases pass"),
     (["audit", "my_engine:my_tree", "--tree", "iid", "--n", "200"], "PASS: 10 of 10 cases pass"),
     (["audit", "--list"], "specmath-torch"),
-    (["bugzoo", "residual-softmax"], "residual-softmax: TV ="),
+    (["bugzoo", "residual-softmax"], "residual-softmax (chain): TV ="),
 ], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
 def test_the_torch_free_commands_pass_without_trying_to_import_torch(args, shows, workdir):
     out = run_without_torch(CLI, args, workdir)
