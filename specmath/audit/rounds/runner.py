@@ -43,9 +43,10 @@ from specmath.audit.rounds.cases import BATTERY, AuditCase
 from specmath.audit.rounds.drafts import RoundDrafts
 from specmath.audit.rounds.probes import run_probes
 from specmath.audit.rounds.replay import ReplayOutcome, record_replay
-from specmath.validation import check_real
+from specmath.validation import InvalidArgument, check_real
 
-__all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "run_cases", "versions", "DEFAULT_ROUNDS"]
+__all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "run_cases", "versions", "DEFAULT_ROUNDS",
+           "rounding_slack", "test_level"]
 
 #: rounds per case of the full audit (the CLI default)
 DEFAULT_ROUNDS = 20_000
@@ -111,12 +112,14 @@ class AuditReport:
     description: str
     rounds: int
     sequential: bool
-    family_level: float
+    family_level: float  # the stated bound on P(a lossless sampler fails), float rounding included
     power: float
     cases: list[CaseResult]
     not_run: list[str]
     seconds: float
     versions: dict
+    rounding_slack: float = 0.0  # the part of family_level set aside for float rounding (``rounding_slack``)
+    test_level: float = float("nan")  # each test's level: (family_level - rounding_slack) / (tests x looks)
 
     @property
     def passed(self) -> bool:
@@ -187,21 +190,42 @@ def _one_round_each(adapter: Adapter, case: AuditCase, calls: SamplerCalls, toke
     return rounds
 
 
+def rounding_slack(cases, n: int) -> float:
+    """An upper bound on P(some audited round of a lossless float64 sampler differs from an exact one).
+
+    Each case hands the sampler float64(p), float64(q): every entry within relative 2^-53 of the exact
+    law, so a row is within TV V 2^-53 of its law, a round within (2 gamma + 1) V 2^-53, and (coupling)
+    N rounds differ from N exact rounds with probability <= N (2 gamma + 1) V 2^-53. Summed over cases.
+    """
+    return sum(n * (2 * c.gamma + 1) * c.vocab_size * 2.0**-53 for c in cases)
+
+
+def test_level(family_level: float, slack: float, tests: int) -> float:
+    """Each test's level, so that slack + tests x level = ``family_level`` (Bonferroni); ``InvalidArgument``
+    when the float rounding slack of this many rounds would take half the family level or more."""
+    family_level = check_real(family_level, "family_level", min_value=0, max_value=1, open_min=True, open_max=True)
+    if slack >= family_level / 2:
+        raise InvalidArgument(f"these rounds leave float rounding slack {slack:.2g}, half the family level "
+                              f"{family_level:g} or more: use fewer rounds")
+    return (family_level - slack) / tests
+
+
 def run_audit(adapter: Adapter, cases: tuple[AuditCase, ...] = BATTERY, n: int = DEFAULT_ROUNDS, seed: int = 0,
               sequential: bool = False, family_level: float = 1e-6, power: float = 0.99,
               replay_rounds: int = 200) -> AuditReport:
-    """Audit ``adapter`` on ``cases``; each test at family_level / (tests x looks) (Bonferroni).
+    """Audit ``adapter`` on ``cases``: a lossless float64 sampler fails with probability <= ``family_level``.
 
+    The float rounding slack s of the handed arrays (``rounding_slack``) is set aside and each test runs
+    at (family_level - s) / (tests x looks) (Bonferroni); the report states family_level, s and that level.
     Sequential mode stops a case at its first rejecting look and the audit at its first failed case.
     """
-    family_level = check_real(family_level, "family_level", min_value=0, max_value=1, open_min=True, open_max=True)
-    total_tests = sum(tests_per_case(c.gamma) for c in cases) * len(looks(n, sequential))
-    level = family_level / total_tests
+    slack = rounding_slack(cases, n)
+    level = test_level(family_level, slack, sum(tests_per_case(c.gamma) for c in cases) * len(looks(n, sequential)))
     start = time.perf_counter()
     results, not_run = run_cases(cases, sequential, lambda index, case: run_case(
         adapter, case, n, seed + index, sequential, level, power, replay_rounds))
-    return AuditReport(adapter.name, adapter.description, n, sequential, family_level, power, results, not_run,
-                       time.perf_counter() - start, versions(adapter))
+    return AuditReport(adapter.name, adapter.description, n, sequential, float(family_level), power, results, not_run,
+                       time.perf_counter() - start, versions(adapter), slack, level)
 
 
 def run_cases(cases, sequential: bool, run_one) -> tuple[list[CaseResult], list[str]]:

@@ -34,12 +34,11 @@ from specmath.audit.edge_draws import EDGE_VALUES, EDGES, edge_generator
 from specmath.audit.power import looks, run_tests, tests_per_case
 from specmath.audit.rounds.adapters import make_generator
 from specmath.audit.rounds.calls import BATCH_ELEMENTS, SamplerCalls, SamplerFailure
-from specmath.audit.rounds.runner import DEFAULT_ROUNDS, AuditReport, CaseResult, run_cases, versions
+from specmath.audit.rounds.runner import DEFAULT_ROUNDS, AuditReport, CaseResult, run_cases, test_level, versions
 from specmath.audit.trees.adapters import TreeAdapter
 from specmath.audit.trees.cases import TREE_BATTERY, TreeAuditCase
 from specmath.audit.trees.drafts import TreeDrafts
 from specmath.audit.trees.output import tree_tokens
-from specmath.validation import check_real
 
 __all__ = ["run_tree_case", "run_tree_audit", "tree_rounding_slack"]
 
@@ -152,15 +151,17 @@ def run_tree_case(adapter: TreeAdapter, case: TreeAuditCase, n: int, seed: int, 
 
 def run_tree_audit(adapter: TreeAdapter, cases: tuple[TreeAuditCase, ...] = TREE_BATTERY, n: int = DEFAULT_ROUNDS,
                    seed: int = 0, sequential: bool = False, family_level: float = 1e-6, power: float = 0.99) -> AuditReport:
-    """Audit ``adapter`` on tree ``cases``; each test at family_level / (tests x looks) (Bonferroni).
+    """Audit ``adapter`` on tree ``cases``: a lossless float64 tree sampler fails with probability <= ``family_level``.
 
+    The float rounding slack s (``tree_rounding_slack``) is set aside and each test runs at
+    (family_level - s) / (tests x looks) (Bonferroni), as ``specmath.audit.rounds.runner.run_audit`` does.
     Sequential mode stops a case at its first rejecting look and the audit at its first failed case.
     """
-    family_level = check_real(family_level, "family_level", min_value=0, max_value=1, open_min=True, open_max=True)
-    level = family_level / (sum(tests_per_case(c.depth) for c in cases) * len(looks(n, sequential)))
+    slack = tree_rounding_slack(cases, n)
+    level = test_level(family_level, slack, sum(tests_per_case(c.depth) for c in cases) * len(looks(n, sequential)))
     start = time.perf_counter()
     results, not_run = run_cases(cases, sequential, lambda index, case: run_tree_case(
         adapter, case, n, seed + index, sequential, level, power))
     description = f"{adapter.description.rstrip('.')}; {adapter.children} children drafted by the auditor"
-    return AuditReport(adapter.name, description, n, sequential, family_level, power, results, not_run,
-                       time.perf_counter() - start, versions(adapter))
+    return AuditReport(adapter.name, description, n, sequential, float(family_level), power, results, not_run,
+                       time.perf_counter() - start, versions(adapter), slack, level)
