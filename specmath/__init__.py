@@ -2,6 +2,9 @@
 
 Notation everywhere: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
+
+Layer 1 (core) of the layers in docs/explanation/architecture.md: the modules at the top of the package
+(laws, validation, program, driver, exact, ...) import only one another, never a package below.
 """
 
 from specmath.exact import ExactResult, Limits, NotExactError, exact, exact_paths, exact_symbolic

@@ -4,7 +4,12 @@ The commands build their parsers from these tuples (``choices=`` and help texts)
 and ``specmath verify`` stay free of torch; the code that implements each choice imports the same
 tuple (its registry is keyed by it, or it checks a name against it) or ``tests/test_choices.py``
 compares the two, so they cannot drift apart. A command checks a user's names against these tuples
-before it imports the registry, which for the audit means scipy and torch: seconds on a busy machine.
+before it imports the code behind them, which for the audit's cases means scipy: seconds on a busy machine.
+
+Names a registry offers are not repeated here: the audit's adapters and tree adapters are
+``specmath.registry.Registry`` entries (``specmath.audit.rounds.adapters.adapter_names``,
+``specmath.audit.trees.adapters.tree_adapter_names``) and the bug zoo's names are its dicts' keys,
+all read without importing torch or scipy.
 """
 
 from __future__ import annotations
@@ -23,13 +28,8 @@ __all__ = [
     "ENGINE_SEMANTICS",
     "OPTION_ROWS",
     "AUDIT_PAIRS",
-    "AUDIT_SAMPLERS",
     "AUDIT_CASES",
-    "BUG_NAMES",
     "TREE_CHILDREN",
-    "TREE_SAMPLERS",
-    "TREE_BUG_NAMES",
-    "AUDITED_TREE_BUGS",
     "TREE_AUDIT_CASES",
     "GENERATOR_KINDS",
     "SYMBOLIC_RULES",
@@ -76,15 +76,6 @@ OPTION_ROWS = ("T=1", "T=0.7 top-k 20", "top-p 0.9", "min-p 0.1", "logit bias", 
 #: the pairs an engine audit runs on (``specmath.audit.engines.pairs.PAIRS``)
 AUDIT_PAIRS = ("tiny", "bundled", "smollm2")
 
-#: the samplers ``specmath audit`` names besides the bug zoo's (``specmath.audit.rounds.adapters.adapters``)
-AUDIT_SAMPLERS = ("reference", "specmath-torch", "specmath-torch-float32", "specmath-torch-target-residual", "hf",
-                  "reference-batched", "specmath-torch-batched")
-
-#: the entries of the bug zoo (``specmath.bugzoo.BUGS``), each also audited as ``bug:NAME``
-BUG_NAMES = ("q-from-raw-logits", "target-probs-unwarped", "first-draft-unverified", "logits-off-by-one",
-             "bonus-from-wrong-row", "one-uniform-for-all-positions", "residual-softmax", "accept-on-u-equal-zero",
-             "uniform-fixed-at-zero", "residual-clamped-at-tiny")
-
 #: the cases of the audit battery (``specmath.audit.rounds.cases.BATTERY``), for ``specmath audit --cases``
 AUDIT_CASES = ("context-g1", "context-g3", "context-g5", "p-equals-q", "equal-up-to-rounding", "disjoint-supports",
                "one-hot-draft", "zeros-in-target", "zeros-in-draft", "top-k-target-only", "top-k-draft-only",
@@ -92,16 +83,6 @@ AUDIT_CASES = ("context-g1", "context-g3", "context-g5", "p-equals-q", "equal-up
 
 #: how the auditor draws a tree node's children (``specmath.speculative.tree.CHILDREN``), ``specmath audit --tree``
 TREE_CHILDREN = ("iid", "without-replacement", "top-k")
-
-#: the tree samplers ``specmath audit`` names besides the tree zoo's (``specmath.audit.trees.adapters.tree_adapters``)
-TREE_SAMPLERS = ("tree-specinfer", "tree-without-replacement", "tree-target-only")
-
-#: the entries of the tree zoo (``specmath.bugzoo.TREE_BUGS``)
-TREE_BUG_NAMES = ("top-k-children-specinfer-rule", "top-k-siblings-no-residual", "medusa-typical-acceptance",
-                  "typical-acceptance-sampled-correction")
-
-#: the tree-zoo entries audited as ``tree-bug:NAME`` (Medusa's fast mode hangs its tree below argmax p, not the context)
-AUDITED_TREE_BUGS = ("top-k-children-specinfer-rule", "top-k-siblings-no-residual", "typical-acceptance-sampled-correction")
 
 #: the cases of the tree battery (``specmath.audit.trees.cases.TREE_BATTERY``), for ``specmath audit --cases``
 TREE_AUDIT_CASES = ("tree-example-2x2", "tree-context-2", "tree-context-3", "tree-context-3x1", "tree-context-2x1x1",

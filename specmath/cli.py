@@ -12,12 +12,21 @@ which checks its range as it is parsed (``--n must be an int >= 1, got 0``); a
 ``specmath.validation.InvalidArgument`` (and its ``UnknownName`` / ``InvalidFile``) raised while a
 command runs is printed the same way, never as a traceback. A command checks its names and files
 before it imports torch, so a mistake is reported within a second, even on a busy machine.
+
+A command that needs a package an extra of specmath installs (torch for ``bench``, ``audit-generate``,
+the real-model figures), run where it is missing, gets the same one line naming the extra and exit 2::
+
+    specmath bench: error: this command needs torch, which cannot be imported (No module named 'torch'); install it with: pip install "specmath[torch]"
+
+``main`` turns any ``ModuleNotFoundError`` of such a package into that line (``missing_extra``); a
+command that knows in advance calls ``require_extra`` before it starts work.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import re
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -36,6 +45,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bugzoo": ("specmath.commands.bugzoo_command", "lossy variants by source: engine bugs, lossy by design, fixed upstream; exact TV, dated claims (--claims, --accepted)"),
 }
 
+#: a package a command may import -> the extra of specmath that installs it (pyproject.toml's optional-dependencies)
+EXTRAS: dict[str, str] = {
+    "torch": "torch", "transformers": "torch", "safetensors": "torch", "gguf": "torch", "accelerate": "torch",
+    "hypothesis": "testing",
+    "ipywidgets": "notebooks", "jupytext": "notebooks", "nbclient": "notebooks", "nbformat": "notebooks",
+    "nbconvert": "notebooks",
+}
+
 #: the exit status of a user's mistake (a bad argument, an unknown name, a missing or malformed file)
 USAGE_ERROR = 2
 
@@ -52,6 +69,32 @@ def usage_error(prog: str, message: str) -> int:
     """Print the one-line form of a user's mistake and return its exit status (2)."""
     print(f"{prog}: error: {message}", file=sys.stderr)
     return USAGE_ERROR
+
+
+def missing_extra(error: ModuleNotFoundError, what: str = "this command", instead: str | None = None) -> str | None:
+    """The one line for a package an extra installs that could not be imported (None for any other module):
+    what needs it, the import error, the ``pip install`` that supplies it, and ``instead`` (another way) if given."""
+    package = (error.name or "").partition(".")[0]
+    if package not in EXTRAS:
+        return None
+    other = f", or {instead}" if instead else ""
+    return (f"{what} needs {package}, which cannot be imported ({error}); install it with: "
+            f'pip install "specmath[{EXTRAS[package]}]"{other}')
+
+
+def require_extra(package: str, what: str = "this command", instead: str | None = None) -> None:
+    """``InvalidArgument`` with ``missing_extra``'s line unless ``package`` (one of ``EXTRAS``) can be found.
+
+    It is looked for, not imported (``importlib.util.find_spec``), so a check made before the real work
+    costs nothing; an installed package that fails to import is caught by ``main`` when it is imported.
+    """
+    try:
+        found = importlib.util.find_spec(package) is not None
+    except ImportError:  # a finder that refuses the name: not importable either
+        found = False
+    if not found:
+        line = missing_extra(ModuleNotFoundError(f"No module named {package!r}", name=package), what, instead)
+        raise InvalidArgument(line)
 
 
 class CommandLineMistake(InvalidArgument):
@@ -169,6 +212,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(importlib.import_module(args._module).run(args) or 0)
     except InvalidArgument as exc:  # a user's mistake found while the command runs: one line, exit 2
         return usage_error(args._prog, str(exc))
+    except ModuleNotFoundError as exc:  # an extra not installed: name it, one line, exit 2
+        line = missing_extra(exc)
+        if line is None:
+            raise
+        return usage_error(args._prog, line)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 ``specmath verify-rule`` (a rule), ``specmath audit`` (a sampler) and any command that takes a
 user's function resolve the name with ``resolve_function``, so the same mistake gets the same line
 everywhere: not of that form, no such file, no module named, a module that raised while it was
-imported, no such attribute, not callable. Each is an ``InvalidArgument`` (``InvalidFile`` for a
+imported, no such attribute (with the nearest public callable of the module, if one is close), not
+callable. Each is an ``InvalidArgument`` (``InvalidFile`` for a
 file) that names what the function is for and the reference as given.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from specmath.validation import InvalidArgument, InvalidFile
+from specmath.validation import InvalidArgument, InvalidFile, did_you_mean
 
 __all__ = ["FUNCTION_REFERENCE", "resolve_function"]
 
@@ -50,7 +51,10 @@ def resolve_function(reference: Any, what: str = "function") -> Callable:
     else:
         module = _import_module(module_name, prefix)
     if not hasattr(module, function_name):
-        raise InvalidArgument(f"{prefix}: module {module_name!r} has no attribute {function_name!r}")
+        near = did_you_mean(function_name, [name for name, value in vars(module).items()
+                                            if callable(value) and not name.startswith("_")])
+        hint = f" (did you mean {near!r}?)" if near else ""
+        raise InvalidArgument(f"{prefix}: module {module_name!r} has no attribute {function_name!r}{hint}")
     function = getattr(module, function_name)
     if not callable(function):
         raise InvalidArgument(f"{prefix}: {function_name!r} is not callable, it is a {type(function).__name__}")

@@ -45,7 +45,7 @@ hypothesis for its shrinking step, the torch generator kind imports torch).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from fractions import Fraction
 from functools import partial
 from typing import Any
@@ -54,13 +54,19 @@ from specmath.exact import exact
 from specmath.laws import Law, as_law, difference_table, tv_distance
 from specmath.sampling_options import WARP_OPTIONS, SamplingOptions
 from specmath.settings import AuditSettings, as_settings
-from specmath.speculative.rule_check import RuleFailure, RuleInstance, check_instance, check_max_tv, verify_rule
+from specmath.speculative.rule_check import (
+    RuleFailure,
+    RuleInstance,
+    bound_text,
+    check_instance,
+    check_max_tv,
+    verify_rule,
+)
+from specmath.speculative.rule_output import number_text
 from specmath.validation import InvalidArgument, check_generator_kind, check_integer
 
 __all__ = ["SamplerError", "SamplerInputWarning", "assert_rule_lossless", "assert_lossless", "assert_sampler_lossless",
            "assert_tree_sampler_lossless", "AuditSettings"]
-#: a TV this small is float rounding, not a bug: the message then points at ``max_tv``
-_FLOAT_SIZED_TV = Fraction(1, 10**9)
 
 
 class SamplerError(Exception):
@@ -76,12 +82,12 @@ class SamplerInputWarning(UserWarning):
 
 
 def _law_text(law: Law) -> str:
-    return "{" + ", ".join(f"{x!r}: {law[x]}" for x in law.sorted_outcomes()) + "}"
+    return "{" + ", ".join(f"{x!r}: {number_text(law[x])}" for x in law.sorted_outcomes()) + "}"
 
 
 def _table_text(actual: Law, target: Law, actual_name: str = "law", target_name: str = "target") -> str:
     rows = [("outcome", actual_name, target_name, "difference")]
-    rows += [(repr(x), str(a), str(t), str(d)) for x, a, t, d in difference_table(actual, target)]
+    rows += [(repr(x), number_text(a), number_text(t), number_text(d)) for x, a, t, d in difference_table(actual, target)]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     return "\n".join("    " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
 
@@ -143,13 +149,9 @@ def assert_rule_lossless(rule: Callable, *, random_instances: int = 40, seed: in
     report = verify_rule(rule, random_instances=random_instances, seed=seed, max_tv=bound)
     if report.errors:
         first = report.smallest_error
-        hint = ""
-        if first.invalid and "not normalised" in first.invalid and not bound:
-            hint = ("\n(a rule computed in floats: assert_rule_lossless(rule, max_tv=1e-12) renormalises resample "
-                    "weights within 1e-12 of 1 and checks TV(law, p) <= 1e-12)")
         raise SamplerError(
             f"the rule {_name(rule)} {report.error_text()} (an error, not a loss); the smallest is\n"
-            f"{first.describe()}\n{first.traceback_summary()}".rstrip() + hint
+            f"{first.describe()}\n{first.traceback_summary()}".rstrip()
         ) from (first.exception if first.exception is not None else None)
     if report.lossless:
         return
@@ -157,26 +159,23 @@ def assert_rule_lossless(rule: Callable, *, random_instances: int = 40, seed: in
     shown = battery_smallest
     if shrink and battery_smallest.instance.gamma == 0:
         shown = _shrunk_counterexample(rule, len(battery_smallest.instance.p), bound) or battery_smallest
-    raise AssertionError(_rule_message(rule, shown, len(report.failures), report.instances, bound))
+    raise AssertionError(_rule_message(rule, shown, len(report.failures), report.instances, bound)
+                         + report.float_hint())
 
 
 def _rule_message(rule: Callable, failure: RuleFailure, failing: int, instances: int, max_tv: Fraction) -> str:
     inst = failure.instance
-    bound = f" (TV above max_tv = {max_tv})" if max_tv else ""
+    bound = f" (TV above max_tv = {bound_text(max_tv)})" if max_tv else ""
     head = f"the rule {_name(rule)} is NOT lossless: {failing} of {instances} battery instances fail{bound}."
-    hint = ""
-    if not max_tv and failure.tv is not None and failure.tv < _FLOAT_SIZED_TV:
-        hint = (f"\n(TV = {float(failure.tv):.3g} is float rounding: a rule computed in floats is checked up to a "
-                "bound with assert_rule_lossless(rule, max_tv=1e-12))")
     if inst.gamma or failure.law is None:
-        return f"{head}\nsmallest counterexample:\n  {failure.describe()}{hint}"
+        return f"{head}\nsmallest counterexample:\n  {failure.describe()}"
     how = "shrunk by Hypothesis" if inst.name == "shrunk by Hypothesis" else f"battery instance {inst.name!r}"
     return (
         f"{head}\nsmallest counterexample ({how}):\n"
         f"  p = {_law_text(inst.p)}\n  q = {_law_text(inst.q)}\n"
         f"  law of the emitted token = {_law_text(failure.law)}\n"
-        f"  TV(law, p) = {failure.tv}\n"
-        f"{_table_text(failure.law, inst.p, 'law', 'p')}{hint}"
+        f"  TV(law, p) = {number_text(failure.tv, exact=True)}\n"
+        f"{_table_text(failure.law, inst.p, 'law', 'p')}"
     )
 
 
@@ -205,23 +204,17 @@ def assert_lossless(program: Callable, *args: Any, target: Any, **kwargs: Any) -
 
 # -- samplers ----------------------------------------------------------------------------------------
 
-def _rounding_slack(cases: Sequence, n: int) -> float:
-    """An upper bound on P(some audited round of a lossless float64 sampler differs from an exact one).
-
-    Each case hands the sampler float64(p), float64(q): every entry within relative 2^-53 of the exact
-    law, so a row is within TV V 2^-53 of its law, a round within (2 gamma + 1) V 2^-53, and (coupling)
-    N rounds differ from N exact rounds with probability <= N (2 gamma + 1) V 2^-53. Summed over cases.
-    """
-    return sum(n * (2 * c.gamma + 1) * c.vocab_size * 2.0**-53 for c in cases)
+def _hints_text(hints: list[str]) -> str:
+    return "".join(f"\nhint: {hint}" for hint in hints)
 
 
-def _sampler_error(sample_round: Callable, report) -> SamplerError:
+def _sampler_error(sample_round: Callable, report, hints: list[str]) -> SamplerError:
     broken = [c for c in report.cases if c.errors]
     first = broken[0]
     what = "returned invalid output" if first.invalid_output or "invalid output" in first.errors[0] else "raised on valid input"
     error = SamplerError(
         f"the sampler {_name(sample_round)} {what} (an error, not a loss) in {len(broken)} of {len(report.cases)} "
-        f"case(s); first, {first.case}: {first.errors[0]}"
+        f"case(s); first, {first.case}: {first.errors[0]}{_hints_text(hints)}"
     )
     error.__cause__ = first.exception
     return error
@@ -267,14 +260,14 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
 
     False-failure probability <= F = the settings' family level (1e-6 in every profile), derived: let
     C be the cases, T_c = gamma_c + 2 the tests of case c and L the looks (1, or 5 with ``sequential``
-    settings). Each G-test runs at level a = (F - s) / (L sum_c T_c), with s = ``_rounding_slack``
-    <= N sum_c (2 gamma_c + 1) V_c 2^-53 (about 3e-9 for the battery at N = 20000). For a sampler that
-    is lossless on the float64 arrays it is handed, a coupling makes its N rounds per case equal to N
-    rounds of the exact law except with probability s in all; on the exact law each test rejects with
-    probability <= a, and the union bound over the L sum_c T_c tests gives F - s; edge probes and
-    replay are deterministic checks that a lossless sampler passes with probability 1 (it never emits
-    a tuple of exact probability 0, and an exact replay of its own draws reproduces its output).
-    Total <= F. The one approximation
+    settings). Each G-test runs at level a = (F - s) / (L sum_c T_c), with s =
+    ``audit.rounds.runner.rounding_slack`` <= N sum_c (2 gamma_c + 1) V_c 2^-53 (about 3e-9 for the
+    battery at N = 20000). For a sampler that is lossless on the float64 arrays it is handed, a
+    coupling makes its N rounds per case equal to N rounds of the exact law except with probability s
+    in all; on the exact law each test rejects with probability <= a, and the union bound over the
+    L sum_c T_c tests gives F - s; edge probes and replay are deterministic checks that a lossless
+    sampler passes with probability 1 (it never emits a tuple of exact probability 0, and an exact
+    replay of its own draws reproduces its output). Total <= F. The one approximation
     is the chi-square limit of each G statistic (cells pooled to expected counts >= 5). (A warping
     sampler computes w in float too; its rounding is of the same order as the arrays'.)
 
@@ -289,34 +282,33 @@ def assert_sampler_lossless(sample_round: Callable, generator: str = "numpy", n:
     from specmath.audit.rounds.adapters import Adapter
     from specmath.audit.rounds.cases import cases_named
     from specmath.audit.rounds.runner import run_audit
+    from specmath.audit.rounds.usage_hints import ROUND_INTERFACE
 
     settings, cases = _audit_arguments(sample_round, "sample_round", generator, n, settings, cases, cases_named,
-                                       _rounding_slack)
+                                       ROUND_INTERFACE)
     if sampling is not None and not isinstance(sampling, SamplingOptions):
         raise InvalidArgument(f"sampling must be a SamplingOptions (or None: no warp), got {type(sampling).__name__}")
     warp = None if sampling is None else sampling.check_only(WARP_OPTIONS, "the round audit")
     adapter = Adapter(_name(sample_round), _first_line(sample_round, "sampler under test"), sample_round, generator,
                       warp=warp, draws=draws, batched=bool(batched))
     report = run_audit(adapter, cases, settings)
-    return _verdict(sample_round, report)
+    return _verdict(sample_round, report, ROUND_INTERFACE, bool(batched))
 
 
 def _audit_arguments(sampler: Callable, what: str, generator: str, n: int | None, settings: Any, cases: Any,
-                     named: Callable, rounding_slack: Callable) -> tuple[AuditSettings, Any]:
-    """(the settings, with ``n`` if given and the family level lowered by the rounding slack of n rounds; the
-    cases ``named`` reads), every argument checked."""
+                     named: Callable, interface: tuple[str, ...]) -> tuple[AuditSettings, Any]:
+    """(the settings, with ``n`` if given; the cases ``named`` reads), checked; a sampler that cannot take
+    the ``interface``'s arguments (a rule, say) is told what it looks like (``usage_hints.check_call_shape``)."""
+    from specmath.audit.rounds.usage_hints import check_call_shape
+
     if not callable(sampler):
         raise InvalidArgument(f"{what} must be callable, got {type(sampler).__name__} {sampler!r}")
+    check_call_shape(sampler, interface, f"the sampler {_name(sampler)}")
     check_generator_kind(generator, "generator")
     settings = as_settings(settings)
     if n is not None:
         settings = settings.replace(n=check_integer(n, "n (rounds per case)", min_value=1))
-    cases = named(cases)
-    slack = rounding_slack(cases, settings.n)
-    if slack >= settings.family_level / 2:
-        raise InvalidArgument(f"n = {settings.n} rounds on these cases leave float rounding slack {slack:.2g}: "
-                              "use fewer rounds")
-    return settings.replace(family_level=settings.family_level - slack), cases
+    return settings, named(cases)
 
 
 def _first_line(function: Callable, default: str) -> str:
@@ -324,19 +316,22 @@ def _first_line(function: Callable, default: str) -> str:
     return doc[0] if doc else default
 
 
-def _verdict(sampler: Callable, report):
-    """``report`` when the audit passed; else the SamplerError or AssertionError it calls for (writes: a warning)."""
+def _verdict(sampler: Callable, report, interface: tuple[str, ...], batched: bool = False):
+    """``report`` when the audit passed; else the SamplerError or AssertionError it calls for, with the
+    usage mistakes it points at (``specmath.audit.rounds.usage_hints``); writes into inputs: a warning."""
     from specmath.audit.rounds.report import failure_text, table, writes_text
+    from specmath.audit.rounds.usage_hints import report_hints
 
     if report.input_writes:
         warnings.warn(SamplerInputWarning(f"the sampler {_name(sampler)}: {writes_text(report)}"), stacklevel=3)
+    hints = report_hints(sampler, interface, report, batched=batched)
     if report.errored:
-        raise _sampler_error(sampler, report)
+        raise _sampler_error(sampler, report, hints)
     if not report.passed:
         failing = [c for c in report.cases if not c.passed]
         raise AssertionError(
-            f"the sampler {_name(sampler)} is NOT lossless: {len(failing)} of {len(report.cases)} cases fail\n"
-            f"{failure_text(report)}\n\n{table(report)}"
+            f"the sampler {_name(sampler)} is NOT lossless: {len(failing)} of {len(report.cases)} cases fail"
+            f"{_hints_text(hints)}\n{failure_text(report)}\n\n{table(report, seconds=False)}"
         )
     return report
 
@@ -393,13 +388,14 @@ def assert_tree_sampler_lossless(sample_tree: Callable, generator: str = "numpy"
     auditor's own float draws included). Power: each case's detectable TV at the settings' power (0.99)
     is in the report, about 0.03-0.06 at N = 20000 (0.09-0.15 at N = 2000, the "dev" profile).
     """
+    from specmath.audit.rounds.usage_hints import TREE_INTERFACE
     from specmath.audit.trees.adapters import TreeAdapter
     from specmath.audit.trees.cases import tree_cases_named
-    from specmath.audit.trees.runner import run_tree_audit, tree_rounding_slack
+    from specmath.audit.trees.runner import run_tree_audit
 
     settings, cases = _audit_arguments(sample_tree, "sample_tree", generator, n, settings, cases, tree_cases_named,
-                                       tree_rounding_slack)
+                                       TREE_INTERFACE)
     adapter = TreeAdapter(_name(sample_tree), _first_line(sample_tree, "tree sampler under test"), sample_tree, generator,
                           children)
     report = run_tree_audit(adapter, cases, settings)
-    return _verdict(sample_tree, report)
+    return _verdict(sample_tree, report, TREE_INTERFACE)

@@ -75,29 +75,26 @@ def test_the_pair_loader_and_the_lean_option_name_the_choices_in_their_errors():
         load_named_pair("bundled", lean="target")
 
 
-def test_the_names_the_audit_checks_without_torch_are_those_of_its_registries():
-    # specmath audit and bugzoo check a name against these tuples before importing scipy and torch;
-    # a sampler, bug or case added to a registry needs its name in specmath/choices.py too
+def test_the_cases_the_audit_checks_without_scipy_are_those_of_its_batteries():
+    # specmath audit checks a case name against these tuples before importing scipy;
+    # a case added to a battery needs its name in specmath/choices.py too
     from specmath.audit.rounds.cases import BATTERY
-    from specmath.bugzoo import BUGS
-
-    assert tuple(BUGS) == choices.BUG_NAMES
-    assert tuple(case.name for case in BATTERY) == choices.AUDIT_CASES
-    pytest.importorskip("torch")
-    from specmath.audit.rounds.adapters import adapters
-
-    assert tuple(adapters()) == (*choices.AUDIT_SAMPLERS, *(f"bug:{name}" for name in choices.BUG_NAMES))
-
-
-def test_the_tree_names_the_audit_checks_without_torch_are_those_of_its_registries():
-    from specmath.audit.trees.adapters import TREE_REFERENCES, tree_adapters
     from specmath.audit.trees.cases import TREE_BATTERY
-    from specmath.bugzoo import TREE_BUGS
     from specmath.speculative.tree import CHILDREN
 
-    assert tuple(CHILDREN) == choices.TREE_CHILDREN
-    assert tuple(bug.name for bug in TREE_BUGS) == choices.TREE_BUG_NAMES
-    assert tuple(bug.name for bug in TREE_BUGS if not bug.greedy_root) == choices.AUDITED_TREE_BUGS
+    assert tuple(case.name for case in BATTERY) == choices.AUDIT_CASES
     assert tuple(case.name for case in TREE_BATTERY) == choices.TREE_AUDIT_CASES
-    assert tuple(TREE_REFERENCES) == choices.TREE_SAMPLERS
-    assert tuple(tree_adapters()) == (*choices.TREE_SAMPLERS, *(f"tree-bug:{name}" for name in choices.AUDITED_TREE_BUGS))
+    assert tuple(CHILDREN) == choices.TREE_CHILDREN
+
+
+def test_the_audit_offers_the_names_of_its_registries_and_the_bug_zoos():
+    # the adapters are not repeated in specmath/choices.py: the command reads the registries' names
+    from specmath.audit.rounds.adapters import ADAPTERS, adapter_names
+    from specmath.audit.trees.adapters import TREE_ADAPTERS, tree_adapter_names
+    from specmath.bugzoo import BUGS, TREE_BUGS
+
+    assert adapter_names() == (*ADAPTERS.names, *(f"bug:{name}" for name in BUGS))
+    assert tree_adapter_names() == (*TREE_ADAPTERS.names,
+                                    *(f"tree-bug:{bug.name}" for bug in TREE_BUGS if not bug.greedy_root))
+    action = _action("audit", "adapter")
+    assert action.choices is None  # checked against the registries when the command runs, with did-you-mean

@@ -35,6 +35,10 @@ FILES = {
     "empty_prompt.jsonl": '"fine"\n"  "\n',
     "garbage.safetensors": "this is not a safetensors file",
     "afile.txt": "a file, not a folder\n",
+    # a user's module with a rule, a sampler and a tree sampler, none of them importing anything
+    "my_engine.py": ("def my_rule(p, q, x):\n    return 1, None\n\n"
+                     "def good_round(target_probs, draft_probs, draft_tokens, generator):\n    return [0]\n\n"
+                     "def my_tree(parents, target_probs, draft_probs, draft_tokens, generator):\n    return [[0]]\n"),
 }
 BINARY_FILES = {"latin1.jsonl": b'"caf\xe9"\n'}
 
@@ -69,6 +73,8 @@ NUMBERS = [
     (["verify", "symbolic-step"], "--sizes", "three", r"an int in \[2, 26\], got 'three'"),
     (["verify-rule", "rules:rule"], "--random", "-1", r"an int >= 0, got -1"),
     (["verify-rule", "rules:rule"], "--seed", "-1", r"an int >= 0, got -1"),
+    (["verify-rule", "rules:rule"], "--max-tv", "1", r"a finite number in \[0, 1\), got 1\.0"),
+    (["verify-rule", "rules:rule"], "--max-tv", "-0.5", r"a finite number in \[0, 1\), got -0.5"),
 ]
 
 #: (command line, the one line on stderr after "specmath <command>: error: ")
@@ -112,6 +118,20 @@ MISTAKES = [
     (["audit", "specmath.choices:nosuch"], r"sampler 'specmath\.choices:nosuch': module 'specmath\.choices' has no attribute 'nosuch'"),
     (["audit", "specmath.choices:LEAN"], r"sampler 'specmath\.choices:LEAN': 'LEAN' is not callable, it is a tuple"),
     (["audit", "broken_rules.py:rule"], r"sampler 'broken_rules\.py:rule': loading 'broken_rules\.py' raised SyntaxError: "),
+    # the likely mistakes: a near miss of a function's name, a rule or a tree sampler where a sampler is expected
+    (["audit", "my_engine:good_roundd"], r"sampler 'my_engine:good_roundd': module 'my_engine' has no attribute "
+                                         r"'good_roundd' \(did you mean 'good_round'\?\)$"),
+    (["verify-rule", "my_engine:my_rul"], r"rule 'my_engine:my_rul': module 'my_engine' has no attribute 'my_rul' "
+                                          r"\(did you mean 'my_rule'\?\)$"),
+    (["audit", "my_engine:my_rule"], r"the sampler 'my_engine:my_rule' takes \(p, q, x\), but the audit calls it as "
+                                     r"sample_round\(target_probs, draft_probs, draft_tokens, generator\): it looks like a "
+                                     r"rule\(p, q, x\) .*: specmath verify-rule my_engine:my_rule, or assert_rule_lossless\(rule\)$"),
+    (["audit", "my_engine:my_rule", "--tree", "iid"], r"the tree sampler 'my_engine:my_rule' takes \(p, q, x\), but the "
+                                                      r"audit calls it as sample_tree\(parents, .*it looks like a rule"),
+    (["audit", "my_engine:my_tree"], r"the sampler 'my_engine:my_tree' takes \(parents, .*\): it looks like a token-tree "
+                                     r"sampler \(parents first\): audit it with --tree CHILDREN"),
+    (["audit", "my_engine:good_round", "--tree", "iid"], r"the tree sampler 'my_engine:good_round' takes \(target_probs, "
+                                                         r".*it looks like a chain sampler \(no parents\): audit it without --tree"),
     (["audit", "reference", "--cases", "vocab2"], r"unknown audit case 'vocab2' \(did you mean 'vocab-2'\?\); choose from: context-g1, "),
     (["audit", "reference", "--generator", "jax"], r"unknown --generator value 'jax'; choose from: numpy, torch"),
     (["audit", "reference", "--json", "nosuch_folder/out.json"], r"--json file 'nosuch_folder/out\.json': no such folder 'nosuch_folder'"),

@@ -18,7 +18,8 @@ of probability 0 that was observed first; so a failure shows where the sampler's
 
 Levels (Bonferroni): the whole audit may wrongly fail a correct sampler with probability at most
 ``family_level`` (``specmath.settings.AuditSettings``; 1e-6 in every profile): each of the T tests at
-each of the L looks runs at level = family_level / (T L). Power: ``specmath.stats.detectable_tv``
+each of the L looks runs at level = (family_level - s) / (T L), s the float rounding slack set aside
+(``specmath.audit.rounds.runner.test_level``). Power: ``specmath.stats.detectable_tv``
 gives, for each test, the smallest TV distance eps such that every sampler whose law is at TV >= eps
 from the exact law is rejected with probability >= ``power`` (0.99) at the final N (non-central
 chi-square, worst case lambda = 4 N eps^2). Each test is a ``specmath.stats.GTest``; ``json_of`` is
@@ -37,11 +38,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 from specmath.laws import Law
-from specmath.settings import AuditSettings
 from specmath.stats import GTest, detectable_tv, g_test
 from specmath.validation import check_integer
 
-__all__ = ["json_of", "looks", "level_per_test", "run_tests", "worst_cells", "position_name", "END", "ExpectedLaws", "SEQUENTIAL_LOOKS"]
+__all__ = ["json_of", "looks", "run_tests", "worst_cells", "position_name", "END", "ExpectedLaws", "SEQUENTIAL_LOOKS"]
 
 #: marker of "no token at this position" in the per-position laws
 END = -1
@@ -74,11 +74,6 @@ def looks(n: int, sequential: bool) -> list[int]:
         return [n]
     sizes = [max(1, n >> (SEQUENTIAL_LOOKS - 1 - i)) for i in range(SEQUENTIAL_LOOKS)]
     return sorted(set(sizes))
-
-
-def level_per_test(settings: AuditSettings, tests_per_look: int) -> float:
-    """The level of each test: family_level / (T L), T = ``tests_per_look``, L = the looks (Bonferroni)."""
-    return settings.family_level / (tests_per_look * len(looks(settings.n, settings.sequential)))
 
 
 def position_counts(counts: Counter, i: int) -> Counter:

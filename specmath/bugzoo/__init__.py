@@ -19,6 +19,9 @@ nothing anywhere): ``logit_bugs.LOGIT_BUGS`` (which law is handed to the accept/
 ``position_bugs.POSITION_BUGS`` (which position's law is used, and the uniforms),
 ``rule_bugs.RULE_BUGS`` (the accept/resample rule). ``TREE_BUGS`` (``tree_bugs``) holds the lossy
 token-tree verifiers; their float samplers take batched trees, not chains, so they stay out of ``BUGS``.
+
+Layer 3 (proofs and zoo) of the layers in docs/explanation/architecture.md: imports the core and the
+samplers (numpy and Fractions), never torch; torch's lossy controls live in ``specmath.lm.lossy_controls``.
 """
 
 from specmath.bugzoo.logit_bugs import LOGIT_BUGS

@@ -33,26 +33,11 @@ from __future__ import annotations
 
 import argparse
 
-from specmath.choices import (
-    AUDIT_CASES,
-    AUDIT_SAMPLERS,
-    AUDITED_TREE_BUGS,
-    BUG_NAMES,
-    GENERATOR_KINDS,
-    TREE_AUDIT_CASES,
-    TREE_BUG_NAMES,
-    TREE_CHILDREN,
-    TREE_SAMPLERS,
-)
+from specmath.choices import AUDIT_CASES, GENERATOR_KINDS, TREE_AUDIT_CASES, TREE_CHILDREN
 from specmath.cli import IntegerValue, RealValue
 from specmath.function_reference import FUNCTION_REFERENCE, resolve_function
 from specmath.settings import DEFAULT_PROFILE, PROFILES, AuditSettings, settings_named
 from specmath.validation import InvalidArgument, check_choice, check_output_file
-
-#: every sampler the audit names (``specmath.audit.rounds.adapters.adapters``), torch-free
-ADAPTERS = (*AUDIT_SAMPLERS, *(f"bug:{name}" for name in BUG_NAMES))
-#: every tree sampler the audit names (``specmath.audit.trees.adapters.tree_adapters``), torch-free
-TREE_ADAPTERS = (*TREE_SAMPLERS, *(f"tree-bug:{name}" for name in AUDITED_TREE_BUGS))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -100,7 +85,9 @@ def _user_function(name: str | None) -> bool:
 
 def _is_tree(args: argparse.Namespace) -> bool:
     """Whether the ADAPTER is a tree sampler: a registered one, or a module:function given with --tree."""
-    return bool(args.adapter) and (args.adapter in TREE_ADAPTERS or args.adapter.startswith("tree-bug:")
+    from specmath.audit.trees.adapters import tree_adapter_names
+
+    return bool(args.adapter) and (args.adapter in tree_adapter_names() or args.adapter.startswith("tree-bug:")
                                    or (_user_function(args.adapter) and args.tree is not None))
 
 
@@ -125,13 +112,21 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.all_bugs and args.tree:
         raise InvalidArgument("--tree gives the children of one tree sampler; --all-bugs audits each tree-zoo entry under its own")
     if _user_function(args.adapter):
-        resolve_function(args.adapter, "tree sampler" if tree else "sampler")
+        from specmath.audit.rounds.usage_hints import ROUND_INTERFACE, TREE_INTERFACE, check_call_shape
+
+        what = "tree sampler" if tree else "sampler"
+        check_call_shape(resolve_function(args.adapter, what), TREE_INTERFACE if tree else ROUND_INTERFACE,
+                         f"the {what} {args.adapter!r}", args.adapter)
     elif args.adapter:
-        if args.adapter.startswith("tree-bug:") and args.adapter.removeprefix("tree-bug:") in TREE_BUG_NAMES \
-                and args.adapter not in TREE_ADAPTERS:
+        from specmath.audit.rounds.adapters import adapter_names
+        from specmath.audit.trees.adapters import tree_adapter_names
+        from specmath.bugzoo import TREE_BUGS
+
+        if args.adapter.startswith("tree-bug:") and args.adapter not in tree_adapter_names() \
+                and args.adapter.removeprefix("tree-bug:") in {bug.name for bug in TREE_BUGS}:
             raise InvalidArgument(f"{args.adapter!r} is not audited: Medusa's fast mode hangs its tree below argmax p, "
                                   "not below the context (its exact TV: specmath bugzoo)")
-        check_choice(args.adapter, "adapter", (*ADAPTERS, *TREE_ADAPTERS), also=f"or {FUNCTION_REFERENCE}")
+        check_choice(args.adapter, "adapter", (*adapter_names(), *tree_adapter_names()), also=f"or {FUNCTION_REFERENCE}")
         if chain_options or (args.tree and not tree):
             raise InvalidArgument("--batched, --temperature, --top-k, --top-p and --tree describe a module:function sampler; "
                                   f"{args.adapter!r} is a registered adapter (see --list)")
@@ -211,6 +206,17 @@ def _list() -> None:
         print(f"{tree_case.name:26s} nodes={tree_case.nodes} V={tree_case.vocab_size}: {tree_case.description}")
 
 
+def _hints(args: argparse.Namespace, report) -> str:
+    """The usage mistakes a failed audit of a module:function points at (``audit.rounds.usage_hints``), as lines."""
+    if not _user_function(args.adapter):
+        return ""
+    from specmath.audit.rounds.usage_hints import ROUND_INTERFACE, TREE_INTERFACE, report_hints
+
+    function = resolve_function(args.adapter, "sampler")
+    interface = TREE_INTERFACE if _is_tree(args) else ROUND_INTERFACE
+    return "".join(f"\nhint: {hint}\n" for hint in report_hints(function, interface, report, batched=args.batched))
+
+
 def run(args: argparse.Namespace) -> int:
     check_arguments(args)
     from specmath.audit import adapter_named, run_audit
@@ -237,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
     print(markdown_table(report) if args.markdown else table(report))
     if not report.passed and not args.markdown:
         print(f"\nwhat points at the bug:\n{failure_text(report)}")
+        print(_hints(args, report), end="")
     if args.json:
         write_json(report, args.json)
     if report.errored:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from specmath.choices import AUDITED_TREE_BUGS, BUG_NAMES, TREE_BUG_NAMES
 from specmath.validation import InvalidArgument, check_choice
 
 #: the groups ``specmath bugzoo`` prints, in order, with the line that heads each
@@ -87,6 +86,7 @@ def _print_claims(as_json: bool) -> None:
 
 
 def _entries(name: str | None) -> list[dict]:
+    from specmath.audit.trees.adapters import audited_tree_bugs
     from specmath.bugzoo import BUGS, TREE_BUGS
     from specmath.laws import tv_distance
     from specmath.proofs.verification import fraction_text
@@ -97,7 +97,7 @@ def _entries(name: str | None) -> list[dict]:
             if name not in (None, entry_name):
                 continue
             tv = bug.tv()
-            audited = kind == "chain" or entry_name in AUDITED_TREE_BUGS
+            audited = kind == "chain" or entry_name in audited_tree_bugs()
             entries.append({
                 "name": entry_name,
                 "kind": kind,
@@ -118,7 +118,9 @@ def _entries(name: str | None) -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     if args.name is not None:
-        check_choice(args.name, "bug", (*BUG_NAMES, *TREE_BUG_NAMES))
+        from specmath.bugzoo import BUGS, TREE_BUGS
+
+        check_choice(args.name, "bug", (*BUGS, *(bug.name for bug in TREE_BUGS)))
         if args.accepted:
             raise InvalidArgument("--accepted prints the accepted lengths of the correct algorithms: give it without NAME")
         if args.claims:

@@ -12,11 +12,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from specmath.cli import require_extra
     from specmath.figures import load_all, regenerate
 
+    plots = load_all()
     if args.list:
-        print("\n".join(load_all()))
+        print("\n".join(plots))
         return 0
+    # the real-model figures run torch: say so before any figure is drawn, not after the first few
+    needing = [name for name in args.only or plots if name in plots and plots[name].__module__ == "specmath.plots.lm_plots"]
+    if needing:
+        require_extra("torch", f"drawing {', '.join(needing)}", instead="leave them out with --only")
     for path in regenerate(args.out, args.only):
         print(f"wrote {path}")
     return 0

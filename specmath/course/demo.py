@@ -7,7 +7,10 @@ The job, in order; everything it writes goes to ``_build/``, so ``git status`` s
    command that rewrites the committed notebooks);
 2. regenerate the figures into ``_build/figures/``, except ``SLOW_FIGURES`` (minutes of sampling or
    timing real models; ``specmath figures`` makes them);
-3. check the article's numbers (``specmath.article``);
+3. check every number the seed article states (``specmath.article``: the Chinese blog post
+   ``ARTICLE_TITLE``, "From speculative decoding to simulating Rand7 with Rand5") against its exact value;
+   a *contradicted* number is one of the article's own that the exact computation shows wrong, and the
+   summary names each with the article's figure and the exact one;
 4. prove every registered sampler lossless (``specmath.proofs``) and the speculative step for all p, q
    on 2-4 tokens (``specmath.speculative.symbolic_step``);
 5. export the HTML pages and reveal.js slides into ``_build/html`` and ``_build/slides`` from the
@@ -24,13 +27,43 @@ import contextlib
 import sys
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
-__all__ = ["SLOW_FIGURES", "run_demo", "DemoSummary"]
+__all__ = ["SLOW_FIGURES", "run_demo", "DemoSummary", "Contradiction", "contradictions", "exact_text"]
 
 #: figures that take minutes (a histogram of 6000 samples of a real model; timings, which also need a
 #: quiet machine): ``specmath figures --only NAME`` makes them, the demo does not
 SLOW_FIGURES = ("lm_first_token_histogram.png", "lm_timing.png")
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """One of the article's numbers that its exact value contradicts."""
+
+    statement: str  # what the article claims, in our words
+    stated: str  # the figure as the article prints it
+    exact: str  # the exact value, as ``exact_text`` writes it
+
+
+def exact_text(value: Fraction, stated: str) -> str:
+    """An exact value beside the number it is compared with (``stated``, as ``Claim.value`` holds it: "2.21",
+    "0.3%"): ``2/625 = 0.32%`` for a percentage, ``5816/2625 = 2.216`` otherwise, one digit more than the
+    article printed, so the difference shows."""
+    value = Fraction(value)
+    text = stated.strip()
+    places = (len(text.rstrip("%").split(".")[1]) if "." in text else 0) + 1
+    if text.endswith("%"):
+        return f"{value} = {float(value * 100):.{places}f}%"
+    return f"{value} = {float(value):.{places}f}"
+
+
+def contradictions(rows: list[dict]) -> list[Contradiction]:
+    """The rows of ``specmath.article.claims_table()`` that do not agree, each with its exact value written out."""
+    from specmath.article import CLAIMS
+
+    value = {c.key: c.value for c in CLAIMS}  # the stated number alone ("0.3%"), to write the exact one alike
+    return [Contradiction(r["statement"], r["stated"], exact_text(r["exact_value"], value[r["key"]])) for r in rows if not r["agrees"]]
 
 
 @dataclass
@@ -42,7 +75,7 @@ class DemoSummary:
     slow_figures: tuple[str, ...] = SLOW_FIGURES
     claims: int = 0
     claims_agree: int = 0
-    contradicted: list[str] = field(default_factory=list)
+    contradicted: list[Contradiction] = field(default_factory=list)
     samplers: int = 0
     samplers_lossless: int = 0
     symbolic_cases: dict = field(default_factory=dict)  # tokens -> regions proved
@@ -55,14 +88,20 @@ class DemoSummary:
         return self.samplers_lossless == self.samplers and self.symbolic_lossless
 
     def block(self) -> str:
+        from specmath.article import ARTICLE_TITLE, ARTICLE_TITLE_EN
+
         slow = ", ".join(f"{stem[:2]} {s:.0f}s" for stem, s in self.notebooks)
         cases = ", ".join(f"{n} tokens: {c}" for n, c in self.symbolic_cases.items())
+        wrong = len(self.contradicted)
         lines = [
             "== specmath demo " + "=" * 43,
             f"notebooks run      {len(self.notebooks)} ({slow}), executed copies in _build/executed",
             f"figures written    {self.figures} in _build/figures ({len(self.slow_figures)} slow ones left to `specmath figures`)",
-            f"article numbers    {self.claims} checked: {self.claims_agree} agree, {len(self.contradicted)} contradicted"
-            + (f" ({', '.join(self.contradicted)})" if self.contradicted else ""),
+            f"the article        {ARTICLE_TITLE}, a blog post in Chinese",
+            f"                   (\"{ARTICLE_TITLE_EN}\")",
+            f"article numbers    {self.claims} checked against their exact values: {self.claims_agree} agree, {wrong} contradicted"
+            + (f" (the article's own {'number is' if wrong == 1 else 'numbers are'} wrong):" if wrong else ""),
+            *(f"                     {c.statement}: the article says {c.stated}, exact {c.exact}" for c in self.contradicted),
             f"samplers proved    {self.samplers_lossless} of {self.samplers} lossless (exact)",
             f"symbolic step      output == p for every p, q: {'proved' if self.symbolic_lossless else 'NOT proved'} ({cases} regions)",
             f"exports            {self.pages} pages: _build/html/index.html, _build/slides/index.html",
@@ -114,7 +153,7 @@ def run_demo(root: str | Path = ".", build: str | Path = "_build", say=print) ->
         rows = claims_table()
         summary.claims = len(rows)
         summary.claims_agree = sum(bool(r["agrees"]) for r in rows)
-        summary.contradicted = [r["key"] for r in rows if not r["agrees"]]
+        summary.contradicted = contradictions(rows)
         for r in rows:
             print(f"claim {r['key']}: article {r['stated']}, exact {r['exact']}, {'ok' if r['agrees'] else 'WRONG'}")
     step(f"proving {len(VERIFIERS)} samplers, and the speculative step on 2-4 tokens symbolically")

@@ -17,7 +17,9 @@ viewed. Here nothing is fetched at view time:
 * slides are a 1280 x 720 deck without the In/Out prompts; ``specmath.course.slides`` decides where
   each slide starts, after the tags have removed what they remove;
 * the templates ``specmath_lab`` and ``specmath_reveal`` (beside this file) drop require.js,
-  mermaid and the widget manager, and load reveal.js with plain script tags.
+  mermaid and the widget manager, and load reveal.js with plain script tags;
+* each export's ``index.html`` lists the notebooks in the course's order, in the look of the docs
+  (``specmath.course.index_page``).
 
 The packages are located through ``importlib.metadata``; neither is imported. The notebooks are
 exported as committed (``make notebooks`` executes them); a notebook with an error output is
@@ -30,7 +32,6 @@ options; reveal.js (https://revealjs.com), MathJax 2.7.
 from __future__ import annotations
 
 import copy
-import html
 import importlib.metadata
 import re
 import shutil
@@ -39,7 +40,9 @@ from pathlib import Path
 
 import nbformat
 
-from specmath.course.slides import DECK_HEIGHT, DECK_WIDTH, with_slide_metadata
+from specmath.course.index_page import write_index
+from specmath.course.slide_sizes import DECK_HEIGHT, DECK_WIDTH
+from specmath.course.slides import with_slide_metadata
 
 __all__ = ["locate_mathjax", "locate_reveal", "export_html", "export_slides", "error_cells", "notebook_title", "link_pages",
            "remove_tagged", "MATHJAX_CONFIG", "TAGS"]
@@ -139,23 +142,6 @@ def remove_tagged(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return out
 
 
-def _write_index(out: Path, pages: list[tuple[Path, str]], what: str) -> Path:
-    items = "\n".join(f'<li><a href="{html.escape(p.name)}">{html.escape(title)}</a></li>' for p, title in pages)
-    # the other export lies beside this one (make html and make slides write both): link its index page
-    other, other_dir = ("To present them: the slides", "slides") if what == "HTML" else ("To read them: the HTML pages", "html")
-    index = out / "index.html"
-    index.write_text(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>specmath course: {what}</title>\n<style>body {{ font-family: sans-serif; max-width: 52em; margin: 2em auto;"
-        " line-height: 1.6; } ul { list-style: none; padding: 0; }</style></head>\n"
-        f"<body><h1>specmath: why speculative decoding is lossless</h1>\n<p>The course as {what}, one page per notebook,"
-        f" in order (start with 00). <a href=\"../{other_dir}/index.html\">{other}</a>.</p>\n"
-        f"<ul>\n{items}\n</ul></body></html>\n",
-        encoding="utf-8",
-    )
-    return index
-
-
 def _export(notebooks: Iterable[str | Path], out_dir: str | Path, exporter, suffix: str, what: str) -> list[Path]:
     out = Path(out_dir)
     paths = [Path(p) for p in notebooks]
@@ -172,7 +158,7 @@ def _export(notebooks: Iterable[str | Path], out_dir: str | Path, exporter, suff
         page = out / f"{path.stem}{suffix}"
         page.write_text(link_pages(body, suffix), encoding="utf-8")
         pages.append((page, notebook_title(nb, path.stem)))
-    _write_index(out, pages, what)
+    write_index(out, pages, what)
     return [p for p, _ in pages]
 
 

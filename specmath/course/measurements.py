@@ -10,20 +10,31 @@ it is; nothing here measures anything.
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)),
 c = a draft proposal per drafted token / one target pass over 1 token, k = target pass over gamma + 1
 tokens / over 1 token. The model's prediction is ``cost_model_speedup`` with the run's measured costs.
+
+A speedup the course states in prose is written with two decimals and an x ("2.09x") or as a range of
+two ("2.09x-2.34x"). ``committed_speedups`` collects every one the committed measurements hold: the
+speedups in the JSON of ``data/measurements/`` and what the dated pages of ``docs/measurements/`` state
+(the CPU notes among them were recorded from printed output, and are the record of those runs); a
+series on a page ("2.09x, 2.24x, 2.30x, 2.34x and 2.17x") also stands for the range of its smallest and
+largest. ``disagreeing_speedups(text)`` names each speedup in a text that none of them is.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from specmath.validation import InvalidFile, check_choice
 
-__all__ = ["MEASUREMENTS", "Measurement", "BenchRow", "load_measurement", "bench_table", "histogram_table", "model_gap_line"]
+__all__ = ["MEASUREMENTS", "MEASUREMENT_PAGES", "Measurement", "BenchRow", "CommittedSpeedups", "load_measurement",
+           "bench_table", "histogram_table", "model_gap_line", "stated_speedups", "committed_speedups", "disagreeing_speedups"]
 
 #: the committed raw results, one folder per machine and date
 MEASUREMENTS = Path(__file__).resolve().parents[2] / "data" / "measurements"
+#: the dated measurement pages of the docs (command, commit, machine, every run)
+MEASUREMENT_PAGES = Path(__file__).resolve().parents[2] / "docs" / "measurements"
 
 
 @dataclass(frozen=True)
@@ -135,3 +146,61 @@ def histogram_table(checks: dict[str, dict]) -> str:
         lines.append(f"| {c['what']} | {c['n']} | {c['G']:.1f} | {c['dof']} | {c['p_value']:.3g} | {c['tv']:.4f} "
                      f"({c['tv_upper_99']:.4f}) | {c['detectable_tv_at_1e-6_power_0.99']:.4f} |")
     return "\n".join(lines)
+
+
+#: a speedup as the course writes one, "2.09x", or a range of two, "2.09x-2.34x" (not part of a longer number)
+SPEEDUP = re.compile(r"(?<![\d.])(\d+\.\d\d)x(?:-(\d+\.\d\d)x)?(?![\d.])")
+#: three or more speedups in a row ("1.97x, 1.99x, 1.93x, 1.97x and 1.74x"): a series of runs
+SERIES = re.compile(r"\d+\.\d\dx(?:(?:, and |, | and )\d+\.\d\dx){2,}")
+
+
+@dataclass(frozen=True)
+class CommittedSpeedups:
+    """Every speedup the committed measurements state: single values ("2.09") and ranges (("2.09", "2.34"))."""
+
+    values: frozenset
+    ranges: frozenset
+
+
+def stated_speedups(text: str) -> list[str]:
+    """The speedups and ranges ``text`` states, as written ("2.73x", "2.09x-2.34x")."""
+    return [m.group(0) for m in SPEEDUP.finditer(text)]
+
+
+def _json_speedups(value, key: str = "") -> list[float]:
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in _json_speedups(v, k)]
+    if isinstance(value, list):
+        return [x for v in value for x in _json_speedups(v, key)]
+    return [float(value)] if "speedup" in key and isinstance(value, (int, float)) and not isinstance(value, bool) else []
+
+
+def committed_speedups(root: str | Path = MEASUREMENTS, pages: str | Path = MEASUREMENT_PAGES) -> CommittedSpeedups:
+    """What ``data/measurements/*/*.json`` (every field named ``*speedup*``) and ``docs/measurements/*.md`` state."""
+    values: set[str] = set()
+    ranges: set[tuple[str, str]] = set()
+    for path in sorted(Path(root).glob("*/*.json")):
+        values |= {f"{x:.2f}" for x in _json_speedups(json.loads(path.read_text(encoding="utf-8")))}
+    for path in sorted(Path(pages).glob("*.md")) if Path(pages).is_dir() else []:
+        text = path.read_text(encoding="utf-8")
+        for m in SPEEDUP.finditer(text):
+            values.add(m.group(1))
+            if m.group(2):
+                values.add(m.group(2))
+                ranges.add((m.group(1), m.group(2)))
+        for m in SERIES.finditer(text):
+            series = sorted(float(x) for x in re.findall(r"(\d+\.\d\d)x", m.group(0)))
+            ranges.add((f"{series[0]:.2f}", f"{series[-1]:.2f}"))
+    return CommittedSpeedups(frozenset(values), frozenset(ranges))
+
+
+def disagreeing_speedups(text: str, committed: CommittedSpeedups | None = None) -> list[str]:
+    """The speedups ``text`` states that no committed measurement holds: a value none states, or a range that
+    is neither stated as such nor the smallest and largest of a stated series."""
+    committed = committed or committed_speedups()
+    bad = []
+    for m in SPEEDUP.finditer(text):
+        ok = (m.group(1), m.group(2)) in committed.ranges if m.group(2) else m.group(1) in committed.values
+        if not ok:
+            bad.append(m.group(0))
+    return bad

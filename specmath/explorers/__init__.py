@@ -11,7 +11,8 @@ rest of the library; ``widgets`` only wires ipywidgets sliders to these function
 * ``rounds``      alpha, gamma, c -> expected tokens per round, speedup, the best gamma
 * ``model_step``  (torch) a prompt through a real target/draft pair -> p, q bars, acceptance per draft token
 
-Only ``model_step`` imports torch; importing this package does not.
+Layer 5 (audits and views) of the layers in docs/explanation/architecture.md: imports the layers
+before it (``model_step`` imports ``specmath.lm`` and torch when it runs).
 """
 
 from specmath.explorers.rand_explorer import METHODS, RandView, rand_view

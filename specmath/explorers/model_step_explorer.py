@@ -11,20 +11,20 @@ One round (Leviathan et al. 2023, Algorithm 1):
 
 The decision is made by ``specmath.lm.accept_reject.accept_reject``, the same function the decoder uses.
 The view also reports alpha_i = sum_x min(p_i(x), q_i(x)) at each position and the top tokens of
-p_0 and q_0 for the bar chart. This module imports torch; the rest of ``specmath.explorers`` does not.
+p_0 and q_0 for the bar chart. Its functions import torch and ``specmath.lm`` when they run, so
+importing ``specmath.explorers`` (this module included) never does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
-
-from specmath.lm.accept_reject import accept_reject
-from specmath.lm.generation import model_vocab_size
-from specmath.lm.warps import warped_probs
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["DraftTokenRow", "ModelStepView", "model_step", "load_explorer_pair", "format_model_step"]
 
@@ -58,6 +58,10 @@ class ModelStepView:
 
 def _forward_probs(model: torch.nn.Module, ids: list[int], sampling: SamplingOptions) -> torch.Tensor:
     """(T, V) warped next-token probabilities after every prefix of ``ids``."""
+    import torch
+
+    from specmath.lm.warps import warped_probs
+
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([ids])).logits[0]
     return warped_probs(logits, sampling)
@@ -79,6 +83,11 @@ def model_step(
     ``tokenizer`` needs ``encode(text) -> list[int]`` and ``decode(list[int]) -> str``. ValueError on
     an empty prompt, gamma outside 1..32, top < 1, or models whose output widths differ.
     """
+    import torch
+
+    from specmath.lm.accept_reject import accept_reject
+    from specmath.lm.generation import model_vocab_size
+
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError(f"the prompt must be a non-empty string, got {prompt!r}")
     gamma = check_integer(gamma, "gamma (draft tokens per round)", min_value=1, max_value=32)

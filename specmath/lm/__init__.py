@@ -30,5 +30,7 @@ Modules, one idea each:
 * ``bench``              tokens/s of plain, speculative and HF assisted generation beside the speedup model
                          (``bench_result``: its result, with the JSON fields documented)
 
-Only this package imports torch; the exact core never does.
+Layer 4 (torch) of the layers in docs/explanation/architecture.md: imports only the core, and is the
+one package whose modules import torch at their top (outside it, only the audit's engine modules that
+run torch do); nothing before it imports it.
 """

@@ -3,6 +3,9 @@
 One module per track, each exporting ``PROOFS`` (name -> zero-argument function returning a
 ``Verification``); this package only joins them. Example laws live in the tracks' ``examples``
 modules, never here, so a plot or a notebook can use them without loading the proofs.
+
+Layer 3 (proofs and zoo) of the layers in docs/explanation/architecture.md: imports the core and the
+samplers, never the bug zoo, torch or the audits.
 """
 
 from __future__ import annotations

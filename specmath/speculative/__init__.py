@@ -2,6 +2,8 @@
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).
+
+Layer 2 (samplers) of the layers in docs/explanation/architecture.md: imports only the core.
 """
 
 from specmath.speculative.costs import expected_round_tokens, expected_target_passes, target_passes_per_token

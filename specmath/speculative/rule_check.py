@@ -39,12 +39,13 @@ import numpy as np
 
 from specmath.laws import Law, tv_distance
 from specmath.speculative.generate import autoregressive_law, completed_round_law
-from specmath.speculative.rule_output import read_rule_output
+from specmath.speculative.rule_output import FLOAT_SIZED, float_bound, number_text, read_rule_output
 from specmath.speculative.step import Rule, step_law
 from specmath.speculative.toy_lm import random_toy_lm
 from specmath.validation import InvalidArgument, check_fraction, check_integer
 
-__all__ = ["RuleInstance", "RuleFailure", "RuleError", "RuleReport", "rule_battery", "verify_rule", "check_instance"]
+__all__ = ["RuleInstance", "RuleFailure", "RuleError", "RuleReport", "rule_battery", "verify_rule", "check_instance",
+           "bound_text"]
 
 
 class RuleError(Exception):
@@ -111,7 +112,8 @@ class RuleFailure:
             return f"{head}\n  the rule raised {self.error}"
         if self.invalid is not None:
             return f"{head}\n  the rule's output is invalid: {self.invalid}"
-        return f"{head}\n  law = {_law_text(self.law)}\n  target = {_law_text(self.target)}\n  TV distance = {self.tv}"
+        return (f"{head}\n  law = {_law_text(self.law, self.target)}\n  target = {_law_text(self.target, self.law)}\n"
+                f"  TV distance = {number_text(self.tv, exact=True)}")
 
 
 @dataclass
@@ -121,6 +123,7 @@ class RuleReport:
     instances: int
     failures: list[RuleFailure] = field(default_factory=list)  # the law differs from the target
     errors: list[RuleFailure] = field(default_factory=list)  # the rule raised, or its output is invalid
+    max_tv: Fraction = Fraction(0)  # the bound the laws were held to (0: equal exactly)
 
     @property
     def lossless(self) -> bool:
@@ -159,19 +162,47 @@ class RuleReport:
                 f"ERROR: the rule {self.error_text()}, so it was not judged "
                 f"(an error is not a loss); the smallest is\n{first.describe()}\n{first.traceback_summary()}"
             ).rstrip()
+        bound = f" (TV(law, target) <= max_tv = {bound_text(self.max_tv)})" if self.max_tv else ""
         if self.lossless:
-            return f"lossless on all {self.instances} instances"
+            return f"lossless on all {self.instances} instances{bound}"
         worst = self.smallest_counterexample
         return (
-            f"NOT lossless: {len(self.failures)} of {self.instances} instances fail; the smallest counterexample is\n"
-            + worst.describe()
+            f"NOT lossless: {len(self.failures)} of {self.instances} instances fail{bound.replace('<=', '>')}; "
+            f"the smallest counterexample is\n{worst.describe()}{self.float_hint()}"
         )
 
+    def float_hint(self) -> str:
+        """When every failing TV is a float's rounding: a line saying which ``max_tv`` would pass it, else ""."""
+        largest = max((f.tv for f in self.failures if f.tv is not None), default=None)
+        if largest is None or largest >= FLOAT_SIZED or len(self.failures) != len([f for f in self.failures if f.tv]):
+            return ""
+        bound = float_bound(largest)
+        return (f"\n(the largest TV, {float(largest):.2g}, is a float's rounding: a rule computed in floats is checked up "
+                f"to a bound, max_tv={float(bound):g} or specmath verify-rule --max-tv {float(bound):g})")
 
-def _law_text(law: Law | None) -> str:
+
+def bound_text(bound: Fraction) -> str:
+    """A TV bound as the user wrote it: a decimal (1e-12, 0.001), exact when short and not a decimal (1/3)."""
+    shown = float(bound)
+    return f"{shown:g}" if Fraction(repr(shown)) == bound else number_text(bound, exact=True)
+
+
+#: outcomes a law in a message lists; a longer law shows those furthest from the other law
+SHOWN_OUTCOMES = 8
+
+
+def _law_text(law: Law | None, other: Law | None = None) -> str:
+    """``{x: weight, ...}``, weights by ``number_text``; a law of many outcomes (a round's) lists those
+    where it differs most from ``other`` and counts the rest."""
     if law is None:
         return "-"
-    return "{" + ", ".join(f"{x!r}: {w}" for x, w in law.items()) + "}"
+    outcomes = list(law.items())
+    if len(outcomes) > SHOWN_OUTCOMES:
+        far = sorted(outcomes, key=lambda item: -abs(item[1] - (other.get(item[0], 0) if other is not None else 0)))
+        chosen = {x for x, _ in far[:SHOWN_OUTCOMES]}
+        shown = [f"{x!r}: {number_text(w)}" for x, w in outcomes if x in chosen]
+        return "{" + ", ".join(shown) + f", ... {len(outcomes) - SHOWN_OUTCOMES} more}}"
+    return "{" + ", ".join(f"{x!r}: {number_text(w)}" for x, w in outcomes) + "}"
 
 
 def _law(*weights: int, names: str = "ABCDEFGH") -> Law:
@@ -283,4 +314,4 @@ def verify_rule(rule: Callable, *, random_instances: int = 40, seed: int = 0, ma
     bound = check_max_tv(max_tv)
     battery = rule_battery(random_instances, seed)
     outcomes = [f for f in (check_instance(rule, inst, bound) for inst in battery) if f is not None]
-    return RuleReport(len(battery), [f for f in outcomes if not f.is_error], [f for f in outcomes if f.is_error])
+    return RuleReport(len(battery), [f for f in outcomes if not f.is_error], [f for f in outcomes if f.is_error], bound)

@@ -19,7 +19,11 @@ here, so a rule means the same thing to ``step_law``, ``round_law`` and ``assert
 
 Each problem raises ``InvalidRuleOutput`` (a ``LawError``, so a ``ValueError``) saying what the rule
 returned and what is allowed. ``slack`` > 0 (rules computed in floats, checked up to a TV bound)
-renormalises a Mapping whose weights sum to within ``slack`` of 1 instead of rejecting it.
+renormalises a Mapping whose weights sum to within ``slack`` of 1 instead of rejecting it; a sum
+off by a float's rounding is told which bound would take it (``float_bound``).
+
+Numbers in messages are printed by ``number_text``: a short fraction as itself, a long one (a float's
+binary value, read exactly) as a decimal, with the exact fraction beside it where it is the verdict.
 """
 
 from __future__ import annotations
@@ -30,7 +34,35 @@ from typing import Any
 
 from specmath.laws import Law, LawError, as_law, to_fraction
 
-__all__ = ["InvalidRuleOutput", "read_rule_output"]
+__all__ = ["InvalidRuleOutput", "read_rule_output", "number_text", "float_bound", "FLOAT_SIZED"]
+
+#: a fraction whose numerator and denominator are both below this prints as itself ("7/10")
+SHORT_FRACTION = 10**6
+#: an error this small is a float's rounding, not a bug (float32 rounds at 2^-24 ~ 6e-8 relative)
+FLOAT_SIZED = Fraction(1, 10**5)
+
+
+def number_text(value: Any, *, exact: bool = False) -> str:
+    """``value`` as a message prints it: a short Fraction as itself ("7/10"), a long one as a decimal
+    ("~0.3333333433", 10 significant digits), and with ``exact`` the fraction beside the decimal
+    ("9.934e-09 (exactly 37252903/3750000000000000)"), for a TV or a bound the verdict rests on."""
+    value = Fraction(value)
+    if abs(value.numerator) < SHORT_FRACTION and value.denominator < SHORT_FRACTION:
+        return str(value)
+    if exact:
+        return f"{float(value):.4g} (exactly {value})"
+    return f"~{float(value):.10g}"
+
+
+#: the bounds a message suggests for a float rule: float64's rounding (a few V 2^-53 per step) sits far
+#: below 1e-12, float32's (a few V 2^-24) below 1e-6; the others for what lies between
+FLOAT_BOUNDS = (Fraction(1, 10**12), Fraction(1, 10**9), Fraction(1, 10**6), Fraction(1, 10**4))
+
+
+def float_bound(error: Fraction) -> Fraction:
+    """The TV bound to suggest for a float rule whose laws (or weights' sum) are off by ``error``: the first
+    of ``FLOAT_BOUNDS`` at least 10 times above it (2e-17 -> 1e-12, 3e-8 -> 1e-6)."""
+    return next((bound for bound in FLOAT_BOUNDS if bound >= 10 * error), FLOAT_BOUNDS[-1])
 
 
 class InvalidRuleOutput(LawError):
@@ -69,11 +101,24 @@ def _mapping_law(table: Mapping, slack: Fraction) -> Law:
     try:
         return as_law(table, name="the resample law")
     except LawError as exc:
-        if slack and "not normalised" in str(exc):
-            total = sum((to_fraction(w) for w in table.values()), Fraction(0))
-            if abs(total - 1) <= slack:
-                return Law.from_weights(table, name="the resample law")
-        raise InvalidRuleOutput(str(exc)) from None
+        if "not normalised" not in str(exc):
+            raise InvalidRuleOutput(str(exc)) from None
+        total = sum((to_fraction(w) for w in table.values()), Fraction(0))
+        off = abs(total - 1)
+        if off <= slack:
+            return Law.from_weights(table, name="the resample law")
+        if off < FLOAT_SIZED:  # a float's rounding: say which bound takes it
+            bound = float_bound(off)
+            over = f", more than max_tv = {float(slack):g}" if slack else ""
+            message = (f"the resample law is not normalised: its weights sum to 1 {'+' if total > 1 else '-'} "
+                       f"{float(off):.2g}{over} (a float rule is checked up to a bound, max_tv={float(bound):g} or "
+                       f"specmath verify-rule --max-tv {float(bound):g}, which renormalises weights within it of 1 "
+                       "and passes TV(law, p) <= it)")
+        else:
+            message = (f"the resample law is not normalised: its weights sum to {number_text(total)}, not 1; give "
+                       "exact weights that sum to 1 (Fractions, or strings such as '1/3'), or divide each weight by "
+                       "their sum (Law.from_weights(weights) does)")
+        raise InvalidRuleOutput(message) from None
 
 
 def _resample_law(value: Any, p: Law, slack: Fraction) -> Law:

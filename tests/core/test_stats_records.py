@@ -15,7 +15,8 @@ from collections import Counter
 import pytest
 
 from specmath import settings as settings_module
-from specmath.audit.power import ExpectedLaws, json_of, level_per_test, looks, run_tests
+from specmath.audit.power import ExpectedLaws, json_of, looks, run_tests
+from specmath.audit.rounds.runner import test_level
 from specmath.laws import Law
 from specmath.settings import CI, PROFILES, SETTING_NAMES, AuditSettings, as_settings, settings_named
 from specmath.stats import GTest, detectable_tv, g_test
@@ -56,12 +57,12 @@ def test_a_profile_is_changed_by_name_and_every_value_is_checked():
         as_settings(20_000)
 
 
-def test_the_level_of_each_test_is_the_family_level_over_tests_and_looks():
-    # Bonferroni: 10 tests at 1 look, or at the 5 looks of sequential mode
-    assert level_per_test(CI, 10) == CI.family_level / 10
-    sequential = CI.replace(sequential=True)
-    assert len(looks(sequential.n, True)) == 5
-    assert level_per_test(sequential, 10) == CI.family_level / 50
+def test_the_level_of_each_test_is_the_family_level_less_the_slack_over_tests_and_looks():
+    # Bonferroni: slack + tests x level = family level; sequential mode has 5 looks
+    assert test_level(CI.family_level, 0.0, 10) == CI.family_level / 10
+    assert len(looks(CI.n, True)) == 5
+    with pytest.raises(InvalidArgument, match="half the family level"):
+        test_level(CI.family_level, CI.family_level / 2, 10)
 
 
 def test_g_test_returns_the_record_with_no_verdict_until_it_is_judged():

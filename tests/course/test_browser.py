@@ -1,5 +1,6 @@
 """The exported pages in a real browser: headless Chromium renders the math (MathJax) and the plots,
-and every slide of every deck fits a 1280 x 720 screen with its text wrapped at word boundaries.
+and every slide of every deck fits a 1280 x 720 screen with its text wrapped at word boundaries, in
+fonts a back row reads.
 
 Needs the Debian packages ``chromium`` and ``fonts-noto-cjk`` (``.ci/run`` installs both). Outside
 CI it is skipped with that reason when not installed; under CI (CI set) a missing browser is a failure.
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from specmath.course.export import export_html, export_slides
+from specmath.course.slide_sizes import CODE_FONT
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "01_two_token_world.ipynb"
@@ -105,6 +107,10 @@ def test_glossary_chinese_renders_with_a_cjk_font_named_by_the_export(tmp_path):
 
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+#: the smallest text on a slide, in deck px: the caption of a shown function (12 px on a 1024 x 768
+#: projector, which shows the 1280 x 720 deck at 0.8); tables, code and printed output are CODE_FONT px
+#: (14.4 px there), prose 20 px
+MIN_FONT = 15
 
 #: visits every slide of a deck (as a lecturer pressing "next" does), lets MathJax typeset it, and records
 #: its content height and width against the deck's, the bottom of its lowest figure, and every piece of
@@ -130,6 +136,20 @@ window.addEventListener("load", function () {
     });
     return bad;
   }
+  // the smallest font (deck px, before reveal.js scales the deck to the screen) of any text on the slide, and
+  // of code and printed output (text inside <pre>); MathJax sizes its formulas from the text around them
+  function smallestFonts(section) {
+    var text = 1e9, code = 1e9, walker = document.createTreeWalker(section, NodeFilter.SHOW_TEXT), node;
+    while ((node = walker.nextNode())) {
+      var el = node.parentElement;
+      if (!node.data.trim() || !el || el.closest("[class*=MathJax], script, style, .MJX_Assistive_MathML")) continue;
+      if (!el.getClientRects().length) continue;  // not rendered
+      var size = parseFloat(getComputedStyle(el).fontSize);
+      text = Math.min(text, size);
+      if (el.closest("pre")) code = Math.min(code, size);
+    }
+    return {text: text, code: code};
+  }
   function lowestFigure(section) {
     var top = section.getBoundingClientRect().top, bottom = 0;
     section.querySelectorAll("img").forEach(function (img) {
@@ -149,8 +169,9 @@ window.addEventListener("load", function () {
       var s = slides[i], ix = Reveal.getIndices(s);
       Reveal.slide(ix.h, ix.v);
       MathJax.Hub.Queue(["Rerender", MathJax.Hub, s], function () {
+        var fonts = smallestFonts(s);
         out.push({slide: ix.h + "/" + ix.v, height: s.scrollHeight, width: s.scrollWidth, figure: lowestFigure(s),
-                  split: splitWords(s), text: s.textContent.trim().slice(0, 50)});
+                  split: splitWords(s), text: s.textContent.trim().slice(0, 50), font: fonts.text, code: fonts.code});
         i += 1;
         setTimeout(next, 0);
       });
@@ -169,7 +190,7 @@ def decks(tmp_path_factory):
 
 
 @pytest.mark.parametrize("index", range(len(NOTEBOOKS)), ids=[p.stem for p in NOTEBOOKS])
-def test_every_slide_fits_a_1280x720_screen_with_its_figures_and_wraps_text_between_words(decks, index):
+def test_every_slide_fits_a_1280x720_screen_with_its_figures_in_readable_fonts_and_wraps_text_between_words(decks, index):
     import html
     import json
 
@@ -191,3 +212,7 @@ def test_every_slide_fits_a_1280x720_screen_with_its_figures_and_wraps_text_betw
     assert not below, f"{deck.name}: figures below the fold: {below}"
     split = [(s["slide"], s["split"][:3]) for s in slides if s["split"]]
     assert not split, f"{deck.name}: words broken across lines: {split}"
+    small = [(s["slide"], s["font"], s["text"][:30]) for s in slides if s["font"] < MIN_FONT]
+    assert not small, f"{deck.name}: text smaller than {MIN_FONT} px: {small}"
+    code = [(s["slide"], s["code"], s["text"][:30]) for s in slides if s["code"] < CODE_FONT]
+    assert not code, f"{deck.name}: code smaller than {CODE_FONT} px: {code}"

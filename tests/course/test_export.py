@@ -1,5 +1,6 @@
 """make html / make slides: every notebook rendered, offline, no error cells; slide structure rules."""
 
+import html
 import re
 from pathlib import Path
 
@@ -7,7 +8,9 @@ import nbformat
 import pytest
 
 from specmath.course.export import export_html, export_slides
-from specmath.course.slides import SLIDE_BUDGET, cell_height, png_size, slide_types, split_markdown, with_slide_metadata
+from specmath.course.slide_pieces import split_markdown
+from specmath.course.slide_sizes import SLIDE_BUDGET, cell_height, png_size
+from specmath.course.slides import slide_types, with_slide_metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
@@ -172,7 +175,27 @@ def test_each_index_page_links_the_other_exports_index_page(tmp_path):
     for index in (html_index, slides_index):
         links = re.findall(r'href="(\.\./[^"]+)"', index.read_text(encoding="utf-8"))
         assert links and all((index.parent / link).resolve().is_file() for link in links), links
-    assert 'href="../slides/index.html">To present them: the slides</a>' in html_index.read_text(encoding="utf-8")
+    assert '<li><a href="../slides/index.html">Slides to present</a></li>' in html_index.read_text(encoding="utf-8")
+    assert '<li><a href="../html/index.html">Pages to read</a></li>' in slides_index.read_text(encoding="utf-8")
+
+
+def test_the_index_pages_list_the_course_in_its_order_in_the_docs_look_and_name_the_article(html_dir, slides_dir):
+    from specmath.article import ARTICLE_TITLE, ARTICLE_TITLE_EN
+    from specmath.course.index_page import CJK_FONTS
+    from specmath.course.plan import COURSE, TRACKS
+
+    for folder, suffix in ((html_dir, ".html"), (slides_dir, ".slides.html")):
+        index = (folder / "index.html").read_text(encoding="utf-8")
+        assert '<link rel="stylesheet" href="_static/course.css">' in index and not REMOTE.search(index)
+        css = (folder / "_static" / "course.css").read_text(encoding="utf-8")
+        assert "--color-brand-content: #2757dd" in css and CJK_FONTS in css  # furo's link colour; the CJK fallback
+        assert f'<span lang="zh">《{ARTICLE_TITLE}》</span>' in index and ARTICLE_TITLE_EN in index
+        # 00 first, then each track in its own order, then the notebooks for both, each once, with its purpose
+        linked = re.findall(r'href="(\d\d_[a-z0-9_]+)' + re.escape(suffix) + '"', index)
+        tracks = [stem for stems in TRACKS.values() for stem in stems]
+        both = [lesson.stem for lesson in COURSE if lesson.stem not in tracks and lesson.stem != "00_index"]
+        assert linked == ["00_index", *tracks, *both] and sorted(linked) == [p.stem for p in NOTEBOOKS]
+        assert all(html.escape(f"{lesson.purpose}; {lesson.minutes} minutes") in index for lesson in COURSE)
 
 
 def test_links_between_notebooks_point_at_the_exported_pages():
@@ -182,3 +205,108 @@ def test_links_between_notebooks_point_at_the_exported_pages():
     assert link_pages(body, ".html") == (
         '<a href="08_explorers.html#1.-The-two-token-world">explorer</a> <a href="https://x.org/a.ipynb">other</a>')
     assert 'href="08_explorers.slides.html"' in link_pages(body, ".slides.html")
+
+
+def _shown_cell(fn):
+    from specmath.source_view import show
+
+    view = show(fn)
+    cell = nbformat.v4.new_code_cell(f"show({fn.__name__})")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/html": view._repr_html_(), "text/markdown": view._repr_markdown_(), "text/plain": view.source})]
+    return cell
+
+
+def test_a_long_shown_function_is_cut_between_statements_into_captioned_pieces_that_fit_a_slide():
+    import tokenize
+
+    from specmath.course.slide_pieces import split_source
+    from specmath.course.slide_sizes import SOURCE_LINES
+    from specmath.lm.block_verify import block_stop_probabilities
+    from specmath.source_view import source_of
+
+    source = source_of(block_stop_probabilities)
+    pieces = split_source(source)
+    assert len(source.splitlines()) > SOURCE_LINES and len(pieces) == 2 and "".join(pieces) == source
+    assert all(len(p.splitlines()) <= SOURCE_LINES for p in pieces)
+    # each piece ends where a statement ends: no string, call or bracket is left open
+    for piece in pieces:
+        list(tokenize.generate_tokens(iter(piece.splitlines(keepends=True)).__next__))
+    assert split_source("x = 1\n") == ["x = 1\n"]
+    # a statement longer than a piece stays whole
+    long_call = "f(\n" + "    1,\n" * 40 + ")\ny = 2\n"
+    assert split_source(long_call, 10) == ["f(\n" + "    1,\n" * 40 + ")\n", "y = 2\n"]
+
+    filled = with_slide_metadata(_notebook(nbformat.v4.new_markdown_cell("# Shown"), _shown_cell(block_stop_probabilities)))
+    outputs = [o for c in filled.cells if c.cell_type == "code" for o in c.outputs]
+    assert [o["data"]["text/plain"] for o in outputs] == pieces
+    assert "(continued)" not in outputs[0]["data"]["text/html"] and "(continued)</div>" in outputs[1]["data"]["text/html"]
+    assert all(cell_height(c) <= SLIDE_BUDGET for c in filled.cells)
+
+
+def test_a_cell_marked_skip_is_left_out_of_the_slides_and_kept_in_the_html_page(tmp_path):
+    from specmath.lm.block_verify import block_stop_probabilities
+
+    shown = _shown_cell(block_stop_probabilities)
+    shown.metadata["slideshow"] = {"slide_type": "skip"}
+    nb = _notebook(nbformat.v4.new_markdown_cell("# Skip"), shown, nbformat.v4.new_code_cell("after()"))
+    assert [c.source for c in with_slide_metadata(nb).cells] == ["# Skip", "after()"]
+    path = tmp_path / "skip.ipynb"
+    nbformat.write(nb, path)
+    caption = "specmath.lm.block_verify.block_stop_probabilities"
+    assert caption in export_html([path], tmp_path / "html")[0].read_text(encoding="utf-8")
+    assert caption not in export_slides([path], tmp_path / "slides")[0].read_text(encoding="utf-8")
+
+
+def test_a_slide_holds_at_most_slide_prose_characters_and_a_long_list_splits_between_items():
+    from specmath.course.slide_pieces import split_list
+    from specmath.course.slide_sizes import SLIDE_PROSE, prose_chars
+
+    md = nbformat.v4.new_markdown_cell
+    items = "\n".join(f"{i}. " + "word " * 40 for i in range(1, 9))  # eight items of 200 characters
+    pieces = split_list("Intro line\n" + items)
+    assert len(pieces) > 1 and "\n".join(pieces) == "Intro line\n" + items and pieces[0].startswith("Intro line\n1. ")
+    assert all(prose_chars(md(p)) <= SLIDE_PROSE for p in pieces)
+    assert split_list("no list " * 200) == ["no list " * 200]
+    paragraph = "word " * 100  # 500 characters: two fit the height of a slide (5 lines each), not its prose budget
+    nb = _notebook(md("# Title"), md(paragraph), md(paragraph), md(paragraph))
+    assert slide_types(nb) == ["slide", "-", "subslide", "subslide"]
+
+
+def test_a_generated_table_taller_than_a_slide_continues_under_its_header():
+    from specmath.course.slide_pieces import split_table
+
+    header = "| term | meaning |\n|---|---|"
+    rows = [f"| row {i} | " + "word " * 30 + "|" for i in range(30)]
+    pieces = split_table("Before.\n\n" + header + "\n" + "\n".join(rows) + "\n\nAfter.", 400)
+    assert len(pieces) >= 3 and pieces[0].startswith("Before.") and pieces[-1].endswith("After.")
+    assert all(p.count(header) == 1 for p in pieces)
+    assert [line for p in pieces for line in p.splitlines() if line.startswith("| row")] == rows  # every row once, in order
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_slide_of_a_deck_holds_more_prose_than_a_slide_is_read_in(path):
+    from specmath.course.export import remove_tagged
+    from specmath.course.slide_sizes import SHORT_PROSE, SLIDE_PROSE, prose_chars
+
+    nb = with_slide_metadata(remove_tagged(nbformat.read(path, as_version=4)))
+    slides = []
+    for cell in nb.cells:
+        kind = cell.metadata["slideshow"]["slide_type"]
+        if kind in ("slide", "subslide") or not slides:
+            slides.append([])
+        if kind not in ("skip", "notes"):
+            slides[-1].append(prose_chars(cell))
+    # more than SLIDE_PROSE only where one paragraph, after at most a short introduction, is that long
+    heavy = [(i, sum(s)) for i, s in enumerate(slides) if sum(s) > SLIDE_PROSE and sum(s) - max(s) > SHORT_PROSE]
+    assert not heavy, f"{path.name}: slides with more than {SLIDE_PROSE} characters of prose: {heavy}"
+
+
+def test_the_how_to_page_states_the_slide_rules_as_slides_py_sets_them():
+    from specmath.course.slide_sizes import CODE_FONT, SLIDE_PROSE, SOURCE_LINES
+
+    page = re.sub(r"\s+", " ", (ROOT / "docs" / "how-to" / "present-the-course.md").read_text(encoding="utf-8"))
+    for words in (f"printed output are set at {CODE_FONT} px ({CODE_FONT * 0.8:g} px on that projector)",
+                  f"longer than {SOURCE_LINES} lines", f"at most {SLIDE_PROSE} characters of prose",
+                  f"sets no code below {CODE_FONT} px", "fonts-noto-cjk"):
+        assert words in page, words

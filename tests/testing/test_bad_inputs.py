@@ -53,6 +53,16 @@ def three_halves(p, q, x):
     return Fraction(3, 2), None
 
 
+def tokens_first(draft_tokens, target_probs, draft_probs, rng):
+    """A correct round whose parameters follow an engine's order (tokens first): handed the audit's, it breaks."""
+    return GOOD(target_probs, draft_probs, draft_tokens, rng)
+
+
+def one_round_only(target_probs, draft_probs, draft_tokens, rng):
+    """A one-round sampler: p(x_0) for the first draft, read as a number."""
+    return [0] if rng.random() < float(target_probs[0, draft_tokens[0]]) else [1]
+
+
 def unfinished_round(tp, dp, dt, rng):
     raise RuntimeError("no residual yet")
 
@@ -99,6 +109,13 @@ BAD_INPUTS = [
      "drafts [1]: RuntimeError: no residual yet"),
     ("a numpy sampler with generator='torch'", lambda: assert_sampler_lossless(GOOD, generator="torch", **SMALL),
      SamplerError, "the sampler one_round(vectorised_uniforms) raised on valid input"),
+    ("a rule where a sampler is expected", lambda: assert_sampler_lossless(standard_rule, **SMALL), InvalidArgument,
+     "the sampler standard_rule takes (p, q, x), but the audit calls it as sample_round(target_probs, draft_probs, "
+     "draft_tokens, generator): it looks like a rule(p, q, x)"),
+    ("parameters in another order", lambda: assert_sampler_lossless(tokens_first, **SMALL), SamplerError,
+     "the sampler tokens_first raised on valid input"),
+    ("batched=True on a one-round sampler", lambda: assert_sampler_lossless(one_round_only, batched=True, **SMALL),
+     SamplerError, "the sampler one_round_only raised on valid input"),
     ("a case name with a typo", lambda: assert_sampler_lossless(GOOD, cases=["context_g3"]), UnknownName,
      "unknown audit case 'context_g3' (did you mean 'context-g3'?); choose from: context-g1, "),
     ("cases that are not names", lambda: assert_sampler_lossless(GOOD, cases=3), InvalidArgument,
@@ -156,7 +173,10 @@ DETAILS = {
     "a resample law over tokens outside the vocabulary": "the resample law lists 'Z', outside p's vocabulary ('A', 'B')",
     "a resample vector of the wrong length": "the resample vector has shape (3,), but p lists 2 tokens",
     "an accept probability of 3/2": "the accept probability of token 'A' is 3/2, not in [0, 1]",
-    "a rule computed in floats, checked exactly": "assert_rule_lossless(rule, max_tv=1e-12)",
+    "parameters in another order": "hint: its parameters (draft_tokens, target_probs, draft_probs, rng) name another order "
+                                   "than the audit's sample_round(target_probs, draft_probs, draft_tokens, generator)",
+    "batched=True on a one-round sampler": "if it takes one round per call, drop --batched (batched=False)",
+    "a rule computed in floats, checked exactly": "a float rule is checked up to a bound, max_tv=1e-12 or specmath verify-rule --max-tv 1e-12",
 }
 
 

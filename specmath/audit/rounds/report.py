@@ -55,14 +55,14 @@ def _row(c: CaseResult) -> list[str]:
 
 def _header(report: AuditReport) -> list[str]:
     versions = ", ".join(f"{k} {v}" for k, v in report.versions.items())
-    level = report.cases[0].tests[0].level if report.cases and report.cases[0].tests else float("nan")
     settings = report.settings
     mode = "sequential (looks at N/16..N, stop at the first failure)" if settings.sequential else "fixed N"
     return [
         f"audit of {report.adapter}: {report.description}",
         f"versions: {versions}",
         f"{mode}; N = {settings.n} rounds per case; family level {settings.family_level:g} "
-        f"(per test {level:.3g}, Bonferroni); detectable TV at power {settings.power:g}",
+        f"(float rounding slack {report.rounding_slack:.2g}, per test {report.test_level:.3g}, Bonferroni); "
+        f"detectable TV at power {settings.power:g}",
     ]
 
 
@@ -143,7 +143,8 @@ def to_json(report: AuditReport) -> dict:
     return {
         "adapter": report.adapter, "description": report.description, "versions": report.versions,
         "rounds_per_case": report.settings.n, "sequential": report.settings.sequential,
-        "family_level": report.settings.family_level, "power": report.settings.power, "passed": report.passed,
+        "family_level": report.settings.family_level, "rounding_slack": report.rounding_slack,
+        "test_level": report.test_level, "power": report.settings.power, "passed": report.passed,
         "errored": report.errored, "seconds": report.seconds, "not_run": report.not_run,
         "input_writes": report.input_writes,
         "cases": [

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from specmath.audit.power import level_per_test, looks, run_tests, tests_per_case
+from specmath.audit.power import looks, run_tests, tests_per_case
 from specmath.audit.rounds.adapters import Adapter, make_generator
 from specmath.audit.rounds.calls import SamplerCalls, SamplerFailure
 from specmath.audit.rounds.cases import BATTERY, AuditCase
@@ -48,8 +48,9 @@ from specmath.audit.rounds.probes import run_probes
 from specmath.audit.rounds.replay import ReplayOutcome, record_replay
 from specmath.settings import AuditSettings, as_settings
 from specmath.stats import GTest
+from specmath.validation import InvalidArgument, check_real
 
-__all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "run_cases", "versions"]
+__all__ = ["CaseResult", "AuditReport", "run_case", "run_audit", "run_cases", "versions", "rounding_slack", "test_level"]
 
 
 @dataclass
@@ -110,11 +111,13 @@ class AuditReport:
 
     adapter: str
     description: str
-    settings: AuditSettings  # N per case, the first case's seed, looks, family level, power
+    settings: AuditSettings  # N per case, the first case's seed, looks, the stated family level (rounding included), power
     cases: list[CaseResult]
     not_run: list[str]
     seconds: float
     versions: dict
+    rounding_slack: float = 0.0  # the part of family_level set aside for float rounding (``rounding_slack``)
+    test_level: float = float("nan")  # each test's level: (family_level - rounding_slack) / (tests x looks)
 
     @property
     def passed(self) -> bool:
@@ -198,20 +201,47 @@ class _Rounds:
                               f"round {self.done - 1}")
 
 
+def rounding_slack(cases, n: int) -> float:
+    """An upper bound on P(some audited round of a lossless float64 sampler differs from an exact one).
+
+    Each case hands the sampler float64(p), float64(q): every entry within relative 2^-53 of the exact
+    law, so a row is within TV V 2^-53 of its law, a round within (2 gamma + 1) V 2^-53, and (coupling)
+    N rounds differ from N exact rounds with probability <= N (2 gamma + 1) V 2^-53. Summed over cases.
+    """
+    return sum(n * (2 * c.gamma + 1) * c.vocab_size * 2.0**-53 for c in cases)
+
+
+def test_level(family_level: float, slack: float, tests: int) -> float:
+    """Each test's level, so that slack + tests x level = ``family_level`` (Bonferroni); ``InvalidArgument``
+    when the float rounding slack of this many rounds would take half the family level or more."""
+    family_level = check_real(family_level, "family_level", min_value=0, max_value=1, open_min=True, open_max=True)
+    if slack >= family_level / 2:
+        raise InvalidArgument(f"these rounds leave float rounding slack {slack:.2g}, half the family level "
+                              f"{family_level:g} or more: use fewer rounds")
+    return (family_level - slack) / tests
+
+
+test_level.__test__ = False  # a helper, not a test, where a test module imports it
+
+
 def run_audit(adapter: Adapter, cases: tuple[AuditCase, ...] = BATTERY, settings: AuditSettings | str | None = None,
               replay_rounds: int = 200) -> AuditReport:
-    """Audit ``adapter`` on ``cases`` with ``settings`` (an ``AuditSettings``, a profile name, or None: ``ci``);
-    case i runs with seed settings.seed + i, each test at family_level / (tests x looks) (Bonferroni).
+    """Audit ``adapter`` on ``cases`` with ``settings`` (an ``AuditSettings``, a profile name, or None: ``ci``):
+    a lossless float64 sampler fails with probability <= settings.family_level; case i runs with seed settings.seed + i.
 
+    The float rounding slack s of the handed arrays (``rounding_slack``) is set aside and each test runs
+    at (family_level - s) / (tests x looks) (Bonferroni); the report states family_level, s and that level.
     Sequential mode stops a case at its first rejecting look and the audit at its first failed case.
     """
     settings = as_settings(settings)
-    level = level_per_test(settings, sum(tests_per_case(c.gamma) for c in cases))
+    slack = rounding_slack(cases, settings.n)
+    level = test_level(settings.family_level, slack,
+                       sum(tests_per_case(c.gamma) for c in cases) * len(looks(settings.n, settings.sequential)))
     start = time.perf_counter()
     results, not_run = run_cases(cases, settings.sequential, lambda index, case: run_case(
         adapter, case, settings.replace(seed=settings.seed + index), level, replay_rounds))
     return AuditReport(adapter.name, adapter.description, settings, results, not_run,
-                       time.perf_counter() - start, versions(adapter))
+                       time.perf_counter() - start, versions(adapter), slack, level)
 
 
 def run_cases(cases, sequential: bool, run_one) -> tuple[list[CaseResult], list[str]]:

@@ -17,16 +17,18 @@ draws each node's children: the premise of the sampler's verifier (SpecInfer's r
 recursive rejection without replacement needs ``without-replacement``, SGLang's target-only rule
 takes distinct children: ``without-replacement`` or ``top-k``).
 
-Adapters here:
+The registry (``TREE_ADAPTERS``, ``specmath.registry.Registry``): ``tree-specinfer``,
+``tree-without-replacement``, ``tree-target-only``, the float reference
+(``tree_reference.sample_tree_rounds``) with each lossless verifier under the children it is proved for,
+each a ``TreeAdapter`` in ``specmath.audit.trees.builtin_adapters``, imported on first use. Besides them:
 
-* ``tree-specinfer``, ``tree-without-replacement``, ``tree-target-only``: the float reference
-  (``tree_reference.sample_tree_rounds``) with each lossless verifier, under the children it is
-  proved for (SGLang's rule under ``top-k``, as SGLang drafts EAGLE trees);
 * ``tree-bug:NAME`` for the entries of ``specmath.bugzoo.TREE_BUGS`` whose float sampler takes these
   trees, under the children of their instance. Medusa's fast mode is not one of them: its first token
   is argmax p and the tree hangs below that token, which the battery's trees do not do (its loss,
   deterministic output, is exact in the zoo);
 * ``module:function`` or ``path/to/file.py:function``: any function with the interface.
+
+``tree_adapter_names()`` names them all without loading any: what ``specmath audit`` offers and checks.
 """
 
 from __future__ import annotations
@@ -35,17 +37,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
+from specmath.registry import Registry
 from specmath.speculative.tree import CHILDREN
 from specmath.validation import check_choice, check_generator_kind
 
-__all__ = ["TreeAdapter", "tree_adapters", "tree_adapter_named", "TREE_REFERENCES"]
-
-#: reference adapter -> (verifier of ``sample_tree_rounds``, the children it is audited under)
-TREE_REFERENCES = {
-    "tree-specinfer": ("specinfer", "iid"),
-    "tree-without-replacement": ("without-replacement", "without-replacement"),
-    "tree-target-only": ("target-only", "top-k"),
-}
+__all__ = ["TreeAdapter", "TREE_ADAPTERS", "tree_adapter_names", "tree_adapters", "tree_adapter_named",
+           "is_user_tree_function", "audited_tree_bugs"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +60,30 @@ class TreeAdapter:
         check_generator_kind(self.generator_kind)
 
 
+#: the built-in tree adapters, name -> where its ``TreeAdapter`` lives (``specmath.registry``), imported on
+#: first use. An entry added here needs nothing else: ``specmath audit`` offers it and ``--list`` shows it
+#: (``tree_adapter_names``), and ``tests/audit/trees`` checks that each entry loads as a TreeAdapter of its name.
+TREE_ADAPTERS = Registry("tree adapter", {
+    "tree-specinfer": "specmath.audit.trees.builtin_adapters:TREE_SPECINFER",
+    "tree-without-replacement": "specmath.audit.trees.builtin_adapters:TREE_WITHOUT_REPLACEMENT",
+    "tree-target-only": "specmath.audit.trees.builtin_adapters:TREE_TARGET_ONLY",
+})
+#: the prefix of the tree zoo's adapters: ``tree-bug:NAME`` for the audited entries of ``specmath.bugzoo.TREE_BUGS``
+TREE_BUG_PREFIX = "tree-bug:"
+
+
+def audited_tree_bugs() -> dict:
+    """The tree zoo's entries the tree audit runs, by name: all but those whose tree hangs below argmax p."""
+    from specmath.bugzoo import TREE_BUGS
+
+    return {bug.name: bug for bug in TREE_BUGS if not bug.greedy_root}
+
+
+def tree_adapter_names() -> tuple[str, ...]:
+    """Every tree adapter's name, the registry's then ``tree-bug:NAME``; loads none of them."""
+    return (*TREE_ADAPTERS.names, *(TREE_BUG_PREFIX + name for name in audited_tree_bugs()))
+
+
 def _bug_sampler(bug, parents, target_probs, draft_probs, draft_tokens, generator):
     from specmath.speculative.tree_reference import TreeArrays
 
@@ -70,34 +91,38 @@ def _bug_sampler(bug, parents, target_probs, draft_probs, draft_tokens, generato
     return bug.sample_rounds(TreeArrays(parents, target_probs, draft_probs, draft_tokens, vocabulary), generator)
 
 
-def tree_adapters() -> dict[str, TreeAdapter]:
-    """Every registered tree adapter by name: the references, then the tree zoo's entries."""
-    from specmath.bugzoo import TREE_BUGS
-    from specmath.speculative.tree_reference import sample_tree_rounds
+def _loaded(name: str) -> TreeAdapter:
+    """The tree adapter ``name`` (a registry entry, or ``tree-bug:NAME`` under its instance's children)."""
+    if name in TREE_ADAPTERS:
+        return TREE_ADAPTERS[name]
+    bug = audited_tree_bugs()[name.removeprefix(TREE_BUG_PREFIX)]
+    return TreeAdapter(name, bug.explanation, partial(_bug_sampler, bug), "numpy", bug.instance().shape.children)
 
-    listed = [
-        TreeAdapter(name, f"specmath's float64 numpy tree sampler, {verifier} verifier, {children} children (correct)",
-                    partial(sample_tree_rounds, verifier=verifier), "numpy", children)
-        for name, (verifier, children) in TREE_REFERENCES.items()
-    ]
-    listed += [TreeAdapter(f"tree-bug:{bug.name}", bug.explanation, partial(_bug_sampler, bug), "numpy",
-                           bug.instance().shape.children)
-               for bug in TREE_BUGS if not bug.greedy_root]
-    return {a.name: a for a in listed}
+
+def tree_adapters() -> dict[str, TreeAdapter]:
+    """Every tree adapter by name, loaded: the references, then the tree zoo's entries."""
+    return {name: _loaded(name) for name in tree_adapter_names()}
+
+
+def is_user_tree_function(name: str) -> bool:
+    """Whether ``name`` names a user's ``module:function`` rather than a tree adapter."""
+    return isinstance(name, str) and ":" in name and not name.startswith(TREE_BUG_PREFIX)
 
 
 def tree_adapter_named(name: str, generator_kind: str = "numpy", *, children: str | None = None) -> TreeAdapter:
     """The tree adapter ``name`` (audited under ``children`` when given), or a user's ``module:function``
     drawing from ``generator_kind`` under ``children`` (required then); ValueError naming the problem."""
-    known = tree_adapters()
-    if name not in known and ":" in name and not name.startswith("tree-bug:"):
+    if name not in TREE_ADAPTERS and is_user_tree_function(name):
         from specmath.function_reference import resolve_function
         from specmath.validation import InvalidArgument
 
         if children is None:
             raise InvalidArgument(f"say how the children of the tree sampler {name!r} are drawn: children one of {', '.join(CHILDREN)}")
+        from specmath.audit.rounds.usage_hints import TREE_INTERFACE, check_call_shape
+
         function = resolve_function(name, "tree sampler")
+        check_call_shape(function, TREE_INTERFACE, f"the tree sampler {name!r}", name)
         doc = (function.__doc__ or "").strip().splitlines()
         return TreeAdapter(name, doc[0] if doc else f"user tree sampler {name}", function, generator_kind, children)
-    adapter = known[check_choice(name, "tree adapter", known, also="or module:function")]
+    adapter = _loaded(check_choice(name, "tree adapter", tree_adapter_names(), also="or module:function"))
     return adapter if children is None else replace(adapter, children=children)

@@ -31,10 +31,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from specmath.audit.edge_draws import EDGE_VALUES, EDGES, edge_generator
-from specmath.audit.power import level_per_test, looks, run_tests, tests_per_case
+from specmath.audit.power import looks, run_tests, tests_per_case
 from specmath.audit.rounds.adapters import make_generator
 from specmath.audit.rounds.calls import BATCH_ELEMENTS, SamplerCalls, SamplerFailure
-from specmath.audit.rounds.runner import AuditReport, CaseResult, run_cases, versions
+from specmath.audit.rounds.runner import AuditReport, CaseResult, run_cases, test_level, versions
 from specmath.audit.trees.adapters import TreeAdapter
 from specmath.audit.trees.cases import TREE_BATTERY, TreeAuditCase
 from specmath.audit.trees.drafts import TreeDrafts
@@ -153,16 +153,21 @@ def run_tree_case(adapter: TreeAdapter, case: TreeAuditCase, settings: AuditSett
 
 def run_tree_audit(adapter: TreeAdapter, cases: tuple[TreeAuditCase, ...] = TREE_BATTERY,
                    settings: AuditSettings | str | None = None) -> AuditReport:
-    """Audit ``adapter`` on tree ``cases`` with ``settings`` (an ``AuditSettings``, a profile name, or None: ``ci``);
-    case i runs with seed settings.seed + i, each test at family_level / (tests x looks) (Bonferroni).
+    """Audit ``adapter`` on tree ``cases`` with ``settings`` (an ``AuditSettings``, a profile name, or None: ``ci``):
+    a lossless float64 tree sampler fails with probability <= settings.family_level; case i runs with seed
+    settings.seed + i.
 
+    The float rounding slack s (``tree_rounding_slack``) is set aside and each test runs at
+    (family_level - s) / (tests x looks) (Bonferroni), as ``specmath.audit.rounds.runner.run_audit`` does.
     Sequential mode stops a case at its first rejecting look and the audit at its first failed case.
     """
     settings = as_settings(settings)
-    level = level_per_test(settings, sum(tests_per_case(c.depth) for c in cases))
+    slack = tree_rounding_slack(cases, settings.n)
+    level = test_level(settings.family_level, slack,
+                       sum(tests_per_case(c.depth) for c in cases) * len(looks(settings.n, settings.sequential)))
     start = time.perf_counter()
     results, not_run = run_cases(cases, settings.sequential, lambda index, case: run_tree_case(
         adapter, case, settings.replace(seed=settings.seed + index), level))
     description = f"{adapter.description.rstrip('.')}; {adapter.children} children drafted by the auditor"
     return AuditReport(adapter.name, description, settings, results, not_run,
-                       time.perf_counter() - start, versions(adapter))
+                       time.perf_counter() - start, versions(adapter), slack, level)
