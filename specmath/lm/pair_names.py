@@ -1,10 +1,11 @@
-"""The name of a bench pair, read and checked without torch: ``bundled``, ``smollm2[:DRAFT]``, ``TARGET,DRAFT``.
+"""The name of a pair, read and checked without torch: ``bundled``, ``smollm2[:DRAFT]``, ``TARGET,DRAFT``, ``tiny``.
 
 ``parse_pair_name`` turns a name into a ``PairName`` or raises ``UnknownName`` (with "did you mean"),
 ``InvalidFile`` (a draft or table file that is missing or not a safetensors file) or ``InvalidArgument``,
 so ``specmath bench`` reports a mistaken name at once, before it imports torch and loads models;
 ``specmath.lm.pairs.load_named_pair`` then loads what the parsed name says. The forms are
-``specmath.choices.PAIR_FORMS``; the SmolLM2 drafts are described in ``specmath.lm.pairs``.
+``specmath.choices.PAIR_FORMS``; the SmolLM2 drafts are described in ``specmath.lm.pairs``. ``tiny`` is the
+pair of two random Llama models made in code (``specmath.lm.tiny_pair``) that the engine audit runs in CI.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class PairName:
     """A parsed pair name: which loader, and what it takes."""
 
     text: str  # the name as given
-    kind: str  # "bundled", "smollm2" or "hf" (two Hugging Face causal LMs)
+    kind: str  # "bundled", "smollm2", "hf" (two Hugging Face causal LMs) or "tiny"
     draft: str | None = None  # smollm2: one of SMOLLM2_DRAFT_KINDS; None: int8 on a CPU, lookup on CUDA
     layers: int | None = None  # smollm2 skipK: K, the target's leading layers the draft keeps
     path: Path | None = None  # smollm2 trained=PATH, ngram=PATH, lookup+ngram=PATH: the file to read
@@ -61,8 +62,8 @@ def parse_pair_name(name: str) -> PairName:
     """The pair ``name`` names (``choices.PAIR_FORMS``), its files checked; a mistake is named at once."""
     if not isinstance(name, str) or not name.strip():
         raise InvalidArgument(f"a pair name must be one of {PAIR_FORMS}; got {name!r}")
-    if name == "bundled":
-        return PairName(name, "bundled")
+    if name in ("bundled", "tiny"):
+        return PairName(name, name)
     head, colon, draft = name.partition(":")
     if head == "smollm2":
         return _smollm2(name, draft) if colon else PairName(name, "smollm2")

