@@ -28,10 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from specmath.audit.engines.gguf import GGUF_ENGINES, engines_dir  # noqa: E402
-from specmath.audit.engines.table_runs import run_options_table  # noqa: E402
+from specmath.audit.engines.table_runs import run_on_pair, run_options_table  # noqa: E402
 from specmath.audit.engines.target import load_target  # noqa: E402
-from specmath.commands.audit_generate_command import OPTIONS_TABLE_N  # noqa: E402
+from specmath.commands.audit_generate_command import OPTIONS_TABLE_DEFAULT_N, OPTIONS_TABLE_N  # noqa: E402
+from specmath.engine_registry import engines_dir, engines_for  # noqa: E402
 
 
 def _run(*argv: str) -> str:
@@ -55,7 +55,7 @@ def environment() -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engines", nargs="*", default=list(GGUF_ENGINES))
+    parser.add_argument("--engines", nargs="*", default=list(engines_for("gguf")))
     parser.add_argument("--n-scale", type=float, default=1.0, help="multiply every engine's N")
     parser.add_argument("--pathwise", type=int, default=50, help="seeds of the pathwise check on the T=1 rows")
     parser.add_argument("--out", type=Path, default=None)
@@ -67,7 +67,7 @@ def main() -> None:
     if args.hf:
         measure_hf(out, env)
         return
-    n = {e: max(1, round(OPTIONS_TABLE_N[e] * args.n_scale)) for e in args.engines}
+    n = {e: max(1, round(OPTIONS_TABLE_N.get(e, OPTIONS_TABLE_DEFAULT_N) * args.n_scale)) for e in args.engines}
     start = time.perf_counter()
     target = load_target("smollm2")
     records = []
@@ -82,14 +82,13 @@ def main() -> None:
 
 
 def measure_hf(out: Path, env: dict) -> None:
-    from specmath.audit.engines.torch_audit import run_generate_audit
     from specmath.sampling_options import SamplingOptions
 
     rows = {"min-p 0.1": SamplingOptions(1.0, min_p=0.1), "repetition 1.3": SamplingOptions(1.0, repetition_penalty=1.3)}
     records = []
     for engine in ("hf-assisted", "hf-lookup"):
         for name, options in rows.items():
-            audit = run_generate_audit(engine, "bundled", options, n=1000, seed=0)
+            audit = run_on_pair(engine, "bundled", options, n=1000, seed=0)
             records.append({**audit.to_json(), "row": name, "options": options.to_json(),
                             "options_label": options.label()})
             print(f"{engine:12s} {name:16s} {audit.verdict}  engine {audit.seconds:.0f} s, control "

@@ -9,7 +9,8 @@ before it imports the code behind them, which for the audit's cases means scipy:
 Names a registry offers are not repeated here: the audit's adapters and tree adapters are
 ``specmath.registry.Registry`` entries (``specmath.audit.rounds.adapters.adapter_names``,
 ``specmath.audit.trees.adapters.tree_adapter_names``) and the bug zoo's names are its dicts' keys,
-all read without importing torch or scipy.
+all read without importing torch or scipy; so are the engines ``specmath audit-generate`` audits, with
+what each runs on and how it samples, in their own registry (``specmath.engine_registry``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ __all__ = [
     "BENCH_PAIRS",
     "SMOLLM2_DRAFTS",
     "PAIR_FORMS",
-    "AUDIT_ENGINES",
-    "GGUF_AUDIT_ENGINES",
     "ENGINE_SEMANTICS",
     "OPTION_ROWS",
     "AUDIT_PAIRS",
@@ -59,12 +58,6 @@ SMOLLM2_DRAFTS = ("int8", "lookup", "skipK", "trained[=PATH]", "ngram[=PATH]", "
 
 #: every form a bench pair name takes
 PAIR_FORMS = f"bundled, smollm2[:{'|'.join(SMOLLM2_DRAFTS)}] or TARGET,DRAFT (two paths or hub names)"
-
-#: the engines ``specmath audit-generate`` audits on a pair's torch models (``specmath.audit.engines.torch_engines.ENGINES``)
-AUDIT_ENGINES = ("specmath", "hf-assisted", "hf-lookup")
-
-#: the GGUF engines ``make engines`` builds, audited on a GGUF target (``specmath.audit.engines.gguf.GGUF_ENGINES``)
-GGUF_AUDIT_ENGINES = ("llama-cpp-draft", "llama-cpp-ngram", "node-llama-cpp-lookup", "node-llama-cpp-draft")
 
 #: how an engine applies its sampling options (``specmath.audit.engines.semantics.SEMANTICS``)
 ENGINE_SEMANTICS = ("hf", "llama.cpp", "vllm")

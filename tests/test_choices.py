@@ -46,23 +46,33 @@ def test_building_the_command_line_and_verifying_import_no_torch():
 
 def test_the_registries_that_implement_the_choices_are_keyed_by_them():
     pytest.importorskip("torch")
-    from specmath.audit.engines.gguf import GGUF_ENGINES
     from specmath.audit.engines.pairs import PAIRS
     from specmath.audit.engines.rows import OPTION_ROWS
     from specmath.audit.engines.semantics import SEMANTICS
-    from specmath.audit.engines.torch_engines import ENGINES
     from specmath.audit.rounds.adapters import make_generator
     from specmath.lm.block_verify import VERIFIERS
     from specmath.speculative.symbolic_step import SYMBOLIC_RULES
 
-    assert tuple(ENGINES) == choices.AUDIT_ENGINES
-    assert tuple(GGUF_ENGINES) == choices.GGUF_AUDIT_ENGINES
     assert tuple(SEMANTICS) == choices.ENGINE_SEMANTICS
     assert tuple(OPTION_ROWS) == choices.OPTION_ROWS
     assert tuple(PAIRS) == choices.AUDIT_PAIRS
     assert tuple(VERIFIERS) == choices.VERIFY
     assert tuple(SYMBOLIC_RULES) == choices.SYMBOLIC_RULES
     assert [type(make_generator(kind, 0)).__module__.split(".")[0] for kind in choices.GENERATOR_KINDS] == ["numpy", "torch"]
+
+
+def test_audit_generate_offers_the_engines_of_the_registry_and_choices_repeats_none():
+    # the engines are named once, in specmath.engine_registry (torch-free): the command line reads them there
+    from specmath.engine_registry import ENGINES, offered_engines
+
+    help_text = _action("audit-generate", "engine").help
+    assert help_text == f"{', '.join(offered_engines())}, or module:function (a Python engine)"
+    assert offered_engines() == tuple(name for name, entry in ENGINES.items() if entry.offered)
+    assert {"specmath", "hf-assisted", "hf-lookup", "llama-cpp-ngram"} <= set(offered_engines())
+    assert not hasattr(choices, "AUDIT_ENGINES") and not hasattr(choices, "GGUF_AUDIT_ENGINES")
+    assert set(ENGINES["specmath"].engine_semantics().options) == {"temperature", "top_k", "top_p"}
+    for entry in ENGINES.values():  # every semantics an entry names is one --semantics offers
+        assert entry.semantics is None or entry.semantics in choices.ENGINE_SEMANTICS
 
 
 def test_the_pair_loader_and_the_lean_option_name_the_choices_in_their_errors():

@@ -2,7 +2,8 @@
 
 Runs N whole generate calls of an engine and of its lossy negative control, and G-tests their first token
 and first two tokens against the exact target law under the engine's sampling options
-(``specmath.audit.engines.torch_audit``, ``specmath.audit.engines.runner``). The engine is one of
+(``specmath.audit.engines.runner``, the one audit of every engine). The engine is an entry of
+``specmath.engine_registry``, read here without torch (the names, what each runs on, its semantics):
 
 * ``specmath``, ``hf-assisted``, ``hf-lookup``: on a pair's torch models (``--pair``);
 * ``llama-cpp-draft``, ``llama-cpp-ngram``, ``node-llama-cpp-lookup``, ``node-llama-cpp-draft``: built by
@@ -30,25 +31,24 @@ import platform
 import sys
 from pathlib import Path
 
-from specmath.choices import AUDIT_ENGINES, AUDIT_PAIRS, ENGINE_SEMANTICS, GGUF_AUDIT_ENGINES, OPTION_ROWS
+from specmath.choices import AUDIT_PAIRS, ENGINE_SEMANTICS, OPTION_ROWS
 from specmath.cli import IntegerValue, RealValue
+from specmath.engine_registry import ENGINES, EngineEntry, engines_for, offered_engines
 from specmath.settings import CI
-from specmath.validation import InvalidArgument, InvalidFile, check_choice, check_integer, check_real
-
-#: an engine named on the command line
-ENGINE_NAMES = AUDIT_ENGINES + GGUF_AUDIT_ENGINES
+from specmath.validation import InvalidArgument, InvalidFile, UnknownName, check_choice, check_integer, check_real
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("engine", nargs="?", metavar="ENGINE",
-                        help=f"{', '.join(ENGINE_NAMES)}, or module:function (a Python engine)")
+                        help=f"{', '.join(offered_engines())}, or module:function (a Python engine)")
     parser.add_argument("--pair", choices=AUDIT_PAIRS, help="target/draft pair (tiny is fast enough for CI)")
     parser.add_argument("--target", metavar="MODEL", help="the model the law comes from: a pair, FILE.gguf or a model folder")
     parser.add_argument("--engine-cmd", metavar="CMD", help="a subprocess engine speaking JSON lines")
     parser.add_argument("--endpoint", metavar="URL", help="an OpenAI-compatible completions server (one request per sample)")
     parser.add_argument("--model", metavar="NAME", default="default", help="the model name sent to --endpoint")
     parser.add_argument("--semantics", choices=ENGINE_SEMANTICS, default=None,
-                        help="the order and penalty history of a function or endpoint engine (default hf; endpoint: vllm)")
+                        help=f"the order and penalty history of a function or endpoint engine (default "
+                             f"{ENGINES['function'].semantics}; endpoint: {ENGINES['endpoint'].semantics})")
     parser.add_argument("--draft", metavar="FILE", help="the draft GGUF of a draft-model GGUF engine (default: the target)")
     parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
                         help=f"generate calls per sampler, an int >= 1 (default {CI.generate_calls}; --all: per pair)")
@@ -99,17 +99,17 @@ def _sampling_options(args: argparse.Namespace):
                            frequency_penalty=args.frequency_penalty, penalty_window=args.penalty_window)
 
 
-def _engine_kind(args: argparse.Namespace) -> str:
+def _engine_entry(args: argparse.Namespace) -> EngineEntry | None:
+    """The registry entry the arguments name: an offered ENGINE, or how the user gives their own (None: none)."""
     if args.engine_cmd is not None:
-        return "command"
+        return ENGINES["command"]
     if args.endpoint is not None:
-        return "endpoint"
+        return ENGINES["endpoint"]
     if args.engine is None:
-        return "none"
+        return None
     if ":" in args.engine:
-        return "function"
-    check_choice(args.engine, "engine", ENGINE_NAMES, also="or module:function")
-    return "gguf" if args.engine in GGUF_AUDIT_ENGINES else "torch"
+        return ENGINES["function"]
+    return ENGINES[check_choice(args.engine, "engine", offered_engines(), also="or module:function")]
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -117,7 +117,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     named = [x for x in (args.engine, args.engine_cmd, args.endpoint) if x is not None]
     if len(named) > 1:
         raise InvalidArgument("name one engine: ENGINE, --engine-cmd or --endpoint")
-    kind = _engine_kind(args)
+    entry = _engine_entry(args)
     options = _sampling_options(args)
     explicit = options.to_json().keys() - {"temperature"} or args.temperature != 1.0
     if args.option and explicit:
@@ -127,30 +127,29 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.json_out and not args.options_table:
         raise InvalidArgument("--json-out writes the records of --options-table")
     if args.all or args.options_table:
-        if args.options_table and kind not in ("gguf", "none"):
-            raise InvalidArgument(f"--options-table runs the GGUF engines: {', '.join(GGUF_AUDIT_ENGINES)}")
-        _check_target(args, gguf=args.options_table)
+        if args.options_table and entry is not None and entry.target != "gguf":
+            raise InvalidArgument(f"--options-table runs the GGUF engines: {', '.join(engines_for('gguf'))}")
+        _check_target(args, "gguf" if args.options_table else "pair")
         return
-    if kind == "none":
+    if entry is None:
         raise InvalidArgument("give an ENGINE and --pair PAIR (or --target MODEL), or --all")
-    if kind == "torch":
+    if entry.target == "pair":
         if not args.pair:
             raise InvalidArgument("give an ENGINE and --pair PAIR, or --all")
         if args.target or args.option or args.prompt or args.pathwise:
             raise InvalidArgument(f"{args.engine} takes --pair and sampling options (not --target, --option, --prompt, --pathwise)")
-        from specmath.audit.engines.semantics import SEMANTICS, EngineSemantics
-
-        takes = SEMANTICS["hf"].options if args.engine.startswith("hf-") else {"temperature", "top_k", "top_p"}
-        EngineSemantics(args.engine, SEMANTICS["hf"].order, options=frozenset(takes)).check_supports(options)
+        entry.engine_semantics().check_supports(options)
         return
     if args.pair and args.target:
         raise InvalidArgument("give the target once: --pair or --target")
     if not (args.pair or args.target):
         raise InvalidArgument(f"name the model the law comes from: --target MODEL ({', '.join(AUDIT_PAIRS)}, FILE.gguf or a folder)")
-    _check_target(args, gguf=kind == "gguf")
+    _check_target(args, entry.target)
 
 
-def _check_target(args: argparse.Namespace, gguf: bool) -> None:
+def _check_target(args: argparse.Namespace, kind: str) -> None:
+    """The target fits what the engine runs on (``engine_registry.TARGET_KINDS``), its files exist."""
+    gguf = kind == "gguf"
     target = args.target or args.pair or ("smollm2" if gguf else None)
     if target is None:
         return
@@ -158,6 +157,8 @@ def _check_target(args: argparse.Namespace, gguf: bool) -> None:
         raise InvalidFile(f"--target {target}: no such GGUF file")
     if gguf and not (target == "smollm2" or target.endswith(".gguf")):
         raise InvalidArgument(f"the GGUF engines run GGUF files: --target smollm2 or --target FILE.gguf, not {target!r}")
+    if kind == "folder" and not Path(target).is_dir():
+        raise InvalidArgument(f"{args.engine} runs a Hugging Face model folder: --target FOLDER, not {target!r}")
     if args.draft and not Path(args.draft).is_file():
         raise InvalidFile(f"--draft {args.draft}: no such GGUF file")
 
@@ -165,8 +166,10 @@ def _check_target(args: argparse.Namespace, gguf: bool) -> None:
 #: generate calls per sampler in the torch engines' table: the shared 2-core CPU affords fewer for larger models
 TABLE_N = {"tiny": 2000, "bundled": 1000, "smollm2": 200}
 #: generate calls per sampler in the options table, by engine: what the shared 2-core CPU affords in about two hours
-#: (a call of llama-cpp-draft runs its draft model, the same 135M-parameter model: 0.3 s; llama-cpp-ngram 0.07 s)
+#: (a call of llama-cpp-draft runs its draft model, the same 135M-parameter model: 0.3 s; llama-cpp-ngram 0.07 s);
+#: another GGUF engine runs ``OPTIONS_TABLE_DEFAULT_N``
 OPTIONS_TABLE_N = {"llama-cpp-draft": 400, "llama-cpp-ngram": 800, "node-llama-cpp-lookup": 500, "node-llama-cpp-draft": 500}
+OPTIONS_TABLE_DEFAULT_N = 400
 
 
 def _status(audits) -> int:
@@ -209,15 +212,19 @@ def _hardware() -> str:
 
 def _run_all(args: argparse.Namespace) -> int:
     from specmath.audit.engines.pairs import PAIRS
-    from specmath.audit.engines.torch_audit import CONFIGS, run_generate_audit
-    from specmath.audit.engines.torch_engines import ENGINES
+    from specmath.audit.engines.rows import OPTION_ROWS
+    from specmath.audit.engines.table_runs import PAIR_CONFIGS, run_on_pair
 
-    engines = [args.engine] if args.engine else list(ENGINES)
+    pair_engines = engines_for("pair")
+    if args.engine and args.engine not in pair_engines:
+        raise UnknownName(f"unknown engine {args.engine!r}; choose from: {', '.join(pair_engines)}")
+    engines = [args.engine] if args.engine else list(pair_engines)
     audits = []
     for pair in [args.pair] if args.pair else list(PAIRS):
         for engine in engines:
-            for config in CONFIGS:
-                audit = run_generate_audit(engine, pair, config, n=args.n or TABLE_N[pair], seed=args.seed)
+            for config in PAIR_CONFIGS:
+                audit = run_on_pair(engine, pair, OPTION_ROWS[config].options, n=args.n or TABLE_N[pair],
+                                    seed=args.seed)
                 audits.append(audit)
                 # progress, one line per audit (stderr when stdout carries the Markdown or JSON)
                 print(_torch_table([audit], False).splitlines()[-1], flush=True,
@@ -235,8 +242,8 @@ def _run_options_table(args: argparse.Namespace) -> int:
     from specmath.audit.engines.table_runs import run_options_table
     from specmath.audit.engines.target import load_target
 
-    engines = [args.engine] if args.engine else list(GGUF_AUDIT_ENGINES)
-    n = {e: args.n or OPTIONS_TABLE_N[e] for e in engines}
+    engines = [args.engine] if args.engine else list(engines_for("gguf"))
+    n = {e: args.n or OPTIONS_TABLE_N.get(e, OPTIONS_TABLE_DEFAULT_N) for e in engines}
     target = load_target(args.target or args.pair or "smollm2")
     records = run_options_table(engines, target, n=n, seed=args.seed, pathwise_seeds=args.pathwise or 50, draft=args.draft,
                                 progress=lambda line: print(line, file=sys.stderr, flush=True))
@@ -249,11 +256,12 @@ def _run_options_table(args: argparse.Namespace) -> int:
     return 0 if all(r["passed"] for r in records) else 1
 
 
-def _run_client(args: argparse.Namespace, kind: str, options) -> int:
+def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int:
     from specmath.audit.engines.rows import option_row_named, row_for
     from specmath.audit.engines.table import describe_audit
-    from specmath.audit.engines.table_runs import EngineChoice, open_engine, run_row
+    from specmath.audit.engines.table_runs import open_engine, run_row
     from specmath.audit.engines.target import load_target
+    from specmath.engine_registry import EngineOpening
     from specmath.function_reference import resolve_function
 
     target = load_target(args.target or args.pair)
@@ -261,18 +269,26 @@ def _run_client(args: argparse.Namespace, kind: str, options) -> int:
         if token >= target.vocab_size:
             raise InvalidArgument(f"--logit-bias token {token} is outside {target.name}'s vocabulary: a token id in "
                                   f"[0, {target.vocab_size})")
-    spec = {"command": args.engine_cmd, "endpoint": args.endpoint}.get(kind, args.engine)
-    if kind == "function":
+    spec = {"command": args.engine_cmd, "endpoint": args.endpoint}.get(entry.name, args.engine)
+    if entry.name == "function":
         resolve_function(spec, "engine")  # its mistakes as one line, before any model loads
-    semantics = args.semantics or ("vllm" if kind == "endpoint" else "hf")
-    opened = open_engine(EngineChoice(kind, spec), target, draft=args.draft, semantics=semantics, model=args.model)
-    try:
+    opening = EngineOpening(target, spec=spec, draft=args.draft, semantics=args.semantics, model=args.model)
+    with open_engine(entry, opening) as opened:
         row = option_row_named(args.option) if args.option else row_for(options)
         prompt = target.encode(args.prompt) if args.prompt else None
         audit, _, _ = run_row(opened, target, row, n=args.n or CI.generate_calls, seed=args.seed, prompt=prompt,
                               pathwise_seeds=args.pathwise)
-    finally:
-        opened.close()
+    print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
+    return _status([audit])
+
+
+def _run_on_pair(args: argparse.Namespace, entry: EngineEntry, options) -> int:
+    from specmath.audit.engines.table import describe_audit
+    from specmath.audit.engines.table_runs import run_on_pair
+
+    audit = run_on_pair(entry, args.pair, options, n=args.n or CI.generate_calls, seed=args.seed)
+    if audit.skipped:  # the engine cannot run here (a package or a model file is missing): say why
+        raise InvalidArgument(f"engine {args.engine!r} cannot run here: {audit.skipped}")
     print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
     return _status([audit])
 
@@ -283,16 +299,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_all(args)
     if args.options_table:
         return _run_options_table(args)
-    kind = _engine_kind(args)
+    entry = _engine_entry(args)
     options = _sampling_options(args)
-    if kind != "torch":
-        return _run_client(args, kind, options)
-    from specmath.audit.engines.table import describe_audit
-    from specmath.audit.engines.torch_audit import run_generate_audit
-
-    audit = run_generate_audit(args.engine, args.pair, options, n=args.n or CI.generate_calls, seed=args.seed)
-    if audit.skipped:  # the engine cannot run here (a package or a model file is missing): say why
-        raise InvalidArgument(f"engine {args.engine!r} cannot run here: {audit.skipped}")
-    print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
-    return _status([audit])
-
+    if entry.target == "pair":
+        return _run_on_pair(args, entry, options)
+    return _run_on_target(args, entry, options)

@@ -34,7 +34,7 @@ from specmath.audit.engines.semantics import EngineSemantics, semantics_named
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
-__all__ = ["EndpointEngine", "completion_request", "completion_tokens"]
+__all__ = ["EndpointEngine", "completion_request", "completion_tokens", "endpoint_engine"]
 
 
 def completion_request(prompt: list[int], seed: int, max_new_tokens: int, options: SamplingOptions,
@@ -119,3 +119,12 @@ class EndpointEngine(EngineClient):
         return Generation([completion_tokens(self._post(completion_request(prompt, seed + i, max_new_tokens, options,
                                                                            self.model)))
                            for i in range(n)])
+
+
+def endpoint_engine(entry, opening) -> EndpointEngine:
+    """The registry's ``endpoint`` engine: ``--endpoint URL`` serving ``--target``, its semantics ``--semantics``
+    (``entry.semantics`` by default), checked to serve completions before any audit runs."""
+    engine = EndpointEngine(opening.spec, model=opening.model, semantics=opening.semantics or entry.semantics,
+                            vocab_size=opening.target.vocab_size)
+    engine.check_reachable()
+    return engine

@@ -5,6 +5,10 @@ per line on its stdout; ``info`` first, then ``generate`` and ``logits``. The en
 file (its logs never mix with the replies); when it dies or breaks the protocol, the error names the
 request and shows the end of that file. Logits travel as base64 of little-endian float32 (a 49152-token
 row is 192 KiB instead of a megabyte of decimal text).
+
+Two factories of ``specmath.engine_registry``: ``command_engine`` starts a registry entry's ``command`` template
+on its target (a GGUF file, with its draft, or a model folder: llama.cpp's loop, node-llama-cpp, an engine in
+its own venv), ``given_command_engine`` the command the user gives (``--engine-cmd``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, G
 from specmath.audit.engines.semantics import EngineSemantics
 from specmath.validation import InvalidArgument
 
-__all__ = ["JsonLinesEngine"]
+__all__ = ["JsonLinesEngine", "command_engine", "given_command_engine"]
 
 
 class JsonLinesEngine(EngineClient):
@@ -110,3 +114,36 @@ class JsonLinesEngine(EngineClient):
                 self._process.kill()
                 self._process.wait()
         self._stderr.close()
+
+
+def _target_path(entry, target) -> Path:
+    """The file or folder an entry's command runs on (InvalidArgument when the target has none)."""
+    if entry.target == "gguf":
+        if target.gguf is None:
+            raise InvalidArgument(f"{entry.name} runs GGUF files: give --target smollm2 or --target FILE.gguf")
+        return target.gguf
+    if entry.target == "folder":
+        if target.folder is None:
+            raise InvalidArgument(f"{entry.name} runs a Hugging Face model folder: give --target FOLDER")
+        return target.folder
+    raise InvalidArgument(f"{entry.name}: a command template runs a GGUF file or a model folder, not a {entry.target}")
+
+
+def command_engine(entry, opening) -> JsonLinesEngine:
+    """The running engine of a registry entry's ``command`` (InvalidArgument when it is not built, or its target
+    or draft file is missing)."""
+    path = _target_path(entry, opening.target)
+    reason = entry.unavailable()
+    if reason:
+        raise InvalidArgument(f"{entry.name}: {reason}")
+    gguf = entry.target == "gguf"
+    draft = opening.draft if gguf else None
+    for item in (path, draft):
+        if item is not None and not (Path(item).is_file() if gguf else Path(item).is_dir()):
+            raise InvalidArgument(f"{entry.name}: no {'GGUF file' if gguf else 'model folder'} at {item}")
+    return JsonLinesEngine(entry.command_line(path, draft), name=entry.name)
+
+
+def given_command_engine(entry, opening) -> JsonLinesEngine:
+    """The registry's ``command`` engine: the subprocess ``--engine-cmd`` names, its semantics from its ``info``."""
+    return JsonLinesEngine(opening.spec)

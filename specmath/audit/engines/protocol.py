@@ -1,4 +1,4 @@
-"""One protocol for every engine under audit: a Python function, a subprocess, or an endpoint.
+"""One protocol for every engine under audit: a Python function, a subprocess, an endpoint, a pair's torch models.
 
 Notation: p = target law, q = draft law, N = generate calls, M = new tokens per call.
 
@@ -28,15 +28,21 @@ reply per line on its stdout (``{"error": "..."}`` for a failed request)::
 
 ``logits`` (optional) are the raw next-token logits of the engine's own *non-speculative* forward: the
 exact law is then computed from the engine's own model (a quantised engine is held to its quantised
-model). ``"speculative": false`` runs the plain path (the pathwise check); ``"control"`` (optional,
-``specmath.audit.controls``) makes the engine lossy on purpose, for a negative control.
+model). ``"speculative": false`` runs the plain path (the pathwise check). ``"control"`` (optional) makes the
+engine lossy on purpose, for a negative control: ``{"name": NAME}``, a control the engine names
+(``specmath.engine_registry.EngineControl``: the torch engines' residual drawn from p, HF's biased
+verification), or an option row's bug at drafted rows (``specmath.audit.engines.rows.Control.protocol``:
+``{"drafted": {option: value}, "stale_history": bool, "history": ..., "ignored": [...]}``).
 
 **An endpoint** (``--endpoint URL``): an OpenAI-compatible ``/v1/completions`` server
 (``specmath.audit.engines.endpoint``).
 
-``EngineClient`` is the Python side of all three; replies are checked here (n lists of at least M ints
+**A pair's torch models**: specmath's and Hugging Face's decoders (``specmath.audit.engines.torch_engines``),
+clients of the same protocol in the same process.
+
+``EngineClient`` is the Python side of all of them; replies are checked here (n lists of at least M ints
 in [0, V)), and a reply that breaks the protocol is an ``EngineProtocolError``: reported as the
-engine's error, never as a loss.
+engine's error, never as a loss. ``specmath.engine_registry`` names the engines and how each is opened.
 """
 
 from __future__ import annotations
@@ -52,7 +58,8 @@ from specmath.audit.engines.semantics import EngineSemantics, semantics_named
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
-__all__ = ["EngineProtocolError", "Generation", "EngineClient", "CallableEngine", "load_function", "check_tokens"]
+__all__ = ["EngineProtocolError", "Generation", "EngineClient", "CallableEngine", "load_function", "check_tokens",
+           "function_engine"]
 
 
 class EngineProtocolError(RuntimeError):
@@ -96,6 +103,10 @@ class EngineClient:
     has_controls = False  # the engine takes a lossy ``control`` (a negative control of the same engine)
     has_plain = False  # the engine runs without speculation too (the pathwise check)
     same_tokens_as_plain = False  # it promises: speculative output == plain output for the same seed
+    #: generate calls the audit asks for in one request (a slow engine shows progress between them), None: all N in
+    #: one. Splitting N into requests from seed, seed + 250, ... is the same N calls only for an engine that seeds call
+    #: i from seed + i; one that seeds batch b from seed + b (specmath's batched decoder) takes all N at once.
+    calls_per_request: int | None = 250
 
     def generate(self, prompt: Sequence[int], n: int, seed: int, max_new_tokens: int, options: SamplingOptions, *,
                  speculative: bool = True, control: dict | None = None) -> Generation:
@@ -171,3 +182,9 @@ class CallableEngine(EngineClient):
     def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control) -> Generation:
         fn = self.fn if speculative else self.plain
         return Generation(fn(prompt, n, seed, max_new_tokens=max_new_tokens, **options.to_json()))
+
+
+def function_engine(entry, opening) -> CallableEngine:
+    """The registry's ``function`` engine: the user's ``module:function``, its semantics its own or ``--semantics``
+    (``entry.semantics`` by default), its tokens checked against the target's vocabulary."""
+    return CallableEngine(opening.spec, opening.semantics or entry.semantics, vocab_size=opening.target.vocab_size)

@@ -1,16 +1,17 @@
-"""Runs of ``specmath audit-generate`` on engines reached by the protocol: one row, or the options table.
+"""Runs of ``specmath audit-generate``: one engine on a pair, one option row on a target, the two tables.
 
 Notation: p = target law, N = generate calls, c = prompt.
 
-An engine is named as one of four kinds (``EngineChoice``): a built GGUF engine (``llama-cpp-draft``,
-``llama-cpp-ngram``, ``node-llama-cpp-lookup``, ``node-llama-cpp-draft``: ``specmath.audit.engines.gguf``),
-a Python function (``module:function``), a subprocess (``--engine-cmd``) or an endpoint (``--endpoint``).
-``open_engine`` starts it on the target and, for a GGUF engine, the engine its controls run in.
+Every engine is an entry of ``specmath.engine_registry`` and every run ends in the one audit,
+``specmath.audit.engines.runner.run_engine_audit``. ``open_engine`` starts an entry on what it runs on
+(``EngineOpening``) and, where the engine takes no control itself, the engine its controls run in.
 
-``run_row`` audits one option row (``specmath.audit.engines.rows``): at ``--prompt`` when given, otherwise at
-the prompt chosen for the row's control; with the control where one can be built (a GGUF engine, or a
-subprocess that takes controls); with the pathwise check when asked for. ``run_options_table`` runs every
-row for several GGUF engines and returns the audits with what the table shows (``table_record``).
+* ``run_on_pair``: an engine on a pair's torch models, at the pair's audit prompt (``AuditPair.prompt_for``), with
+  the engine's named control; ``PAIR_CONFIGS`` are the configurations of the torch engines' table (``--all``).
+* ``run_row``: an engine on a target, one option row (``specmath.audit.engines.rows``): at ``--prompt`` when given,
+  otherwise at the prompt chosen for the row's control; with the row's control where one can run (an engine that
+  takes controls, or its control engine); with the pathwise check when asked for. ``run_options_table`` runs
+  every row for several GGUF engines and returns the audits with what the table shows (``table_record``).
 """
 
 from __future__ import annotations
@@ -20,26 +21,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from specmath.audit.engines.checks import GenerateAudit
-from specmath.audit.engines.gguf import GGUF_ENGINES
-from specmath.audit.engines.protocol import CallableEngine, EngineClient
+from specmath.audit.engines.protocol import EngineClient
 from specmath.audit.engines.rows import OPTION_ROWS, OptionRow, candidate_texts, choose_prompt
-from specmath.audit.engines.runner import run_engine_audit
+from specmath.audit.engines.runner import AuditPlan, NegativeControl, run_engine_audit
 from specmath.audit.engines.target import AuditTarget
+from specmath.engine_registry import EngineEntry, EngineOpening, engine_entry
 from specmath.sampling_options import SamplingOptions
-from specmath.validation import InvalidArgument
+from specmath.settings import CI
+from specmath.validation import InvalidArgument, check_integer
 
-__all__ = ["EngineChoice", "OpenEngine", "open_engine", "run_row", "run_options_table", "table_record"]
+__all__ = ["OpenEngine", "open_engine", "PAIR_CONFIGS", "run_on_pair", "run_row", "run_options_table",
+           "table_record"]
 
 #: a GGUF engine's n-gram drafter needs the prompt longer than n-gram + drafted tokens + 1 (llama.cpp ngram-simple)
 _MIN_NGRAM_PROMPT = 8
-
-
-@dataclass(frozen=True)
-class EngineChoice:
-    """How the engine was named: kind "gguf" (a built engine), "function", "command" or "endpoint"."""
-
-    kind: str
-    spec: str
+#: the torch engines' table: these option rows, without their row controls (each engine brings its own)
+PAIR_CONFIGS = ("T=1", "T=0.7 top-k 20", "top-p 0.9")
 
 
 @dataclass
@@ -50,43 +47,62 @@ class OpenEngine:
     control_engine: EngineClient | None
     lookup: bool  # drafts by lookup in the text so far (the control reaches x2 only where x1 hits that draft)
     description: str
+    entry: EngineEntry
 
     def close(self) -> None:
         self.engine.close()
         if self.control_engine is not None and self.control_engine is not self.engine:
             self.control_engine.close()
 
+    def __enter__(self):
+        return self
 
-def open_engine(choice: EngineChoice, target: AuditTarget, *, draft: str | None = None, semantics: str = "hf",
-                model: str = "default") -> OpenEngine:
-    """Start the engine on ``target``; InvalidArgument when it cannot run here (not built, no GGUF target)."""
-    if choice.kind == "gguf":
-        spec = GGUF_ENGINES[choice.spec]
-        if target.gguf is None:
-            raise InvalidArgument(f"{choice.spec} runs GGUF files: give --target smollm2 or --target FILE.gguf")
-        engine = spec.start(target.gguf, draft)
-        try:
-            control = engine if spec.control_engine == spec.name else GGUF_ENGINES[spec.control_engine].start(
-                target.gguf, draft)
-        except Exception:
-            engine.close()
-            raise
-        return OpenEngine(engine, control, not spec.draft_model, spec.description)
-    if choice.kind == "function":
-        engine = CallableEngine(choice.spec, semantics, vocab_size=target.vocab_size)
-        return OpenEngine(engine, None, False, f"the Python function {choice.spec}")
-    if choice.kind == "command":
-        from specmath.audit.engines.jsonl import JsonLinesEngine
+    def __exit__(self, *exc) -> None:
+        self.close()
 
-        engine = JsonLinesEngine(choice.spec)
-        return OpenEngine(engine, engine if engine.has_controls else None, False, f"the subprocess {choice.spec!r}")
-    if choice.kind == "endpoint":
-        from specmath.audit.engines.endpoint import EndpointEngine
 
-        engine = EndpointEngine(choice.spec, model=model, semantics=semantics, vocab_size=target.vocab_size)
-        engine.check_reachable()
-        return OpenEngine(engine, None, False, f"the endpoint {choice.spec}")
-    raise InvalidArgument(f"unknown kind of engine {choice.kind!r}")
+def open_engine(entry: EngineEntry | str, opening: EngineOpening) -> OpenEngine:
+    """Start the engine on ``opening``; InvalidArgument when it cannot run here (not built, no such target)."""
+    entry = engine_entry(entry) if isinstance(entry, str) else entry
+    engine = entry.open(opening)
+    try:
+        control = (engine if engine.has_controls else
+                   engine_entry(entry.control_engine).open(opening) if entry.control_engine else None)
+    except Exception:
+        engine.close()
+        raise
+    return OpenEngine(engine, control, entry.lookup, entry.describe(opening.spec), entry)
+
+
+def _named_control(opened: OpenEngine) -> NegativeControl | None:
+    """The engine's own named control (the first its entry lists), run in the engine itself."""
+    if not opened.entry.controls or opened.control_engine is None:
+        return None
+    control = opened.entry.controls[0]
+    return NegativeControl(control.description, {"name": control.name}, opened.control_engine)
+
+
+def run_on_pair(entry: EngineEntry | str, pair: str, options: SamplingOptions, *, n: int = CI.generate_calls,
+                seed: int = 0) -> GenerateAudit:
+    """N generate calls of a pair engine on ``pair``'s audit prompt (and of its control); skipped (with the reason)
+    where it cannot run here."""
+    from specmath.audit.engines.pairs import load_audit_pair
+
+    entry = engine_entry(entry) if isinstance(entry, str) else entry
+    if entry.target != "pair":
+        raise InvalidArgument(f"{entry.name} does not run on a pair's torch models")
+    if options.greedy:
+        raise InvalidArgument("the engine audit compares sampled laws: temperature must be > 0")
+    n = check_integer(n, "n (generate calls)", min_value=1)
+    reason = entry.unavailable()
+    if reason:
+        control = entry.controls[0].description if entry.controls else ""
+        return GenerateAudit(entry.name, pair, options.label(), n, control=control, skipped=reason)
+    entry.engine_semantics().check_supports(options)
+    loaded = load_audit_pair(pair)
+    with open_engine(entry, EngineOpening(loaded)) as opened:
+        return run_engine_audit(opened.engine, pair, AuditPlan(loaded.prompt_for(entry.lookup), options, n, seed),
+                                control=_named_control(opened))
 
 
 def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int, seed: int = 0,
@@ -107,10 +123,12 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int, 
         raise InvalidArgument(f"the {row.name!r} row chooses its own prompt and biased token: leave out --prompt")
     # the target's forward: the law of an engine without logits; beside a GGUF engine's own, its quantisation
     reference = target.reference if target.gguf is not None or not engine.has_logits else None
-    audit = run_engine_audit(engine, target.name, prompt, options, n=n, seed=seed, reference=reference,
-                             control=row.control if opened.control_engine is not None else None,
-                             control_engine=opened.control_engine, pathwise_seeds=pathwise_seeds, label=row.name)
-    return audit, options, shift
+    control = None
+    if opened.control_engine is not None:
+        control = NegativeControl(row.control.description, row.control.protocol(engine.semantics),
+                                  opened.control_engine)
+    plan = AuditPlan(prompt, options, n, seed, label=row.name, pathwise_seeds=pathwise_seeds)
+    return run_engine_audit(engine, target.name, plan, reference=reference, control=control), options, shift
 
 
 def table_record(audit: GenerateAudit, *, row: OptionRow, options: SamplingOptions, shift: float, description: str,
@@ -127,7 +145,7 @@ def run_options_table(engines: Iterable[str], target: AuditTarget, *, n: dict[st
     records = []
     for name in engines:
         start = time.perf_counter()
-        opened = open_engine(EngineChoice("gguf", name), target, draft=draft)
+        opened = open_engine(name, EngineOpening(target, draft=draft))
         startup = time.perf_counter() - start
         try:
             for row_name in rows or OPTION_ROWS:

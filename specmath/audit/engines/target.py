@@ -55,7 +55,7 @@ class AuditTarget:
 
     @functools.cached_property
     def reference(self) -> Logits:
-        from specmath.audit.engines.torch_audit import torch_logits
+        from specmath.audit.engines.torch_engines import torch_logits
 
         self.model.eval()
         return torch_logits(self.model)

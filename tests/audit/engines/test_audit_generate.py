@@ -1,6 +1,9 @@
 """End-to-end engine audits on the tiny pair: correct engines pass, their lossy controls are caught,
 a raising engine is an error (exit 2), a lossy engine is a failure (exit 1); the exact laws are right.
 
+Every torch engine is a client of the engine protocol (``specmath.audit.engines.torch_engines``), audited by
+the one audit (``run_engine_audit``) through ``run_on_pair``.
+
 Statistics: every audit runs at family level 1e-6 (a correct engine fails with probability <= 1e-6),
 and each "control caught" assertion below is backed by the control's shift of the first-token law
 (``control_shift``: 0.21 for the model draft, 0.09 for the lookup draft on the tiny pair), several
@@ -9,8 +12,10 @@ times the G-test's detectable TV at the N used (printed by the audit: about 0.1 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,33 +23,64 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from specmath.audit.engines.checks import check_samples, exact_laws  # noqa: E402
+from specmath.audit.engines.law import MIN_EXPECTED, first_token_law, sampling_law, two_token_law  # noqa: E402
 from specmath.audit.engines.pairs import load_audit_pair  # noqa: E402
-from specmath.audit.engines.torch_audit import (  # noqa: E402
-    CONFIGS,
-    MIN_EXPECTED,
-    first_token_law,
-    run_generate_audit,
-    two_token_law,
-    warped_law,
-)
-from specmath.audit.engines.torch_engines import ENGINES, Engine, specmath_control, specmath_samples  # noqa: E402
+from specmath.audit.engines.rows import OPTION_ROWS  # noqa: E402
+from specmath.audit.engines.runner import AuditPlan, NegativeControl, run_engine_audit  # noqa: E402
+from specmath.audit.engines.semantics import SEMANTICS  # noqa: E402
+from specmath.audit.engines.table_runs import PAIR_CONFIGS, open_engine, run_on_pair  # noqa: E402
+from specmath.audit.engines.torch_engines import torch_logits  # noqa: E402
 from specmath.cli import main  # noqa: E402
+from specmath.engine_registry import ENGINES, EngineOpening  # noqa: E402
 from specmath.sampling_options import SamplingOptions  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
+HERE = Path(__file__).parent
 #: generate calls per sampler in CI: the batched specmath engine affords more, HF's one-row calls fewer
 CI_N = {"specmath": 2000, "hf-assisted": 400, "hf-lookup": 400}
 
 
 @pytest.mark.parametrize("engine", list(CI_N))
 def test_tiny_rows_engine_passes_and_its_lossy_control_is_caught(engine):
-    for config in CONFIGS:
-        audit = run_generate_audit(engine, "tiny", config, n=CI_N[engine], seed=1)
+    for config in PAIR_CONFIGS:
+        audit = run_on_pair(engine, "tiny", OPTION_ROWS[config].options, n=CI_N[engine], seed=1)
         assert audit.error is None, audit.error
         assert audit.engine_passed, (config, [c.to_json() for c in audit.checks])
         assert audit.control_caught, (config, "control not caught", [c.to_json() for c in audit.checks])
         assert audit.passed and audit.verdict == "pass"
         assert all(c.detectable_tv < 0.3 for c in audit.checks)
+
+
+@pytest.mark.parametrize("engine", list(CI_N))
+def test_each_plain_path_samples_the_exact_law(engine):
+    # the plain path (``"speculative": false``, the pathwise check's other side) is the target's own sampling:
+    # the same G-tests at the same power as the engine's (detectable TV about 0.1 at N = 2000, 0.2 at 400)
+    pair = load_audit_pair("tiny")
+    options = SamplingOptions(0.7, top_k=20)
+    with open_engine(engine, EngineOpening(pair)) as opened:
+        prompt = pair.prompt_for(ENGINES[engine].lookup)
+        plain = opened.engine.generate(prompt, CI_N[engine], 5, 2, options, speculative=False).tokens
+        laws = exact_laws(opened.engine.logits, prompt, options, opened.engine.semantics, CI_N[engine])
+    checks = check_samples(plain, "engine", laws)
+    assert all(c.passed for c in checks), [c.to_json() for c in checks]
+
+
+def test_a_pair_engine_is_a_client_with_its_targets_logits_its_controls_and_a_plain_path():
+    pair = load_audit_pair("tiny")
+    with open_engine("specmath", EngineOpening(pair)) as opened:
+        engine = opened.engine
+        assert engine.has_logits and engine.has_controls and engine.has_plain and opened.control_engine is engine
+        contexts = [pair.prompt, pair.prompt + [3]]
+        # exact: one function computes both (the pair target's forward), nothing else in between
+        assert np.array_equal(engine.logits(contexts), torch_logits(pair.target)(contexts))
+        # the same arguments give the same tokens; 16 tokens per call, as the pathwise check asks
+        first = engine.generate(pair.prompt, 6, 11, 16, SamplingOptions()).tokens
+        assert first == engine.generate(pair.prompt, 6, 11, 16, SamplingOptions()).tokens and len(first[0]) == 16
+        with pytest.raises(InvalidArgument, match="specmath takes the lossy control residual-from-p"):
+            engine.generate(pair.prompt, 2, 0, 2, SamplingOptions(), control={"name": "ensemble-weight-0.1"})
+        with pytest.raises(InvalidArgument, match="the engine \\(specmath\\) does not take min_p"):
+            engine.generate(pair.prompt, 2, 0, 2, SamplingOptions(min_p=0.1))
 
 
 def test_warped_law_matches_hf_logits_processors():
@@ -63,7 +99,7 @@ def test_warped_law_matches_hf_logits_processors():
         if sampling.top_p:
             processors.append(TopPLogitsWarper(sampling.top_p))
         hf = torch.softmax(processors(None, logits.clone()), -1)[0].double().numpy()
-        ours = warped_law(logits[0].numpy(), sampling)
+        ours = sampling_law(logits[0].numpy(), sampling, SEMANTICS["hf"])
         # same support exactly; values from float32 (HF) vs float64 (ours): 1e-6 covers float32 rounding
         assert np.array_equal(hf > 0, ours > 0), sampling
         assert np.abs(hf - ours).max() < 1e-6
@@ -71,41 +107,51 @@ def test_warped_law_matches_hf_logits_processors():
 
 def test_two_token_cells_form_a_law_with_every_cell_expected_at_least_five_or_pooled():
     pair = load_audit_pair("tiny")
-    sampling = CONFIGS["T=0.7 top-k 20"]
+    sampling = OPTION_ROWS["T=0.7 top-k 20"].options
     n = 2000
-    cells, frequent = two_token_law(pair, sampling, n)
-    p1 = first_token_law(pair, sampling)
+    logits = torch_logits(pair.target)
+    cells, frequent = two_token_law(logits, pair.prompt, sampling, SEMANTICS["hf"], n)
+    p1 = first_token_law(logits, pair.prompt, sampling, SEMANTICS["hf"])
     assert math.isclose(sum(cells.values()), 1.0, abs_tol=1e-9)  # float64 sums of one law
     assert frequent == {int(x) for x in np.flatnonzero(n * p1 >= MIN_EXPECTED)}
     assert all(n * v >= MIN_EXPECTED for k, v in cells.items() if "other" not in k)
     assert np.count_nonzero(p1) == 20  # top-k 20 leaves exactly 20 tokens (no ties in these logits)
 
 
-def _raises(pair, sampling, n, seed):
-    raise RuntimeError("engine exploded")
+@pytest.fixture
+def test_engines(monkeypatch):
+    """The registry's specmath entry pointed at a factory of tiny_engines (the CLI then runs that engine)."""
+    monkeypatch.syspath_prepend(str(HERE))
+
+    def use(factory: str) -> None:
+        monkeypatch.setitem(ENGINES, "specmath", dataclasses.replace(ENGINES["specmath"], factory=factory))
+
+    return use
 
 
-def test_an_engine_that_raises_is_an_error_not_a_loss(monkeypatch, capsys):
-    broken = Engine("broken", "raises", _raises, "none", specmath_control, lambda pair: None)
-    audit = run_generate_audit(broken, "tiny", "T=1", n=50)
+def test_an_engine_that_raises_is_an_error_not_a_loss(test_engines, capsys):
+    test_engines("tiny_engines:exploding_engine")
+    audit = run_on_pair("specmath", "tiny", SamplingOptions(), n=50)
     assert audit.verdict == "ERROR: RuntimeError: engine exploded" and not audit.passed and not audit.checks
-    monkeypatch.setitem(ENGINES, "specmath", broken)
     assert main(["audit-generate", "specmath", "--pair", "tiny", "--n", "50"]) == 2
     out = capsys.readouterr().out
     assert "ERROR: RuntimeError: engine exploded" in out and "FAIL" not in out
 
 
-def test_a_lossy_engine_fails_with_exit_status_one(monkeypatch, capsys):
-    lossy = Engine("specmath", "residual from p", specmath_control, "same", specmath_control, lambda pair: None)
-    audit = run_generate_audit(lossy, "tiny", "T=1", n=2000)
+def test_a_lossy_engine_fails_with_exit_status_one(test_engines):
+    test_engines("tiny_engines:lossy_engine")
+    audit = run_on_pair("specmath", "tiny", SamplingOptions(), n=2000)
     assert audit.verdict == "FAIL" and not audit.engine_passed
-    monkeypatch.setitem(ENGINES, "specmath", lossy)
     assert main(["audit-generate", "specmath", "--pair", "tiny", "--n", "2000"]) == 1
 
 
 def test_a_control_that_is_not_lossy_makes_the_run_inconclusive():
-    no_control = Engine("specmath", "correct", specmath_samples, "correct too", specmath_samples, lambda pair: None)
-    audit = run_generate_audit(no_control, "tiny", "T=1", n=500)
+    pair = load_audit_pair("tiny")
+    with open_engine("specmath", EngineOpening(pair)) as opened:
+        # a control request that names no control: the engine runs as it is, so the "control" is not lossy
+        correct = NegativeControl("correct too", None, opened.engine)
+        audit = run_engine_audit(opened.engine, "tiny", AuditPlan(pair.prompt, SamplingOptions(), 500),
+                                 control=correct)
     assert audit.engine_passed and not audit.control_caught and not audit.passed
     assert audit.verdict.startswith("INCONCLUSIVE")
 
@@ -134,13 +180,17 @@ def test_hf_engines_under_min_p_repetition_and_logit_bias_pass_against_the_law_i
     # the repetition penalty counts the prompt and each position's own prefix (HF applies its processors to
     # candidate_input_ids[:, :cur_len + i] position by position)
     options = SamplingOptions(0.9, min_p=0.05, repetition_penalty=1.3, logit_bias=((3, 2.0), (5, -2.0)))
-    audit = run_generate_audit(engine, "tiny", options, n=CI_N[engine], seed=2)
+    audit = run_on_pair(engine, "tiny", options, n=CI_N[engine], seed=2)
     assert audit.error is None and audit.engine_passed, [c.to_json() for c in audit.checks]
     assert audit.config == options.label()
 
 
 def test_an_option_an_engine_does_not_take_is_a_clear_mistake():
     with pytest.raises(InvalidArgument, match="the engine \\(specmath\\) does not take min_p"):
-        run_generate_audit("specmath", "tiny", SamplingOptions(min_p=0.1), n=10)
+        run_on_pair("specmath", "tiny", SamplingOptions(min_p=0.1), n=10)
     with pytest.raises(InvalidArgument, match="does not take frequency_penalty"):
-        run_generate_audit("hf-lookup", "tiny", SamplingOptions(frequency_penalty=0.5), n=10)
+        run_on_pair("hf-lookup", "tiny", SamplingOptions(frequency_penalty=0.5), n=10)
+    with pytest.raises(InvalidArgument, match="temperature must be > 0"):
+        run_on_pair("specmath", "tiny", SamplingOptions(0.0), n=10)
+    with pytest.raises(InvalidArgument, match="llama-cpp-ngram does not run on a pair's torch models"):
+        run_on_pair("llama-cpp-ngram", "tiny", SamplingOptions(), n=10)

@@ -19,7 +19,7 @@ from specmath.audit.engines.jsonl import JsonLinesEngine
 from specmath.audit.engines.law import sampling_law
 from specmath.audit.engines.protocol import CallableEngine, EngineProtocolError, check_tokens
 from specmath.audit.engines.rows import OPTION_ROWS, Control, choose_prompt, control_shift, row_for
-from specmath.audit.engines.runner import run_engine_audit
+from specmath.audit.engines.runner import AuditPlan, run_engine_audit
 from specmath.audit.engines.semantics import SEMANTICS
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
@@ -52,7 +52,7 @@ def _engine(*flags):
 
 def test_a_python_function_engine_passes_against_the_exact_law():
     engine = CallableEngine(toy_generate, vocab_size=toy.V)
-    audit = run_engine_audit(engine, "toy", PROMPT, OPTIONS, n=2000, seed=3, reference=toy_logits)
+    audit = run_engine_audit(engine, "toy", AuditPlan(PROMPT, OPTIONS, 2000, seed=3), reference=toy_logits)
     assert audit.error is None and audit.passed and audit.verdict == "pass (no negative control)"
     assert all(c.detectable_tv < 0.15 for c in audit.checks)
 
@@ -60,11 +60,11 @@ def test_a_python_function_engine_passes_against_the_exact_law():
 def test_a_subprocess_engine_passes_and_the_same_engine_made_lossy_fails():
     with _engine() as engine:
         assert engine.semantics.order == ("logit_bias", "penalties", "top_k", "min_p", "temperature")
-        audit = run_engine_audit(engine, "toy", PROMPT, OPTIONS, n=2000, seed=1, pathwise_seeds=30)
+        audit = run_engine_audit(engine, "toy", AuditPlan(PROMPT, OPTIONS, 2000, seed=1, pathwise_seeds=30))
         assert audit.passed, [c.to_json() for c in audit.checks]
         assert audit.pathwise["promised"] and audit.pathwise["differences"] == 0
     with _engine("--lossy") as lossy:
-        audit = run_engine_audit(lossy, "toy", PROMPT, OPTIONS, n=2000, seed=1)
+        audit = run_engine_audit(lossy, "toy", AuditPlan(PROMPT, OPTIONS, 2000, seed=1))
         assert audit.verdict == "FAIL" and audit.error is None
         two = audit.checks[1]
         assert not two.passed and two.measured_tv > two.detectable_tv
@@ -72,7 +72,7 @@ def test_a_subprocess_engine_passes_and_the_same_engine_made_lossy_fails():
 
 def test_a_broken_reply_is_an_error_not_a_loss():
     with _engine("--crash") as engine:
-        audit = run_engine_audit(engine, "toy", PROMPT, SamplingOptions(), n=10)
+        audit = run_engine_audit(engine, "toy", AuditPlan(PROMPT, SamplingOptions(), 10))
     assert audit.verdict.startswith("ERROR: EngineProtocolError") and not audit.checks
     with pytest.raises(EngineProtocolError, match="returned 1 token lists for n = 2"):
         check_tokens([[1, 2]], 2, 2, 12)
@@ -93,8 +93,8 @@ def test_an_engine_that_promises_plain_output_and_breaks_it_fails_with_the_seed_
     speculative.same_tokens_as_plain = True
     speculative.semantics = toy_generate.semantics
     engine = CallableEngine(speculative, vocab_size=toy.V)
-    audit = run_engine_audit(engine, "toy", PROMPT, SamplingOptions(), n=300, seed=0, reference=toy_logits,
-                             pathwise_seeds=10)
+    audit = run_engine_audit(engine, "toy", AuditPlan(PROMPT, SamplingOptions(), 300, seed=0, pathwise_seeds=10),
+                             reference=toy_logits)
     assert audit.verdict == "FAIL (pathwise)" and audit.pathwise["differing_seeds"] == [7]
     assert audit.pathwise["first"]["seed"] == 7 and audit.pathwise["first"]["position"] == 15
 

@@ -13,11 +13,15 @@ node-llama-cpp defect emits an outcome the law gives a probability below 1e-40, 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from specmath.audit.engines.gguf import GGUF_ENGINES, gguf_engine_named
 from specmath.audit.engines.rows import OPTION_ROWS
-from specmath.audit.engines.runner import run_engine_audit
+from specmath.audit.engines.runner import AuditPlan, NegativeControl, run_engine_audit
+from specmath.audit.engines.table_runs import open_engine
+from specmath.audit.engines.target import AuditTarget
+from specmath.engine_registry import ENGINES, EngineOpening, engine_entry, engines_for
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, UnknownName
 
@@ -31,20 +35,40 @@ def _gguf():
         pytest.skip(str(exc))
 
 
+def _gguf_target(path) -> AuditTarget:
+    """A GGUF target whose torch model is never loaded here (the engines give their own logits)."""
+    return AuditTarget(Path(path).name, Path(path), lambda: pytest.fail("the torch model was loaded"))
+
+
 def _start(name: str):
-    reason = GGUF_ENGINES[name].unavailable()
+    reason = ENGINES[name].unavailable()
     if reason:
         pytest.skip(reason)
-    return GGUF_ENGINES[name].start(_gguf())
+    return ENGINES[name].open(EngineOpening(_gguf_target(_gguf())))
 
 
 def test_an_engine_that_is_not_built_says_how_to_build_it(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECMATH_ENGINES_DIR", str(tmp_path))
-    assert "run `make engines`" in GGUF_ENGINES["llama-cpp-ngram"].unavailable()
+    assert "run `make engines`" in ENGINES["llama-cpp-ngram"].unavailable()
     with pytest.raises(InvalidArgument, match="llama-cpp-ngram: the llama.cpp driver is not built"):
-        GGUF_ENGINES["llama-cpp-ngram"].start("x.gguf")
+        ENGINES["llama-cpp-ngram"].open(EngineOpening(_gguf_target("x.gguf")))
+    with pytest.raises(InvalidArgument, match="llama-cpp-ngram runs GGUF files: give --target smollm2"):
+        ENGINES["llama-cpp-ngram"].open(EngineOpening(AuditTarget("tiny", None, lambda: None)))
     with pytest.raises(UnknownName, match="did you mean 'llama-cpp-draft'"):
-        gguf_engine_named("llama-cpp-drafts")
+        engine_entry("llama-cpp-drafts")
+
+
+@pytest.mark.parametrize("name", engines_for("gguf"))
+def test_each_gguf_engine_declares_what_its_registry_entry_says(name):
+    # the entry is what the command line reads without starting anything; the engine's info reply must agree
+    entry = ENGINES[name]
+    if entry.unavailable():
+        pytest.skip(entry.unavailable())
+    with open_engine(name, EngineOpening(_gguf_target(_gguf()))) as opened:
+        assert opened.engine.name == name and opened.lookup == entry.lookup
+        assert opened.engine.has_logits and opened.engine.has_plain
+        assert opened.engine.has_controls == bool(entry.controls) and (entry.control_engine is None) == bool(entry.controls)
+        assert opened.control_engine is not None and opened.control_engine.has_controls
 
 
 def test_llama_cpp_speculative_loop_under_min_p_passes_its_control_is_caught_and_it_matches_plain_decoding():
@@ -52,8 +76,9 @@ def test_llama_cpp_speculative_loop_under_min_p_passes_its_control_is_caught_and
     with _start("llama-cpp-ngram") as engine:
         prompt = [1195, 2644, 2643, 335, 260, 1171, 30, 260, 2644, 2643, 335, 260, 1171, 30, 260]  # "the cat sat on the mat. " twice, "the"
         row = OPTION_ROWS["min-p 0.1"]
-        audit = run_engine_audit(engine, "smollm2", prompt, row.options, n=200, seed=0, control=row.control,
-                                 control_engine=engine, pathwise_seeds=10)
+        control = NegativeControl(row.control.description, row.control.protocol(engine.semantics), engine)
+        audit = run_engine_audit(engine, "smollm2", AuditPlan(prompt, row.options, 200, seed=0, pathwise_seeds=10),
+                                 control=control)
         assert audit.error is None, audit.error
         assert audit.passed and audit.verdict == "pass", [c.to_json() for c in audit.checks]
         assert audit.accepted > 0  # drafts were made and kept: the control had drafted rows to spoil
@@ -66,7 +91,7 @@ def test_node_llama_cpp_lookup_counts_no_penalty_for_the_token_before_a_drafted_
     with _start("node-llama-cpp-lookup") as engine:
         ids = [3250] + [421] * 10  # "ha ha ... ha": the lookup drafts " ha"
         options = SamplingOptions(1.0, presence_penalty=100.0, logit_bias=((421, 10.0),))
-        audit = run_engine_audit(engine, "smollm2", ids, options, n=200, seed=0)
+        audit = run_engine_audit(engine, "smollm2", AuditPlan(ids, options, 200, seed=0))
         assert audit.error is None, audit.error
         first, two = audit.checks
         assert first.passed  # x1 = " ha": nothing generated yet, nothing to penalise

@@ -3,6 +3,9 @@
 ``tiny_speculative`` is specmath's own speculative decoding (``speculative_generate``, a draft model, gamma 4)
 on the tiny pair, behind the protocol ``generate(prompt_ids, n, seed, **options) -> n token lists``.
 It takes temperature, top-k and top-p (specmath's torch warp, Hugging Face's order: ``semantics = "hf"``).
+
+``exploding_engine`` and ``lossy_engine`` are registry factories (``specmath.engine_registry``) of broken pair
+engines, for the tests: one raises, one draws the residual from p on its production path.
 """
 
 from __future__ import annotations
@@ -22,3 +25,25 @@ def tiny_speculative(prompt_ids, n, seed, *, max_new_tokens, temperature=1.0, to
 
 
 tiny_speculative.semantics = "hf"
+
+
+def exploding_engine(entry, opening):
+    """A pair engine whose every generate call raises."""
+    from specmath.audit.engines.torch_engines import SpecmathEngine
+
+    class Exploding(SpecmathEngine):
+        def _rows(self, prompt, n, seed, m, options, mode):
+            raise RuntimeError("engine exploded")
+
+    return Exploding(entry, opening.target)
+
+
+def lossy_engine(entry, opening):
+    """specmath's engine with its own control (the residual drawn from p) as its production path."""
+    from specmath.audit.engines.torch_engines import SpecmathEngine
+
+    class Lossy(SpecmathEngine):
+        def _rows(self, prompt, n, seed, m, options, mode):
+            return super()._rows(prompt, n, seed, m, options, "residual-from-p")
+
+    return Lossy(entry, opening.target)

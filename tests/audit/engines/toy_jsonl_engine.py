@@ -4,7 +4,8 @@ Its model: logits z(x | context) = W[last token] + 0.3 * (x == the token before 
 W drawn once from a fixed seed. It samples under temperature, top-k, min-p, a logit bias and the presence
 penalty (llama.cpp's order, penalties over prompt and generated tokens), with speculation by prompt lookup
 verified by sample-match, so its output equals its plain output seed by seed. ``--lossy`` skips min-p and the
-logit bias at drafted rows (the vLLM #42744 shape); ``--crash`` answers garbage to ``generate``.
+logit bias at drafted rows (the vLLM #42744 shape); ``--crash`` answers garbage to ``generate``; ``--model PATH``
+(a registry entry's ``{target}``) is named in its ``info`` reply.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         if request["op"] == "info":
-            reply = {"engine": "toy", "vocab_size": V, "order": ["logit_bias", "penalties", "top_k", "min_p", "temperature"],
+            model = sys.argv[sys.argv.index("--model") + 1] if "--model" in sys.argv else None
+            reply = {"engine": "toy" if model is None else f"toy on {model}", "vocab_size": V, "order": ["logit_bias", "penalties", "top_k", "min_p", "temperature"],
                      "history": "prompt+generated", "options": ["temperature", "top_k", "min_p", "logit_bias",
                                                                 "presence_penalty"],
                      "logits": True, "plain": True, "same_tokens_as_plain": True}

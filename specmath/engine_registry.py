@@ -1,0 +1,232 @@
+"""The engines ``specmath audit-generate`` audits: one registry, torch-free, each engine's code loaded on first use.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round.
+
+Every engine is an ``EngineClient`` (``specmath.audit.engines.protocol``) and every audit runs through
+``specmath.audit.engines.runner.run_engine_audit``; an entry here says how to reach one:
+
+* ``name``, ``description``: as ``--help`` and the reports show them;
+* ``target``: the model it runs on (``TARGET_KINDS``): ``pair`` (a pair's torch models, ``--pair``), ``gguf`` (a GGUF
+  file, ``--target smollm2|FILE.gguf``, ``--draft FILE.gguf``), ``folder`` (a Hugging Face model folder,
+  ``--target FOLDER``), ``model`` (an engine the user gives, held to ``--target MODEL``);
+* ``factory``: ``"module:attribute"``, a function ``(entry, EngineOpening) -> EngineClient``, imported when the
+  engine is opened (so naming an engine, or ``--help``, imports neither torch nor the engine's code);
+* ``semantics``: a name of ``specmath.audit.engines.semantics.SEMANTICS`` (``takes``: the options it takes, when
+  fewer than those semantics' own), or None where the engine declares its own (a JSON-lines ``info`` reply);
+* ``controls``: its lossy negative controls, each a name and what it does wrong (``EngineControl``);
+  ``control_engine``: the entry whose controls serve an engine that takes none itself;
+* ``lookup``: it drafts by lookup in the text so far (the audit then chooses a prompt a lookup drafts at);
+* ``command``, ``requires``: a JSON-lines engine's command line, as a template (``{engines}``: the engines
+  folder, ``{root}``: the folder holding it, ``{target}``: the target's file or folder, ``{draft}``: the draft
+  GGUF, the target by default), and what must exist for it to start (``unavailable`` says what is missing).
+
+The GGUF engines (``make engines``) speak JSON lines, one CPU thread each, gamma = 4: ``llama-cpp-draft`` and
+``llama-cpp-ngram`` run ``engines/build/specmath-llama-engine`` (``engines/llama_cpp``: llama.cpp's
+``common_speculative`` with ``--spec-type draft-simple`` or ``ngram-simple``, verified by
+``common_sampler_sample_and_accept_n``), ``node-llama-cpp-lookup`` and ``node-llama-cpp-draft`` run
+``engines/node/specmath_node_engine.mjs`` (``InputLookupTokenPredictor``, ``DraftSequenceTokenPredictor``). A draft
+model's GGUF is ``--draft``, the target itself by default (q is then p's own draft). The llama.cpp driver takes
+the option rows' controls (``ROW_CONTROL``); node-llama-cpp cannot be made lossy from outside, so its control runs
+in the llama.cpp driver of the same kind (``control_engine``), told to count penalties as node-llama-cpp does.
+
+Adding an engine is one entry in ``ENGINES``:
+
+* a JSON-lines engine (any language, its own interpreter, a GGUF file or a model folder): a ``command`` template
+  and its ``requires``, with ``factory=JSON_LINES`` (``specmath.audit.engines.jsonl.command_engine``), e.g.
+  ``EngineEntry("my-engine", "...", target="folder", factory=JSON_LINES, command=("{root}/.venv-x/bin/python",
+  "{engines}/x/engine.py", "--model", "{target}"), requires=(Requirement("{root}/.venv-x/bin/python",
+  "its venv is missing: run `make engines-x`"),))``; its semantics and controls come from its ``info`` reply;
+* an engine on a pair's torch models: an ``EngineClient`` subclass and a factory in
+  ``specmath.audit.engines.torch_engines``, with its semantics and named controls here;
+* an endpoint or a Python function: the ``endpoint`` and ``function`` entries reach any of them
+  (``--endpoint URL --semantics NAME``, ``module:function``); a named one is an entry with their factory.
+
+Then: a test of the engine in ``tests/audit/engines/`` (the registry test opens every entry whose engine is
+available and checks its name and semantics), a row in the engine table of ``docs/how-to/audit-an-engine.md``
+(torch) or ``docs/how-to/audit-engines-beyond-python.md`` (the others), and ``scripts/measure_engines.py`` if it
+belongs in the committed options table.
+
+``SPECMATH_ENGINES_DIR`` names another ``engines`` folder (default: the one beside the package).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from specmath.validation import InvalidArgument, check_choice
+
+__all__ = ["TARGET_KINDS", "EngineControl", "Requirement", "EngineEntry", "EngineOpening", "ENGINES", "JSON_LINES",
+           "ROW_CONTROL", "engines_dir", "engine_entry", "offered_engines", "engines_for"]
+
+#: what an engine runs on
+TARGET_KINDS = ("pair", "gguf", "folder", "model")
+#: the factory of every JSON-lines engine started from a command template
+JSON_LINES = "specmath.audit.engines.jsonl:command_engine"
+
+
+def engines_dir() -> Path:
+    """The ``engines`` folder: ``$SPECMATH_ENGINES_DIR``, or the one beside the specmath package."""
+    return Path(os.environ.get("SPECMATH_ENGINES_DIR") or Path(__file__).resolve().parents[1] / "engines")
+
+
+def _filled(template: str) -> str:
+    return template.replace("{engines}", str(engines_dir())).replace("{root}", str(engines_dir().parent))
+
+
+@dataclass(frozen=True)
+class EngineControl:
+    """A lossy negative control an engine takes, by name (the ``control`` of a generate request)."""
+
+    name: str
+    description: str
+
+
+#: the options table's controls (``specmath.audit.engines.rows.Control``): the row's bug at drafted rows
+ROW_CONTROL = EngineControl("option-row", "the option row's bug at drafted rows (specmath.audit.engines.rows)")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A file (a path template) or a program on PATH an engine needs, and the reason given when it is missing."""
+
+    missing: str
+    path: str | None = None
+    program: str | None = None
+
+    def unmet(self) -> str | None:
+        """The reason (templates filled in), or None when the file or the program is there."""
+        present = (shutil.which(self.program) is not None if self.program is not None
+                   else Path(_filled(self.path)).exists())
+        return None if present else _filled(self.missing)
+
+
+@dataclass(frozen=True)
+class EngineOpening:
+    """What an engine is opened on: the target, and what the user named beside it."""
+
+    target: object  # an AuditTarget (gguf, folder, model) or an AuditPair (pair)
+    spec: str | None = None  # the user's module:function, command line or URL
+    draft: str | None = None  # the draft GGUF of a draft-model GGUF engine (default: the target)
+    semantics: str | None = None  # --semantics, for an engine that does not declare its own
+    model: str = "default"  # the model name sent to an endpoint
+
+
+@dataclass(frozen=True)
+class EngineEntry:
+    """One engine: what it runs on, where its code lives, how it samples, its controls (see the module)."""
+
+    name: str
+    description: str  # for an engine the user gives, ``{spec}`` is what they gave (a format string: no other braces)
+    target: str
+    factory: str
+    semantics: str | None = None
+    takes: tuple[str, ...] = ()
+    controls: tuple[EngineControl, ...] = ()
+    control_engine: str | None = None
+    lookup: bool = False
+    command: tuple[str, ...] = ()
+    requires: tuple[Requirement, ...] = ()
+    offered: bool = True  # named as ENGINE on the command line (False: reached by how the user gives it)
+
+    def __post_init__(self) -> None:
+        check_choice(self.target, "target kind", TARGET_KINDS)
+
+    def unavailable(self) -> str | None:
+        """Why it cannot start here (not built, a program missing), or None."""
+        return next((reason for r in self.requires if (reason := r.unmet())), None)
+
+    def describe(self, spec: str | None = None) -> str:
+        """The description, with what the user gave in place of ``{spec}`` (``{spec!r}``: quoted)."""
+        return self.description.format(spec=spec or "")
+
+    def command_line(self, target: str | Path, draft: str | Path | None = None) -> list[str]:
+        """The ``command`` template filled in for ``target`` (and ``draft``, the target by default)."""
+        fields = {"{target}": str(target), "{draft}": str(draft or target)}
+        return [fields.get(part, _filled(part)) for part in self.command]
+
+    def engine_semantics(self):
+        """``EngineSemantics`` of the entry's named semantics, called after the engine, narrowed to ``takes``."""
+        import dataclasses
+
+        from specmath.audit.engines.semantics import semantics_named
+
+        if self.semantics is None:
+            raise InvalidArgument(f"{self.name} declares its semantics itself, when it starts")
+        base = semantics_named(self.semantics)
+        return dataclasses.replace(base, name=self.name, options=frozenset(self.takes) or base.options)
+
+    def factory_function(self) -> Callable:
+        """The factory, imported now (``module:attribute``)."""
+        module, _, attribute = self.factory.partition(":")
+        return getattr(importlib.import_module(module), attribute)
+
+    def open(self, opening: EngineOpening):
+        """The engine, started on ``opening`` (an ``EngineClient``)."""
+        return self.factory_function()(self, opening)
+
+
+_TORCH = "specmath.audit.engines.torch_engines"
+_LLAMA_BUILT = Requirement("the llama.cpp driver is not built: run `make engines` ({engines}/build.sh)",
+                           path="{engines}/build/specmath-llama-engine")
+_NODE = Requirement("node is not installed (node >= 20 runs node-llama-cpp)", program="node")
+_NODE_LLAMA = Requirement("node-llama-cpp is not installed: run `make engines` ({engines}/build.sh)",
+                          path="{engines}/node/node_modules/node-llama-cpp")
+#: llama.cpp's driver on a GGUF target, one CPU thread; then its speculation, then the context sizes
+_LLAMA = ("{engines}/build/specmath-llama-engine", "-m", "{target}")
+_LLAMA_SIZES = ("-t", "1", "-c", "1024", "-b", "512", "--log-disable")
+_NODE_ENGINE = ("node", "{engines}/node/specmath_node_engine.mjs", "--model", "{target}")
+_RESIDUAL = "residual-from-p"
+
+#: every engine, in the order ``--help`` lists them
+ENGINES: dict[str, EngineEntry] = {e.name: e for e in (
+    EngineEntry("specmath", "specmath.lm.speculative_decode.speculative_generate, model draft, gamma 4, batched",
+                "pair", f"{_TORCH}:specmath_engine", "hf", takes=("temperature", "top_k", "top_p"),
+                controls=(EngineControl(_RESIDUAL, "specmath, residual drawn from p"),)),
+    EngineEntry("hf-assisted", "transformers generate(assistant_model=draft, do_sample=True), 4 assistant tokens",
+                "pair", f"{_TORCH}:hf_assisted_engine", "hf",
+                controls=(EngineControl("ensemble-weight-0.1", "HF assistant_ensemble_weight=0.1 (biased verification)"),)),
+    EngineEntry("hf-lookup", "transformers generate(prompt_lookup_num_tokens=4, do_sample=True)",
+                "pair", f"{_TORCH}:hf_lookup_engine", "hf", lookup=True,
+                controls=(EngineControl(_RESIDUAL, "specmath prompt lookup, residual drawn from p"),)),
+    EngineEntry("llama-cpp-draft", "llama.cpp common_speculative draft-simple (draft model, 4 tokens), sample-match",
+                "gguf", JSON_LINES, controls=(ROW_CONTROL,), requires=(_LLAMA_BUILT,),
+                command=(*_LLAMA, "--spec-type", "draft-simple", "-md", "{draft}", "--spec-draft-n-max", "4",
+                         "--spec-draft-n-min", "0", *_LLAMA_SIZES)),
+    EngineEntry("llama-cpp-ngram", "llama.cpp common_speculative ngram-simple (n-gram 2, 4 tokens), sample-match",
+                "gguf", JSON_LINES, controls=(ROW_CONTROL,), lookup=True, requires=(_LLAMA_BUILT,),
+                command=(*_LLAMA, "--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "2",
+                         "--spec-ngram-simple-size-m", "4", *_LLAMA_SIZES)),
+    EngineEntry("node-llama-cpp-lookup", "node-llama-cpp 3.22.1 InputLookupTokenPredictor (4 tokens)",
+                "gguf", JSON_LINES, control_engine="llama-cpp-ngram", lookup=True, requires=(_NODE, _NODE_LLAMA),
+                command=(*_NODE_ENGINE, "--predictor", "lookup", "--gamma", "4", "--threads", "1")),
+    EngineEntry("node-llama-cpp-draft", "node-llama-cpp 3.22.1 DraftSequenceTokenPredictor (draft model, 4 tokens)",
+                "gguf", JSON_LINES, control_engine="llama-cpp-draft", requires=(_NODE, _NODE_LLAMA),
+                command=(*_NODE_ENGINE, "--predictor", "draft", "--draft", "{draft}", "--gamma", "4", "--threads", "1")),
+    # the user's own engines, reached by how they are given: module:function, --engine-cmd, --endpoint
+    EngineEntry("function", "the Python function {spec}", "model", "specmath.audit.engines.protocol:function_engine",
+                "hf", offered=False),
+    EngineEntry("command", "the subprocess {spec!r}", "model", "specmath.audit.engines.jsonl:given_command_engine",
+                offered=False),
+    EngineEntry("endpoint", "the endpoint {spec}", "model", "specmath.audit.engines.endpoint:endpoint_engine", "vllm",
+                offered=False),
+)}
+
+
+def offered_engines() -> tuple[str, ...]:
+    """The names ENGINE takes on the command line, in registry order."""
+    return tuple(name for name, entry in ENGINES.items() if entry.offered)
+
+
+def engines_for(target: str) -> tuple[str, ...]:
+    """The offered engines that run on ``target`` (one of ``TARGET_KINDS``)."""
+    return tuple(name for name in offered_engines() if ENGINES[name].target == target)
+
+
+def engine_entry(name: str) -> EngineEntry:
+    """The entry called ``name``; UnknownName listing the entries otherwise."""
+    return ENGINES[check_choice(name, "engine", ENGINES)]
