@@ -157,9 +157,12 @@ def _check_target(args: argparse.Namespace, kind: str) -> None:
         raise InvalidFile(f"--target {target}: no such GGUF file")
     if gguf and not (target == "smollm2" or target.endswith(".gguf")):
         raise InvalidArgument(f"the GGUF engines run GGUF files: --target smollm2 or --target FILE.gguf, not {target!r}")
-    if kind == "folder" and not Path(target).is_dir():
-        raise InvalidArgument(f"{args.engine} runs a Hugging Face model folder: --target FOLDER, not {target!r}")
-    if args.draft and not Path(args.draft).is_file():
+    if kind == "folder":
+        if not Path(target).is_dir():
+            raise InvalidArgument(f"{args.engine} runs a Hugging Face model folder: --target FOLDER, not {target!r}")
+        if args.draft and not Path(args.draft).is_dir():
+            raise InvalidFile(f"--draft {args.draft}: no such model folder")
+    elif args.draft and not Path(args.draft).is_file():
         raise InvalidFile(f"--draft {args.draft}: no such GGUF file")
 
 

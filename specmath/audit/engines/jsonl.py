@@ -137,7 +137,7 @@ def command_engine(entry, opening) -> JsonLinesEngine:
     if reason:
         raise InvalidArgument(f"{entry.name}: {reason}")
     gguf = entry.target == "gguf"
-    draft = opening.draft if gguf else None
+    draft = opening.draft  # a draft model's GGUF, or its folder (a folder engine's)
     for item in (path, draft):
         if item is not None and not (Path(item).is_file() if gguf else Path(item).is_dir()):
             raise InvalidArgument(f"{entry.name}: no {'GGUF file' if gguf else 'model folder'} at {item}")

@@ -88,7 +88,7 @@ def test_a_json_lines_engine_in_its_own_interpreter_on_a_model_folder_is_one_ent
 
     python = Path(sys.executable)
     entry = EngineEntry("toy-folder", "the toy engine on a model folder", "folder", JSON_LINES,
-                        command=(str(python), str(TOY), "--model", "{target}"),
+                        command=(str(python), str(TOY), "--model", "{target}", "--draft", "{draft}"),
                         requires=(Requirement("the interpreter is missing", path=str(python)),), lookup=True)
     monkeypatch.setitem(ENGINES, entry.name, entry)
     target = _folder_target(tmp_path)
@@ -98,6 +98,10 @@ def test_a_json_lines_engine_in_its_own_interpreter_on_a_model_folder_is_one_ent
         audit, _, _ = run_row(opened, target, OPTION_ROWS["T=1"], n=400, prompt=[31, 26, 29, 31, 26])
     # the law from the engine's own logits at N = 400: a correct engine passes with probability >= 1 - 1e-6
     assert audit.error is None and audit.verdict == "pass (no negative control)", [c.to_json() for c in audit.checks]
+    with pytest.raises(InvalidArgument, match="toy-folder: no model folder at /no/draft"):
+        open_engine(entry.name, EngineOpening(target, draft="/no/draft"))
     assert entry.name in offered_engines()
     assert main(["audit-generate", "toy-folder", "--target", "tiny"]) == 2
     assert "toy-folder runs a Hugging Face model folder: --target FOLDER, not 'tiny'" in capsys.readouterr().err
+    assert main(["audit-generate", "toy-folder", "--target", str(tmp_path), "--draft", "/no/draft"]) == 2
+    assert "--draft /no/draft: no such model folder" in capsys.readouterr().err
