@@ -68,7 +68,12 @@ class JsonLinesEngine(EngineClient):
             self._process.stdin.flush()
             line = self._process.stdout.readline()
         except (BrokenPipeError, OSError) as exc:
-            raise EngineProtocolError(f"the engine's pipe broke on {op!r}: {exc}{self._log_tail()}") from exc
+            try:  # it exited before it read the request: say so, as when it exits before it answers
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                raise EngineProtocolError(f"the engine's pipe broke on {op!r}: {exc}{self._log_tail()}") from exc
+            raise EngineProtocolError(f"the engine exited on {op!r} (status {self._process.returncode})"
+                                      f"{self._log_tail()}") from exc
         if not line:
             self._process.wait(timeout=10)
             raise EngineProtocolError(f"the engine exited on {op!r} (status {self._process.returncode}){self._log_tail()}")
@@ -107,7 +112,10 @@ class JsonLinesEngine(EngineClient):
 
     def close(self) -> None:
         if self._process.poll() is None:
-            self._process.stdin.close()
+            try:
+                self._process.stdin.close()
+            except OSError:  # it exited before the last request was flushed (BrokenPipeError): nothing to tell it
+                pass
             try:
                 self._process.wait(timeout=20)
             except subprocess.TimeoutExpired:
