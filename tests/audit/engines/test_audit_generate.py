@@ -194,3 +194,15 @@ def test_an_option_an_engine_does_not_take_is_a_clear_mistake():
         run_on_pair("specmath", "tiny", SamplingOptions(0.0), n=10)
     with pytest.raises(InvalidArgument, match="llama-cpp-ngram does not run on a pair's torch models"):
         run_on_pair("llama-cpp-ngram", "tiny", SamplingOptions(), n=10)
+
+
+def test_an_engine_that_cannot_run_here_is_skipped_in_the_table_and_a_mistake_alone(monkeypatch, capsys):
+    from specmath.engine_registry import Requirement
+
+    missing = Requirement("its package is missing", program="no-such-program-here")
+    monkeypatch.setitem(ENGINES, "hf-lookup", dataclasses.replace(ENGINES["hf-lookup"], requires=(missing,)))
+    audit = run_on_pair("hf-lookup", "tiny", SamplingOptions(), n=10)
+    assert audit.skipped == "its package is missing" and audit.verdict == "SKIPPED: its package is missing"
+    assert not audit.checks and audit.control == "specmath prompt lookup, residual drawn from p"
+    assert main(["audit-generate", "hf-lookup", "--pair", "tiny", "--n", "10"]) == 2
+    assert "engine 'hf-lookup' cannot run here: its package is missing" in capsys.readouterr().err
