@@ -31,6 +31,7 @@ import urllib.request
 
 from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation
 from specmath.audit.engines.semantics import EngineSemantics, semantics_named
+from specmath.engine_registry import EngineEntry, EngineOpening
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
@@ -121,7 +122,7 @@ class EndpointEngine(EngineClient):
                            for i in range(n)])
 
 
-def endpoint_engine(entry, opening) -> EndpointEngine:
+def endpoint_engine(entry: EngineEntry, opening: EngineOpening) -> EndpointEngine:
     """The registry's ``endpoint`` engine: ``--endpoint URL`` serving ``--target``, its semantics ``--semantics``
     (``entry.semantics`` by default), checked to serve completions before any audit runs."""
     engine = EndpointEngine(opening.spec, model=opening.model, semantics=opening.semantics or entry.semantics,

@@ -24,6 +24,7 @@ import numpy as np
 
 from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation
 from specmath.audit.engines.semantics import EngineSemantics
+from specmath.engine_registry import EngineEntry, EngineOpening
 from specmath.validation import InvalidArgument
 
 __all__ = ["JsonLinesEngine", "command_engine", "given_command_engine"]
@@ -124,7 +125,7 @@ class JsonLinesEngine(EngineClient):
         self._stderr.close()
 
 
-def _target_path(entry, target) -> Path:
+def _target_path(entry: EngineEntry, target) -> Path:
     """The file or folder an entry's command runs on (InvalidArgument when the target has none)."""
     if entry.target == "gguf":
         if target.gguf is None:
@@ -137,7 +138,7 @@ def _target_path(entry, target) -> Path:
     raise InvalidArgument(f"{entry.name}: a command template runs a GGUF file or a model folder, not a {entry.target}")
 
 
-def command_engine(entry, opening) -> JsonLinesEngine:
+def command_engine(entry: EngineEntry, opening: EngineOpening) -> JsonLinesEngine:
     """The running engine of a registry entry's ``command`` (InvalidArgument when it is not built, or its target
     or draft file is missing)."""
     path = _target_path(entry, opening.target)
@@ -152,6 +153,6 @@ def command_engine(entry, opening) -> JsonLinesEngine:
     return JsonLinesEngine(entry.command_line(path, draft), name=entry.name)
 
 
-def given_command_engine(entry, opening) -> JsonLinesEngine:
+def given_command_engine(entry: EngineEntry, opening: EngineOpening) -> JsonLinesEngine:
     """The registry's ``command`` engine: the subprocess ``--engine-cmd`` names, its semantics from its ``info``."""
     return JsonLinesEngine(opening.spec)

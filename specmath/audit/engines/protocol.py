@@ -55,6 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmath.audit.engines.semantics import EngineSemantics, semantics_named
+from specmath.engine_registry import EngineEntry, EngineOpening
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
@@ -184,7 +185,7 @@ class CallableEngine(EngineClient):
         return Generation(fn(prompt, n, seed, max_new_tokens=max_new_tokens, **options.to_json()))
 
 
-def function_engine(entry, opening) -> CallableEngine:
+def function_engine(entry: EngineEntry, opening: EngineOpening) -> CallableEngine:
     """The registry's ``function`` engine: the user's ``module:function``, its semantics its own or ``--semantics``
     (``entry.semantics`` by default), its tokens checked against the target's vocabulary."""
     return CallableEngine(opening.spec, opening.semantics or entry.semantics, vocab_size=opening.target.vocab_size)

@@ -46,6 +46,7 @@ from specmath.audit.engines.law import Logits
 from specmath.audit.engines.pairs import AuditPair
 from specmath.audit.engines.protocol import EngineClient, Generation
 from specmath.audit.rounds.runner import one_torch_thread
+from specmath.engine_registry import EngineEntry, EngineOpening
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
@@ -87,7 +88,7 @@ class PairEngine(EngineClient):
     has_plain = True
     calls_per_request = None  # in-process: every request takes all N (the specmath engine seeds per batch)
 
-    def __init__(self, entry, pair: AuditPair):
+    def __init__(self, entry: EngineEntry, pair: AuditPair):
         self.name = entry.name
         self.semantics = entry.engine_semantics()
         self.controls = tuple(c.name for c in entry.controls)
@@ -199,7 +200,7 @@ def _hf_rows(pair: AuditPair, prompt: list[int], n: int, seed: int, config, **ge
 class HfEngine(PairEngine):
     """Hugging Face ``generate`` on the pair's target: assisted by its draft model, or by prompt lookup."""
 
-    def __init__(self, entry, pair: AuditPair, lookup: bool):
+    def __init__(self, entry: EngineEntry, pair: AuditPair, lookup: bool):
         super().__init__(entry, pair)
         self.lookup = lookup
 
@@ -224,13 +225,16 @@ class HfEngine(PairEngine):
 
 # --- the registry's factories (``specmath.engine_registry``): (entry, EngineOpening on an AuditPair) -> client ---
 
-def specmath_engine(entry, opening) -> SpecmathEngine:
+def specmath_engine(entry: EngineEntry, opening: EngineOpening) -> SpecmathEngine:
+    """specmath's speculative decoder on the pair ``opening.target``."""
     return SpecmathEngine(entry, opening.target)
 
 
-def hf_assisted_engine(entry, opening) -> HfEngine:
+def hf_assisted_engine(entry: EngineEntry, opening: EngineOpening) -> HfEngine:
+    """HF's assisted generation, drafted by the pair's draft model."""
     return HfEngine(entry, opening.target, lookup=False)
 
 
-def hf_lookup_engine(entry, opening) -> HfEngine:
+def hf_lookup_engine(entry: EngineEntry, opening: EngineOpening) -> HfEngine:
+    """HF's prompt lookup decoding on the pair's target."""
     return HfEngine(entry, opening.target, lookup=True)
