@@ -28,10 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from specmath.audit.engines.registry import engines_dir, engines_for  # noqa: E402
 from specmath.audit.engines.table_runs import run_on_pair, run_options_table  # noqa: E402
 from specmath.audit.engines.target import load_target  # noqa: E402
 from specmath.commands.audit_generate_command import OPTIONS_TABLE_DEFAULT_N, OPTIONS_TABLE_N  # noqa: E402
-from specmath.engine_registry import engines_dir, engines_for  # noqa: E402
 
 
 def _run(*argv: str) -> str:

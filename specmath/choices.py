@@ -10,7 +10,7 @@ Names a registry offers are not repeated here: the audit's adapters and tree ada
 ``specmath.registry.Registry`` entries (``specmath.audit.rounds.adapters.adapter_names``,
 ``specmath.audit.trees.adapters.tree_adapter_names``) and the bug zoo's names are its dicts' keys,
 all read without importing torch or scipy; so are the engines ``specmath audit-generate`` audits, with
-what each runs on and how it samples, in their own registry (``specmath.engine_registry``).
+what each runs on and how it samples, in their own registry (``specmath.audit.engines.registry``).
 """
 
 from __future__ import annotations

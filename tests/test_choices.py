@@ -62,8 +62,8 @@ def test_the_registries_that_implement_the_choices_are_keyed_by_them():
 
 
 def test_audit_generate_offers_the_engines_of_the_registry_and_choices_repeats_none():
-    # the engines are named once, in specmath.engine_registry (torch-free): the command line reads them there
-    from specmath.engine_registry import ENGINES, offered_engines
+    # the engines are named once, in specmath.audit.engines.registry (torch-free): the command line reads them there
+    from specmath.audit.engines.registry import ENGINES, offered_engines
 
     help_text = _action("audit-generate", "engine").help
     assert help_text == f"{', '.join(offered_engines())}, or module:function (a Python engine)"

@@ -21,8 +21,8 @@ audits of numpy code stay free of the engine machinery, and naming an adapter lo
 References: Leviathan et al., ICML 2023 (Algorithm 1); Chen et al., 2023 (Algorithm 2).
 
 Layer 5 (audits and views) of the layers in docs/explanation/architecture.md: imports the layers
-before it; torch only in the engine modules that run it (``engines/torch_engines``, ``torch_audit``,
-``target``, ``pairs``) and inside the torch adapters' functions.
+before it; torch only in the engine modules that run it (``engines/torch_engines``, ``target``, ``pairs``)
+and inside the torch adapters' functions.
 """
 
 from specmath.registry import Registry
@@ -47,6 +47,8 @@ _PUBLIC = Registry("name of specmath.audit", {
     "run_tree_audit": "specmath.audit.trees.runner:run_tree_audit",
     "EngineClient": "specmath.audit.engines.protocol:EngineClient",
     "run_engine_audit": "specmath.audit.engines.runner:run_engine_audit",
+    "AuditPlan": "specmath.audit.engines.runner:AuditPlan",
+    "NegativeControl": "specmath.audit.engines.runner:NegativeControl",
 })
 
 __all__ = list(_PUBLIC)

@@ -3,7 +3,7 @@
 Runs N whole generate calls of an engine and of its lossy negative control, and G-tests their first token
 and first two tokens against the exact target law under the engine's sampling options
 (``specmath.audit.engines.runner``, the one audit of every engine). The engine is an entry of
-``specmath.engine_registry``, read here without torch (the names, what each runs on, its semantics):
+``specmath.audit.engines.registry``, read here without torch (the names, what each runs on, its semantics):
 
 * ``specmath``, ``hf-assisted``, ``hf-lookup``: on a pair's torch models (``--pair``);
 * ``llama-cpp-draft``, ``llama-cpp-ngram``, ``node-llama-cpp-lookup``, ``node-llama-cpp-draft``: built by
@@ -31,9 +31,9 @@ import platform
 import sys
 from pathlib import Path
 
+from specmath.audit.engines.registry import ENGINES, EngineEntry, engines_for, offered_engines
 from specmath.choices import AUDIT_PAIRS, ENGINE_SEMANTICS, OPTION_ROWS
 from specmath.cli import IntegerValue, RealValue
-from specmath.engine_registry import ENGINES, EngineEntry, engines_for, offered_engines
 from specmath.settings import CI
 from specmath.validation import InvalidArgument, InvalidFile, UnknownName, check_choice, check_integer, check_real
 
@@ -148,7 +148,7 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def _check_target(args: argparse.Namespace, kind: str) -> None:
-    """The target fits what the engine runs on (``engine_registry.TARGET_KINDS``), its files exist."""
+    """The target fits what the engine runs on (``specmath.audit.engines.registry.TARGET_KINDS``), its files exist."""
     gguf = kind == "gguf"
     target = args.target or args.pair or ("smollm2" if gguf else None)
     if target is None:
@@ -260,11 +260,11 @@ def _run_options_table(args: argparse.Namespace) -> int:
 
 
 def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int:
+    from specmath.audit.engines.registry import EngineOpening
     from specmath.audit.engines.rows import option_row_named, row_for
     from specmath.audit.engines.table import describe_audit
     from specmath.audit.engines.table_runs import open_engine, run_row
     from specmath.audit.engines.target import load_target
-    from specmath.engine_registry import EngineOpening
     from specmath.function_reference import resolve_function
 
     target = load_target(args.target or args.pair)

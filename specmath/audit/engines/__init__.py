@@ -7,7 +7,7 @@ Modules, one idea each:
 * ``protocol``        one protocol for any engine (``EngineClient``): a Python function, ``jsonl`` (a
                       subprocess: llama.cpp's loop and node-llama-cpp from ``make engines``, or the user's),
                       ``endpoint`` (an OpenAI-compatible server), ``torch_engines`` (specmath and HF on a pair's
-                      models); ``specmath.engine_registry`` names them and how each is opened
+                      models); ``registry`` names every engine, torch-free, and how each is opened
 * ``semantics``       how each engine applies ``SamplingOptions`` (its order, its penalty history); ``penalties``
                       and ``law`` the exact law under them, position by position
 * ``checks``          the G-tests of N samples and the result record; ``runner`` the audit of any engine

@@ -30,8 +30,8 @@ import urllib.error
 import urllib.request
 
 from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation
+from specmath.audit.engines.registry import EngineEntry, EngineOpening
 from specmath.audit.engines.semantics import EngineSemantics, semantics_named
-from specmath.engine_registry import EngineEntry, EngineOpening
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 

@@ -6,7 +6,7 @@ file (its logs never mix with the replies); when it dies or breaks the protocol,
 request and shows the end of that file. Logits travel as base64 of little-endian float32 (a 49152-token
 row is 192 KiB instead of a megabyte of decimal text).
 
-Two factories of ``specmath.engine_registry``: ``command_engine`` starts a registry entry's ``command`` template
+Two factories of ``specmath.audit.engines.registry``: ``command_engine`` starts a registry entry's ``command`` template
 on its target (a GGUF file, with its draft, or a model folder: llama.cpp's loop, node-llama-cpp, an engine in
 its own venv), ``given_command_engine`` the command the user gives (``--engine-cmd``).
 """
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation
+from specmath.audit.engines.registry import EngineEntry, EngineOpening
 from specmath.audit.engines.semantics import EngineSemantics
-from specmath.engine_registry import EngineEntry, EngineOpening
 from specmath.validation import InvalidArgument
 
 __all__ = ["JsonLinesEngine", "command_engine", "given_command_engine"]

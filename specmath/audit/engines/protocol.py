@@ -30,7 +30,7 @@ reply per line on its stdout (``{"error": "..."}`` for a failed request)::
 exact law is then computed from the engine's own model (a quantised engine is held to its quantised
 model). ``"speculative": false`` runs the plain path (the pathwise check). ``"control"`` (optional) makes the
 engine lossy on purpose, for a negative control: ``{"name": NAME}``, a control the engine names
-(``specmath.engine_registry.EngineControl``: the torch engines' residual drawn from p, HF's biased
+(``specmath.audit.engines.registry.EngineControl``: the torch engines' residual drawn from p, HF's biased
 verification), or an option row's bug at drafted rows (``specmath.audit.engines.rows.Control.protocol``:
 ``{"drafted": {option: value}, "stale_history": bool, "history": ..., "ignored": [...]}``).
 
@@ -42,7 +42,7 @@ clients of the same protocol in the same process.
 
 ``EngineClient`` is the Python side of all of them; replies are checked here (n lists of at least M ints
 in [0, V)), and a reply that breaks the protocol is an ``EngineProtocolError``: reported as the
-engine's error, never as a loss. ``specmath.engine_registry`` names the engines and how each is opened.
+engine's error, never as a loss. ``specmath.audit.engines.registry`` names the engines and how each is opened.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from specmath.audit.engines.registry import EngineEntry, EngineOpening
 from specmath.audit.engines.semantics import EngineSemantics, semantics_named
-from specmath.engine_registry import EngineEntry, EngineOpening
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 

@@ -2,7 +2,7 @@
 
 Notation: p = target law, N = generate calls, c = prompt.
 
-Every engine is an entry of ``specmath.engine_registry`` and every run ends in the one audit,
+Every engine is an entry of ``specmath.audit.engines.registry`` and every run ends in the one audit,
 ``specmath.audit.engines.runner.run_engine_audit``. ``open_engine`` starts an entry on what it runs on
 (``EngineOpening``) and, where the engine takes no control itself, the engine its controls run in.
 
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 from specmath.audit.engines.checks import GenerateAudit
 from specmath.audit.engines.protocol import EngineClient
+from specmath.audit.engines.registry import EngineEntry, EngineOpening, engine_entry
 from specmath.audit.engines.rows import OPTION_ROWS, OptionRow, candidate_texts, choose_prompt
 from specmath.audit.engines.runner import AuditPlan, NegativeControl, run_engine_audit
 from specmath.audit.engines.target import AuditTarget
-from specmath.engine_registry import EngineEntry, EngineOpening, engine_entry
 from specmath.sampling_options import SamplingOptions
 from specmath.settings import CI
 from specmath.validation import InvalidArgument, check_integer

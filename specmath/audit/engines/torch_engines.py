@@ -6,7 +6,7 @@ Each engine is an ``EngineClient`` (``specmath.audit.engines.protocol``) over an
 runs the engine's own generate path n times on the prompt (candidate generation, logits processors on both
 sides, cache cropping, positions, dtypes: everything). Its logits are the pair target's own forward
 (``torch_logits``), so the exact law comes from the engine's own model; its negative control is a named
-``control`` of the request (``specmath.engine_registry`` names each engine's), a lossy variant of the same kind
+``control`` of the request (``specmath.audit.engines.registry`` names each engine's), a lossy variant of the same kind
 of engine that must be caught (otherwise the run had no power against the bug class and is inconclusive); its
 plain path (``"speculative": false``) decodes with the target alone.
 
@@ -45,8 +45,8 @@ import torch
 from specmath.audit.engines.law import Logits
 from specmath.audit.engines.pairs import AuditPair
 from specmath.audit.engines.protocol import EngineClient, Generation
+from specmath.audit.engines.registry import EngineEntry, EngineOpening
 from specmath.audit.rounds.runner import one_torch_thread
-from specmath.engine_registry import EngineEntry, EngineOpening
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
@@ -223,7 +223,7 @@ class HfEngine(PairEngine):
         return _hf_rows(pair, prompt, n, seed, _hf_config(pair, options, m, **extra), assistant_model=pair.draft)
 
 
-# --- the registry's factories (``specmath.engine_registry``): (entry, EngineOpening on an AuditPair) -> client ---
+# --- the registry's factories (``specmath.audit.engines.registry``): (entry, EngineOpening on an AuditPair) -> client ---
 
 def specmath_engine(entry: EngineEntry, opening: EngineOpening) -> SpecmathEngine:
     """specmath's speculative decoder on the pair ``opening.target``."""

@@ -26,13 +26,13 @@ pytest.importorskip("transformers")
 from specmath.audit.engines.checks import check_samples, exact_laws  # noqa: E402
 from specmath.audit.engines.law import MIN_EXPECTED, first_token_law, sampling_law, two_token_law  # noqa: E402
 from specmath.audit.engines.pairs import load_audit_pair  # noqa: E402
+from specmath.audit.engines.registry import ENGINES, EngineOpening  # noqa: E402
 from specmath.audit.engines.rows import OPTION_ROWS  # noqa: E402
 from specmath.audit.engines.runner import AuditPlan, NegativeControl, run_engine_audit  # noqa: E402
 from specmath.audit.engines.semantics import SEMANTICS  # noqa: E402
 from specmath.audit.engines.table_runs import PAIR_CONFIGS, open_engine, run_on_pair  # noqa: E402
 from specmath.audit.engines.torch_engines import torch_logits  # noqa: E402
 from specmath.cli import main  # noqa: E402
-from specmath.engine_registry import ENGINES, EngineOpening  # noqa: E402
 from specmath.sampling_options import SamplingOptions  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
@@ -197,7 +197,7 @@ def test_an_option_an_engine_does_not_take_is_a_clear_mistake():
 
 
 def test_an_engine_that_cannot_run_here_is_skipped_in_the_table_and_a_mistake_alone(monkeypatch, capsys):
-    from specmath.engine_registry import Requirement
+    from specmath.audit.engines.registry import Requirement
 
     missing = Requirement("its package is missing", program="no-such-program-here")
     monkeypatch.setitem(ENGINES, "hf-lookup", dataclasses.replace(ENGINES["hf-lookup"], requires=(missing,)))

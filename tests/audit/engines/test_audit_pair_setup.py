@@ -19,11 +19,11 @@ pytest.importorskip("transformers")
 
 from specmath.audit.engines.law import first_token_law, two_token_law  # noqa: E402
 from specmath.audit.engines.pairs import PAIRS, control_shift, load_audit_pair, lookup_draft_token  # noqa: E402
+from specmath.audit.engines.registry import ENGINES, engines_for  # noqa: E402
 from specmath.audit.engines.rows import OPTION_ROWS  # noqa: E402
 from specmath.audit.engines.semantics import SEMANTICS  # noqa: E402
 from specmath.audit.engines.table_runs import PAIR_CONFIGS, run_on_pair  # noqa: E402
 from specmath.audit.engines.torch_engines import torch_logits  # noqa: E402
-from specmath.engine_registry import ENGINES, engines_for  # noqa: E402
 
 PAIR_PARAMS = [pytest.param(p, marks=pytest.mark.slow) if p == "smollm2" else p for p in PAIRS]
 

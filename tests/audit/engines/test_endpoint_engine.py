@@ -23,7 +23,7 @@ import pytest
 
 from specmath.audit.engines.endpoint import EndpointEngine, completion_request, completion_tokens
 from specmath.audit.engines.protocol import EngineProtocolError
-from specmath.engine_registry import engines_dir
+from specmath.audit.engines.registry import engines_dir
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 

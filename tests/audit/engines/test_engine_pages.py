@@ -19,8 +19,8 @@ def test_the_engine_pages_are_rendered_from_the_committed_measurement():
 
 
 def test_every_record_has_both_checks_of_its_engine_and_a_verdict():
+    from specmath.audit.engines.registry import engines_for
     from specmath.choices import OPTION_ROWS
-    from specmath.engine_registry import engines_for
 
     records = json.loads(RECORDS.read_text())
     assert {(r["engine"], r["row"]) for r in records} == {(e, o) for e in engines_for("gguf") for o in OPTION_ROWS}

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from specmath.audit.engines.registry import ENGINES, EngineOpening, engine_entry, engines_for
 from specmath.audit.engines.rows import OPTION_ROWS
 from specmath.audit.engines.runner import AuditPlan, NegativeControl, run_engine_audit
 from specmath.audit.engines.table_runs import open_engine
 from specmath.audit.engines.target import AuditTarget
-from specmath.engine_registry import ENGINES, EngineOpening, engine_entry, engines_for
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, UnknownName
 

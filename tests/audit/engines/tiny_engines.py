@@ -4,7 +4,7 @@
 on the tiny pair, behind the protocol ``generate(prompt_ids, n, seed, **options) -> n token lists``.
 It takes temperature, top-k and top-p (specmath's torch warp, Hugging Face's order: ``semantics = "hf"``).
 
-``exploding_engine`` and ``lossy_engine`` are registry factories (``specmath.engine_registry``) of broken pair
+``exploding_engine`` and ``lossy_engine`` are registry factories (``specmath.audit.engines.registry``) of broken pair
 engines, for the tests: one raises, one draws the residual from p on its production path.
 """
 

@@ -10,7 +10,8 @@ Every engine is an ``EngineClient`` (``specmath.audit.engines.protocol``) and ev
   file, ``--target smollm2|FILE.gguf``, ``--draft FILE.gguf``), ``folder`` (a Hugging Face model folder,
   ``--target FOLDER``), ``model`` (an engine the user gives, held to ``--target MODEL``);
 * ``factory``: ``"module:attribute"``, a function ``(entry, EngineOpening) -> EngineClient``, imported when the
-  engine is opened (so naming an engine, or ``--help``, imports neither torch nor the engine's code);
+  engine is opened (through a ``specmath.registry.Registry``, which checks the location when the entry is made;
+  naming an engine, or ``--help``, imports neither torch, scipy nor the engine's code);
 * ``semantics``: a name of ``specmath.audit.engines.semantics.SEMANTICS`` (``takes``: the options it takes, when
   fewer than those semantics' own), or None where the engine declares its own (a JSON-lines ``info`` reply);
 * ``controls``: its lossy negative controls, each a name and what it does wrong (``EngineControl``);
@@ -51,17 +52,18 @@ belongs in the committed options table.
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from specmath.audit.engines.semantics import EngineSemantics, semantics_named
+from specmath.registry import Registry
 from specmath.validation import InvalidArgument, check_choice
 
-__all__ = ["TARGET_KINDS", "EngineControl", "Requirement", "EngineEntry", "EngineOpening", "ENGINES", "JSON_LINES",
-           "ROW_CONTROL", "engines_dir", "engine_entry", "offered_engines", "engines_for"]
+__all__ = ["TARGET_KINDS", "EngineControl", "Requirement", "EngineEntry", "EngineOpening", "ENGINES",
+           "JSON_LINES", "ROW_CONTROL", "engines_dir", "engine_entry", "offered_engines", "engines_for"]
 
 #: what an engine runs on
 TARGET_KINDS = ("pair", "gguf", "folder", "model")
@@ -71,7 +73,7 @@ JSON_LINES = "specmath.audit.engines.jsonl:command_engine"
 
 def engines_dir() -> Path:
     """The ``engines`` folder: ``$SPECMATH_ENGINES_DIR``, or the one beside the specmath package."""
-    return Path(os.environ.get("SPECMATH_ENGINES_DIR") or Path(__file__).resolve().parents[1] / "engines")
+    return Path(os.environ.get("SPECMATH_ENGINES_DIR") or Path(__file__).resolve().parents[3] / "engines")
 
 
 def _filled(template: str) -> str:
@@ -132,9 +134,12 @@ class EngineEntry:
     command: tuple[str, ...] = ()
     requires: tuple[Requirement, ...] = ()
     offered: bool = True  # named as ENGINE on the command line (False: reached by how the user gives it)
+    _factory: Registry = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_choice(self.target, "target kind", TARGET_KINDS)
+        # the factory's location, checked now (ValueError unless "module:attr") and imported on first use
+        object.__setattr__(self, "_factory", Registry("engine factory", {self.name: self.factory}))
 
     def unavailable(self) -> str | None:
         """Why it cannot start here (not built, a program missing), or None."""
@@ -149,28 +154,22 @@ class EngineEntry:
         fields = {"{target}": str(target), "{draft}": str(draft or target)}
         return [fields.get(part, _filled(part)) for part in self.command]
 
-    def engine_semantics(self):
+    def engine_semantics(self) -> EngineSemantics:
         """``EngineSemantics`` of the entry's named semantics, called after the engine, narrowed to ``takes``."""
-        import dataclasses
-
-        from specmath.audit.engines.semantics import semantics_named
-
         if self.semantics is None:
             raise InvalidArgument(f"{self.name} declares its semantics itself, when it starts")
         base = semantics_named(self.semantics)
-        return dataclasses.replace(base, name=self.name, options=frozenset(self.takes) or base.options)
+        return replace(base, name=self.name, options=frozenset(self.takes) or base.options)
 
     def factory_function(self) -> Callable:
         """The factory, imported now (``module:attribute``)."""
-        module, _, attribute = self.factory.partition(":")
-        return getattr(importlib.import_module(module), attribute)
+        return self._factory[self.name]
 
     def open(self, opening: EngineOpening):
         """The engine, started on ``opening`` (an ``EngineClient``)."""
         return self.factory_function()(self, opening)
 
 
-_TORCH = "specmath.audit.engines.torch_engines"
 _LLAMA_BUILT = Requirement("the llama.cpp driver is not built: run `make engines` ({engines}/build.sh)",
                            path="{engines}/build/specmath-llama-engine")
 _NODE = Requirement("node is not installed (node >= 20 runs node-llama-cpp)", program="node")
@@ -185,13 +184,13 @@ _RESIDUAL = "residual-from-p"
 #: every engine, in the order ``--help`` lists them
 ENGINES: dict[str, EngineEntry] = {e.name: e for e in (
     EngineEntry("specmath", "specmath.lm.speculative_decode.speculative_generate, model draft, gamma 4, batched",
-                "pair", f"{_TORCH}:specmath_engine", "hf", takes=("temperature", "top_k", "top_p"),
+                "pair", "specmath.audit.engines.torch_engines:specmath_engine", "hf", takes=("temperature", "top_k", "top_p"),
                 controls=(EngineControl(_RESIDUAL, "specmath, residual drawn from p"),)),
     EngineEntry("hf-assisted", "transformers generate(assistant_model=draft, do_sample=True), 4 assistant tokens",
-                "pair", f"{_TORCH}:hf_assisted_engine", "hf",
+                "pair", "specmath.audit.engines.torch_engines:hf_assisted_engine", "hf",
                 controls=(EngineControl("ensemble-weight-0.1", "HF assistant_ensemble_weight=0.1 (biased verification)"),)),
     EngineEntry("hf-lookup", "transformers generate(prompt_lookup_num_tokens=4, do_sample=True)",
-                "pair", f"{_TORCH}:hf_lookup_engine", "hf", lookup=True,
+                "pair", "specmath.audit.engines.torch_engines:hf_lookup_engine", "hf", lookup=True,
                 controls=(EngineControl(_RESIDUAL, "specmath prompt lookup, residual drawn from p"),)),
     EngineEntry("llama-cpp-draft", "llama.cpp common_speculative draft-simple (draft model, 4 tokens), sample-match",
                 "gguf", JSON_LINES, controls=(ROW_CONTROL,), requires=(_LLAMA_BUILT,),
