@@ -18,8 +18,8 @@ Every engine is an ``EngineClient`` (``specmath.audit.engines.protocol``) and ev
   ``control_engine``: the entry whose controls serve an engine that takes none itself;
 * ``lookup``: it drafts by lookup in the text so far (the audit then chooses a prompt a lookup drafts at);
 * ``command``, ``requires``: a JSON-lines engine's command line, as a template (``{engines}``: the engines
-  folder, ``{root}``: the folder holding it, ``{target}``: the target's file or folder, ``{draft}``: the draft
-  GGUF, the target by default), and what must exist for it to start (``unavailable`` says what is missing).
+  folder, ``{root}``: the folder holding it, ``{target}``: the target's file or folder, ``{draft}``: ``--draft``
+  (a GGUF file or a folder), the target by default), and what must exist for it to start (``unavailable`` says what is missing).
 
 The GGUF engines (``make engines``) speak JSON lines, one CPU thread each, gamma = 4: ``llama-cpp-draft`` and
 ``llama-cpp-ngram`` run ``engines/build/specmath-llama-engine`` (``engines/llama_cpp``: llama.cpp's
@@ -35,17 +35,18 @@ Adding an engine is one entry in ``ENGINES``:
 * a JSON-lines engine (any language, its own interpreter, a GGUF file or a model folder): a ``command`` template
   and its ``requires``, with ``factory=JSON_LINES`` (``specmath.audit.engines.jsonl.command_engine``), e.g.
   ``EngineEntry("my-engine", "...", target="folder", factory=JSON_LINES, command=("{root}/.venv-x/bin/python",
-  "{engines}/x/engine.py", "--model", "{target}"), requires=(Requirement("{root}/.venv-x/bin/python",
-  "its venv is missing: run `make engines-x`"),))``; its semantics and controls come from its ``info`` reply;
+  "{engines}/x/engine.py", "--model", "{target}"), requires=(Requirement("its venv is missing: run `make x`",
+  path="{root}/.venv-x/bin/python"),))``; its semantics, logits and controls come from its ``info`` reply;
 * an engine on a pair's torch models: an ``EngineClient`` subclass and a factory in
   ``specmath.audit.engines.torch_engines``, with its semantics and named controls here;
 * an endpoint or a Python function: the ``endpoint`` and ``function`` entries reach any of them
   (``--endpoint URL --semantics NAME``, ``module:function``); a named one is an entry with their factory.
 
-Then: a test of the engine in ``tests/audit/engines/`` (the registry test opens every entry whose engine is
-available and checks its name and semantics), a row in the engine table of ``docs/how-to/audit-an-engine.md``
-(torch) or ``docs/how-to/audit-engines-beyond-python.md`` (the others), and ``scripts/measure_engines.py`` if it
-belongs in the committed options table.
+Then: a test of the engine in ``tests/audit/engines/`` (``test_engine_registry.py`` loads every entry's factory;
+``test_gguf_engines.py`` opens each GGUF entry that is built and holds its ``info`` reply to the entry), a row in the
+engine table of ``docs/how-to/audit-an-engine.md`` (torch) or ``docs/how-to/audit-engines-beyond-python.md`` (the
+others), and its N in ``OPTIONS_TABLE_N`` (``specmath.commands.audit_generate_command``) if it belongs in the
+committed options table (``scripts/measure_engines.py``).
 
 ``SPECMATH_ENGINES_DIR`` names another ``engines`` folder (default: the one beside the package).
 """
@@ -113,7 +114,7 @@ class EngineOpening:
 
     target: object  # an AuditTarget (gguf, folder, model) or an AuditPair (pair)
     spec: str | None = None  # the user's module:function, command line or URL
-    draft: str | None = None  # the draft GGUF of a draft-model GGUF engine (default: the target)
+    draft: str | None = None  # --draft: a draft model's GGUF file, or its folder for a folder engine (default: the target)
     semantics: str | None = None  # --semantics, for an engine that does not declare its own
     model: str = "default"  # the model name sent to an endpoint
 
