@@ -151,6 +151,6 @@ def build_sdist(sdist_directory, config_settings=None) -> str:
             info.size, info.mtime, info.mode = len(data), stamp, 0o644
             tar.addfile(info, io.BytesIO(data))
     with open(Path(sdist_directory) / filename, "wb") as out, gzip.GzipFile(
-            filename="", mode="wb", fileobj=out, mtime=stamp) as gz:
+            filename="", mode="wb", fileobj=out, mtime=stamp, compresslevel=6) as gz:
         gz.write(buffer.getvalue())
     return filename

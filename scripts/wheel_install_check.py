@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -56,9 +57,21 @@ def check(ok: bool, what: str) -> bool:
 
 
 def run(command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 900) -> tuple[subprocess.CompletedProcess, float]:
-    start = time.perf_counter()
+    """(the finished process, its wall seconds)."""
+    result, wall, _ = run_timed(command, cwd, env, timeout)
+    return result, wall
+
+
+def run_timed(command: list[str], cwd: Path, env: dict[str, str] | None = None,
+              timeout: int = 900) -> tuple[subprocess.CompletedProcess, float, float]:
+    """(the finished process, wall seconds, CPU seconds: user + system of the child and its children)."""
+    def cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    start, start_cpu = time.perf_counter(), cpu()
     result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    return result, time.perf_counter() - start
+    return result, time.perf_counter() - start, cpu() - start_cpu
 
 
 def step(title: str) -> None:
@@ -140,17 +153,32 @@ def timings(bin_dir: Path, work: Path, repeats: int = 5) -> None:
         "pytest --co -q -p no:specmath": [py, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider", "-p", "no:specmath",
                                           "test_empty.py"],
     }
-    samples: dict[str, list[float]] = {name: [] for name in commands}
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeats):
         for name, command in commands.items():
-            samples[name].append(run(command, cwd=work, env=user_env())[1])
-    medians = {name: statistics.median(values) for name, values in samples.items()}
-    for name, value in medians.items():
-        print(f"  {name:34s} {value:6.3f} s   (runs: {', '.join(f'{v:.3f}' for v in samples[name])})")
-    with_plugin, without = medians["pytest --co -q (empty file)"], medians["pytest --co -q -p no:specmath"]
-    print(f"  the plugin's cost: {with_plugin - without:+.3f} s, ratio {with_plugin / without:.2f}")
-    header = run(commands["pytest --co -q (empty file)"][:-1] + ["-v", "test_empty.py"], cwd=work, env=user_env())[0]
-    print(f"  a specmath header line in an unrelated run: {'yes' if 'specmath' in header.stdout else 'no'}")
+            _, seconds, cpu_seconds = run_timed(command, work, user_env())
+            wall[name].append(seconds)
+            cpu[name].append(cpu_seconds)
+    medians = {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in commands}
+    print(f"  {'':34s} {'wall':>7s} {'CPU':>7s}")
+    for name, (w, c) in medians.items():
+        print(f"  {name:34s} {w:6.3f}s {c:6.3f}s   (wall runs: {', '.join(f'{v:.3f}' for v in wall[name])})")
+    (w1, c1), (w0, c0) = medians["pytest --co -q (empty file)"], medians["pytest --co -q -p no:specmath"]
+    print(f"  the plugin's cost: wall {w1 - w0:+.3f} s (ratio {w1 / w0:.2f}), CPU {c1 - c0:+.3f} s (ratio {c1 / c0:.2f})")
+    # what the plugin makes pytest import, from -X importtime (each module once, with its own import time)
+    imported = {}
+    for flag in ([], ["-p", "no:specmath"]):
+        trace = run([py, "-X", "importtime", *commands["pytest --co -q (empty file)"][1:-1], *flag, "test_empty.py"],
+                    cwd=work, env=user_env())[0]
+        lines = [line.split("|") for line in trace.stderr.splitlines() if line.startswith("import time:")]
+        imported[bool(flag)] = {name.strip(): int(own.split(":")[1]) for own, _, name in lines[1:]}
+    extra = {name: us for name, us in imported[False].items() if name not in imported[True]}
+    tops = sorted({name.split(".")[0] for name in extra})
+    print(f"  modules pytest imports because of the plugin: {len(extra)} ({', '.join(tops) or 'none'}), "
+          f"{sum(extra.values()) / 1000:.0f} ms of their own import time")
+    header = run([py, "-m", "pytest", "--co", "-p", "no:cacheprovider", "test_empty.py"], cwd=work, env=user_env())[0]
+    print(f"  specmath's header line in a run without audits: {'yes' if 'specmath: audits run' in header.stdout else 'no'}")
 
 
 def testing_user(bin_dir: Path, work: Path) -> None:
@@ -178,7 +206,7 @@ def testing_user(bin_dir: Path, work: Path) -> None:
         ("specmath verify-rule my_engine:my_rule", [cli, "verify-rule", "my_engine:my_rule"], 0, "lossless"),
         ("specmath audit my_engine:my_round --n 2000", [cli, "audit", "my_engine:my_round", "--n", "2000"], 0, "PASS"),
         ("specmath audit --list", [cli, "audit", "--list"], 0, "reference"),
-        ("specmath bench (needs torch)", [cli, "bench"], 2, "specmath[torch]"),
+        ("specmath bench (needs torch)", [cli, "bench"], 2, 'install the extra specmath[torch] (from a clone: pip install ".[torch]")'),
     ]
     for title, command, status, expected in cases:
         result, seconds = run(command, cwd=work, env=env)
