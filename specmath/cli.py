@@ -16,7 +16,7 @@ before it imports torch, so a mistake is reported within a second, even on a bus
 A command that needs a package an extra of specmath installs (torch for ``bench``, ``audit-generate``,
 the real-model figures), run where it is missing, gets the same one line naming the extra and exit 2::
 
-    specmath bench: error: this command needs torch, which cannot be imported (No module named 'torch'); install it with: pip install "specmath[torch]"
+    specmath bench: error: this command needs torch, which cannot be imported (No module named 'torch'); install the extra specmath[torch] (from a clone: pip install ".[torch]")
 
 ``main`` turns any ``ModuleNotFoundError`` of such a package into that line (``missing_extra``); a
 command that knows in advance calls ``require_extra`` before it starts work.
@@ -73,13 +73,15 @@ def usage_error(prog: str, message: str) -> int:
 
 def missing_extra(error: ModuleNotFoundError, what: str = "this command", instead: str | None = None) -> str | None:
     """The one line for a package an extra installs that could not be imported (None for any other module):
-    what needs it, the import error, the ``pip install`` that supplies it, and ``instead`` (another way) if given."""
+    what needs it, the import error, the extra that supplies it and its ``pip install`` from a clone (specmath is on
+    no registry; docs/how-to/install.md), and ``instead`` (another way) if given."""
     package = (error.name or "").partition(".")[0]
     if package not in EXTRAS:
         return None
     other = f", or {instead}" if instead else ""
-    return (f"{what} needs {package}, which cannot be imported ({error}); install it with: "
-            f'pip install "specmath[{EXTRAS[package]}]"{other}')
+    extra = EXTRAS[package]
+    return (f"{what} needs {package}, which cannot be imported ({error}); install the extra specmath[{extra}] "
+            f'(from a clone: pip install ".[{extra}]"){other}')
 
 
 def require_extra(package: str, what: str = "this command", instead: str | None = None) -> None:

@@ -34,7 +34,7 @@ then to a small table, and prints its table, not a seed integer.
 interface): target_probs [gamma+1, V], draft_probs [gamma, V], draft_tokens [gamma], with
 q_i(x_i) > 0 for every draft token, as numpy arrays or torch tensors (torch is imported only there).
 
-Importing this module needs hypothesis (``pip install specmath[testing]``), not torch.
+Importing this module needs hypothesis (the extra ``specmath[testing]``), not torch.
 """
 
 from __future__ import annotations

@@ -109,7 +109,8 @@ def test_the_testing_api_audits_a_numpy_sampler_and_a_rule_without_torch(workdir
     assert _attempts(out) == "torch attempts: []", out.stderr[-3000:]
 
 
-NEEDS_TORCH = '''needs torch, which cannot be imported \\(No module named 'torch'\\); install it with: pip install "specmath\\[torch\\]"'''
+NEEDS_TORCH = (r"needs torch, which cannot be imported \(No module named 'torch'\); install the extra specmath\[torch\] "
+               r'\(from a clone: pip install "\.\[torch\]"\)')
 
 
 @pytest.mark.parametrize("args,line", [

@@ -21,6 +21,7 @@ Modules, one idea each:
 * ``packed_linear``      Linear weights packed once for oneDNN (bfloat16 on a CPU): k(gamma) ~ 1
 * ``lean_llama``         the same Llama forward without HF's per-call wrapper: a small draft's c falls
 * ``bundled``            the small character-level pair shipped in the repository (safetensors, no pickle)
+* ``weight_files``       where the repository's trained weights are: beside the code, else in ``specmath-models``
 * ``pairs``              named target/draft pairs for the bench and the figures
 * ``acceptance``         alpha along the target's own samples, position by position
 * ``stopwatch``          the one stopwatch: seconds by part, the device synchronised

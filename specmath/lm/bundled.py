@@ -3,7 +3,8 @@
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)).
 
 ``load_bundled_pair()`` returns (target, draft, tokenizer), loaded offline from the safetensors files in
-``specmath/lm/bundled/{target,draft}/`` (no pickle: ``use_safetensors=True``). The target is a 32-layer
+``specmath/lm/bundled/{target,draft}/`` (no pickle: ``use_safetensors=True``), or, where specmath was installed
+from its wheel, from the ``specmath-models`` distribution (``specmath.lm.weight_files``). The target is a 32-layer
 ``LlamaForCausalLM``, the draft a 1-layer one distilled from it, so that one draft forward costs a small
 fraction c of a target forward while the draft agrees with the target often (alpha); the speedup model
 of Leviathan et al. (2023), (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)), then predicts > 2x.
@@ -21,14 +22,19 @@ from pathlib import Path
 
 import torch
 
+from specmath.lm.weight_files import find_weights
+
 __all__ = ["bundled_dir", "load_bundled_pair", "WEIGHT_FILES"]
 
 WEIGHT_FILES = ("target/model.safetensors", "draft/model.safetensors")
 
 
 def bundled_dir() -> Path:
-    """The folder holding ``target/``, ``draft/`` (each a Hugging Face model folder with its tokenizer)."""
-    return Path(__file__).resolve().parent / "bundled"
+    """The folder holding ``target/``, ``draft/`` (each a Hugging Face model folder with its tokenizer).
+
+    ``specmath/lm/bundled/`` in a clone, else the installed ``specmath-models``' copy; ValueError where neither is.
+    """
+    return find_weights("bundled", "the bundled pair's weights")
 
 
 def load_bundled_pair(dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu"):

@@ -33,6 +33,7 @@ import torch
 from specmath.lm.drafts import PromptLookupDraft, Proposal
 from specmath.lm.generation import Draws
 from specmath.lm.warps import warped_probs
+from specmath.lm.weight_files import find_weights
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer, check_probability
 
@@ -40,8 +41,11 @@ __all__ = ["NgramTable", "build_ngram_table", "NgramDraft", "LookupNgramDraft", 
 
 
 def default_table_file() -> Path:
-    """Where the repository keeps SmolLM2's n-gram table (``scripts/build_smollm2_ngram.py``)."""
-    return Path(__file__).resolve().parent / "smollm2_draft" / "ngram.safetensors"
+    """SmolLM2's n-gram table (``scripts/build_smollm2_ngram.py``): the clone's, else ``specmath-models``' copy.
+
+    ValueError where neither is (``specmath.lm.weight_files``).
+    """
+    return find_weights("smollm2_draft/ngram.safetensors", "SmolLM2's n-gram table")
 
 
 class NgramTable:
