@@ -4,6 +4,10 @@
 draft q on 2, 3 and 4 tokens (sympy symbols, one case per sign pattern of p - q; see
 ``specmath.speculative.symbolic_step``); with ``--rule resample-from-target`` it returns the
 counterexample region of that lossy rule. Its timing per size goes to stderr, never into the JSON.
+
+Exit status: 0 when every verification is lossless, 1 when some law differs from its target (NOT
+LOSSLESS), 2 when some verification raised (an ERROR line naming the exception; ``--json`` carries it as
+``"error"``): an exception is no verdict, so it never reads as "not lossless".
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ DEFAULT_SIZES = (2, 3, 4)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", metavar="NAME", help=f"which sampler (see --list), or {SYMBOLIC_STEP}")
-    parser.add_argument("--all", action="store_true", help="run every verification; exit 1 if any is not lossless")
+    parser.add_argument("--all", action="store_true",
+                        help="run every verification; exit 1 if any is not lossless, 2 if any raised")
     parser.add_argument("--json", action="store_true", help="print JSON (one object, or a list with --all)")
     parser.add_argument("--list", action="store_true", help="list the names")
     parser.add_argument("--rule", choices=SYMBOLIC_RULES, default=None,
@@ -68,7 +73,7 @@ def run_symbolic_step(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specmath.proofs import VERIFIERS, verify
+    from specmath.proofs import VERIFIERS, run_verification
 
     if args.list:
         print("\n".join([*VERIFIERS, SYMBOLIC_STEP]))
@@ -84,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     if args.name == SYMBOLIC_STEP:
         return run_symbolic_step(args)
     names = list(VERIFIERS) if args.all else [args.name]
-    results = [verify(n) for n in names]
+    results = [run_verification(n) for n in names]
+    errors = [r for r in results if r.lossless is None]
     if args.json:
         payload = [r.to_json() for r in results] if args.all else results[0].to_json()
         print(json.dumps(payload, indent=2))
@@ -93,6 +99,11 @@ def run(args: argparse.Namespace) -> int:
             print(r.report())
             print()
         if args.all:
-            good = sum(r.lossless for r in results)
-            print(f"{good} of {len(results)} samplers lossless")
+            good = sum(r.lossless is True for r in results)
+            lossy = sum(r.lossless is False for r in results)
+            tail = "".join([f", {lossy} NOT LOSSLESS" if lossy else "",
+                            f", {len(errors)} ERROR (raised: no verdict)" if errors else ""])
+            print(f"{good} of {len(results)} samplers lossless{tail}")
+    if errors:
+        return 2
     return 0 if all(r.lossless for r in results) else 1

@@ -20,9 +20,10 @@ from specmath.proofs import (
     speculative_proofs,
     tree_proofs,
 )
-from specmath.proofs.verification import Verification, fraction_text, verification_from
+from specmath.proofs.verification import Verification, VerificationError, fraction_text, verification_from
 
-__all__ = ["VERIFIERS", "Verification", "fraction_text", "verification_from", "verify"]
+__all__ = ["VERIFIERS", "Verification", "VerificationError", "fraction_text", "verification_from", "verify",
+           "run_verification"]
 
 #: name -> zero-argument function returning a Verification, in the order ``verify --all`` prints
 VERIFIERS: dict[str, Callable[[], Verification]] = {
@@ -40,3 +41,13 @@ def verify(name: str) -> Verification:
     if name not in VERIFIERS:
         raise KeyError(f"unknown verification {name!r}; known: {', '.join(VERIFIERS)}")
     return VERIFIERS[name]()
+
+
+def run_verification(name: str) -> Verification | VerificationError:
+    """``verify(name)``, or a ``VerificationError`` naming what it raised (an error has no verdict)."""
+    if name not in VERIFIERS:
+        raise KeyError(f"unknown verification {name!r}; known: {', '.join(VERIFIERS)}")
+    try:
+        return VERIFIERS[name]()
+    except Exception as exc:  # the sampler, its program or its target raised: an error, never "not lossless"
+        return VerificationError(name, exc)

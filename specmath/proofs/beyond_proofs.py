@@ -22,9 +22,11 @@ from specmath.speculative import acceptance_rate, autoregressive_law
 from specmath.speculative.block import block_generation_law, block_vs_tokenwise
 from specmath.speculative.examples import PAPER_EXAMPLE, WORD_DRAFT, WORD_TARGET
 from specmath.speculative.multidraft import accepted_length_against_k, multidraft_generation_law, one_hot_drafter
+from specmath.speculative.round import speculative_round
 from specmath.speculative.sample_match import match_acceptance, sample_match_generation_law, sampled_vs_tokenwise
 from specmath.speculative.sampling_warp import warped
-from specmath.speculative.toy_lm import ToyLM
+from specmath.speculative.toy_lm import ToyLM, warp
+from specmath.speculative.variants import variant_generation_law
 from specmath.speculative.warped import warp_scenarios
 
 __all__ = ["PROOFS"]
@@ -74,12 +76,12 @@ def _sample_match() -> Verification:
 def _warped() -> Verification:
     w = SamplingOptions(temperature=Fraction(1, 2), top_k=2)
     cases = warp_scenarios(WORD_TARGET, WORD_DRAFT, w, (), 2, 2)
-    correct = cases["warp on both sides (correct)"]
     wanted = autoregressive_law(ToyLM(lambda c: warped(WORD_TARGET(c), w), WORD_TARGET.vocabulary), (), 2)
     return Verification(
         "warped-target",
         f"speculative decoding with {w!r} on both sides is lossless for the warped target (2 tokens)",
-        correct["law"],
+        # the round program itself, interpreted exactly, on the warped pair w(p), w(q)
+        variant_generation_law(speculative_round, warp(WORD_TARGET, w), warp(WORD_DRAFT, w), (), 2, 2),
         wanted,
         extras={f"TV, {name}": case["tv"] for name, case in cases.items() if name != "warp on both sides (correct)"},
     )

@@ -8,6 +8,12 @@ target and an over-confident bigram draft). A round is lossless when its emitted
 plain target sampling to gamma + 1 tokens, has the autoregressive law of the target; generation is
 lossless when the first ``length`` tokens of repeated rounds have that law.
 
+Both interpret the round program the course shows, ``speculative_round`` with the step's
+``standard_rule``, with the exact interpreter: R = exact(speculative_round, ...).law, then the
+completion C and the generation law G of ``specmath.speculative.variants`` over it. The faster
+recursion ``round_law`` is not used here; the tests prove it equal to the interpreted program for
+every rule of the battery (lossy ones included), so it may serve the property tests and notebooks.
+
 References: Leviathan et al., ICML 2023, Algorithm 1 and Appendix A.1.
 """
 
@@ -21,14 +27,13 @@ from specmath.proofs.verification import Verification, verification_from
 from specmath.speculative import (
     acceptance_rate,
     autoregressive_law,
-    completed_round_law,
-    expected_round_tokens,
-    generate_law,
     target_passes_per_token,
     two_token,
 )
 from specmath.speculative.examples import ROUND_DRAFT, ROUND_PREFIX, ROUND_TARGET, SPECULATIVE_EXAMPLE
-from specmath.speculative.step import speculative_step
+from specmath.speculative.round import speculative_round
+from specmath.speculative.step import speculative_step, standard_rule
+from specmath.speculative.variants import completion_law_of, expected_emitted, generation_law_of, round_law_of
 
 __all__ = ["PROOFS"]
 
@@ -74,17 +79,24 @@ ROUND_GAMMA = 4
 GENERATE_LENGTH = 6
 
 
+def _interpreted_round(context: tuple, gamma: int) -> Law:
+    """R_context: the exact law of the tuple ``speculative_round`` emits, by the exact interpreter."""
+    return round_law_of(speculative_round, ROUND_TARGET, ROUND_DRAFT, context, gamma, standard_rule)
+
+
 def _speculative_round() -> Verification:
     target, draft, prefix, gamma = ROUND_TARGET, ROUND_DRAFT, ROUND_PREFIX, ROUND_GAMMA
+    emitted = _interpreted_round(prefix, gamma)
     return Verification(
         "speculative-round",
         f"one round, gamma = {gamma}, prefix {' '.join(prefix)!r}, bigram word world; emitted tokens "
         f"continued by plain target sampling to {gamma + 1} tokens vs {gamma + 1} target tokens",
-        completed_round_law(target, draft, prefix, gamma),
+        # C(s) = sum_{e prefix of s} R(e) prod_{i > |e|} p(s_i | prefix s_<i), R from the round program
+        completion_law_of(emitted, target, prefix, gamma + 1),
         autoregressive_law(target, prefix, gamma + 1),
         extras={
             "alpha at the prefix": acceptance_rate(target(prefix), draft(prefix)),
-            "E[tokens per round] (exact)": expected_round_tokens(target, draft, prefix, gamma),
+            "E[tokens per round] (exact)": expected_emitted(emitted),
         },
     )
 
@@ -94,7 +106,8 @@ def _speculative_generate() -> Verification:
     return Verification(
         "speculative-generate",
         f"repeated rounds with gamma = {gamma} until {length} tokens (last round truncated) vs {length} target tokens",
-        generate_law(target, draft, prefix, gamma, length),
+        # G(c, n) = sum_e R_c(e) [e[:n] if |e| >= n else e + G(c e, n - |e|)], each R_c from the round program
+        generation_law_of(lambda context: _interpreted_round(context, gamma), prefix, length),
         autoregressive_law(target, prefix, length),
         extras={"E[target passes per token] (exact)": target_passes_per_token(target, draft, prefix, gamma, length)},
     )

@@ -2,6 +2,10 @@
 
 ``specmath verify NAME`` prints ``Verification.report()`` and ``--json`` prints ``to_json()``.
 The named verifications live in the track modules of ``specmath.proofs``.
+
+A verification whose sampler (or program, or target) raises has no verdict: it is a
+``VerificationError`` naming the exception, never "not lossless" (``specmath verify`` exits 2 for it,
+1 for a law that differs from its target).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import Any
 
 from specmath.laws import Law, difference_table, tv_distance
 
-__all__ = ["Verification", "verification_from", "fraction_text"]
+__all__ = ["Verification", "VerificationError", "verification_from", "fraction_text"]
 
 
 @dataclass
@@ -70,6 +74,30 @@ class Verification:
         lines.append(f"  TV distance: {fraction_text(self.tv)}")
         lines.append(f"  verdict: {'LOSSLESS (law == target exactly)' if self.lossless else 'NOT LOSSLESS'}")
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class VerificationError:
+    """A verification that raised: no law, no verdict; the exception it raised, named."""
+
+    name: str
+    exception: BaseException
+
+    #: no verdict: neither lossless nor lossy
+    lossless = None
+
+    @property
+    def error(self) -> str:
+        """``ExceptionType: message``."""
+        return f"{type(self.exception).__name__}: {self.exception}"
+
+    def to_json(self) -> dict:
+        """{name, error, lossless: null}."""
+        return {"name": self.name, "error": self.error, "lossless": None}
+
+    def report(self) -> str:
+        """One line: ``name: ERROR ExceptionType: message (raised, so no verdict)``."""
+        return f"{self.name}: ERROR {self.error} (the verification raised, so there is no verdict)"
 
 
 def fraction_text(x: Fraction) -> str:

@@ -15,9 +15,10 @@ toy LMs. A round alone is lossless in the same sense: its emitted tuple, continu
 sampling to gamma+1 tokens, has the autoregressive law (``completed_round_law``).
 
 Both laws are the shared ones of ``specmath.speculative.variants`` (generation G, completion C,
-autoregressive A) applied to the token-wise round law ``round_law``; the sampling programs
-``speculative_generation`` and ``autoregressive_generation`` are the reference meaning
-(``exact(program, ...).law`` equals them).
+autoregressive A) applied to the token-wise round law ``round_law``, the fast second path; the sampling
+programs ``speculative_generation`` and ``autoregressive_generation`` are the reference meaning
+(``exact(program, ...).law`` equals them), and ``specmath verify`` applies G and C to the interpreted
+round program itself (``specmath.proofs.speculative_proofs``).
 
 References: Leviathan et al., ICML 2023, Appendix A.1 (correctness); Chen et al., 2023, Theorem 1.
 """

@@ -14,9 +14,11 @@ The round (Leviathan et al. 2023, Algorithm 1; Chen et al. 2023, Algorithm 2):
 
 The round is written once as a sampling program from two blocks, ``draft_block`` and
 ``accept_block``, so a variant (a bug, block verification) swaps one block and keeps the other.
-``exact(speculative_round, ...)`` is the reference meaning. ``round_law`` computes the same law by a
-direct recursion over the tree of accepted prefixes (much faster than replaying the program); the
-tests prove the two equal.
+``exact(speculative_round, ...)`` is the reference meaning, and what ``specmath verify
+speculative-round`` and ``speculative-generate`` interpret. ``round_law`` computes the same law by a
+direct recursion over the tree of accepted prefixes (much faster than replaying the program), a second
+path for the property tests, the prover and the notebooks; the tests prove it equal to the program for
+every rule of the battery, lossy ones included (tests/speculative/test_round_law.py).
 
 Why the round is lossless: at every position the accept/resample step emits a token with law p_i
 exactly (``specmath.speculative.step``), and the next position's laws are conditioned on the token

@@ -157,6 +157,27 @@ def test_exact_paths_list_each_leaf_with_its_answers():
     assert paths[0].steps == (("die", 1), ("die", 1)) and paths[0].end == 2
 
 
+def certain_then_impossible():
+    # coin(1) never comes up False: its False branch must not be explored (here it would divide by zero)
+    sure = yield coin(Fraction(1), label="sure")
+    if not sure:
+        return 1 / 0
+    x = yield coin(Fraction(0), label="never")
+    return "heads" if x else "tails"
+
+
+def test_a_zero_probability_branch_is_never_explored():
+    assert exact(certain_then_impossible).law == Law({"tails": 1})
+    paths = exact_paths(certain_then_impossible)
+    assert [p.steps for p in paths] == [(("sure", True), ("never", False))]
+    assert exact(draw_zero_weight).law == Law({"a": 1})
+
+
+def draw_zero_weight():
+    x = yield draw({"a": 1, "b": 0})
+    return x if x == "a" else 1 / 0
+
+
 def biased(p):
     x = yield coin(p)
     y = yield coin(p)

@@ -90,6 +90,20 @@ def test_equality_is_as_measures_zero_entries_do_not_matter():
     assert hash(Law({"A": 1})) == hash(Law({"A": 1, "B": 0}))
 
 
+def test_laws_that_differ_by_float_rounding_are_unequal():
+    # equality is exact: 1e-17 is below any float tolerance (float(1/2 + 1e-17) == 0.5), and still unequal
+    tiny = Fraction(1, 10**17)
+    half = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)})
+    nudged = Law({"A": Fraction(1, 2) + tiny, "B": Fraction(1, 2) - tiny})
+    assert float(nudged["A"]) == float(half["A"])
+    assert nudged != half and not (nudged == half)
+    assert half != {"A": Fraction(1, 2) + tiny, "B": Fraction(1, 2) - tiny}  # a Mapping compares the same way
+    assert tv_distance(nudged, half) == tiny
+    # the double nearest 1/3, read exactly (Fraction(float)), is 1/3 - 1/(3 * 2^54): a different law
+    assert Fraction(1 / 3) - Fraction(1, 3) == -Fraction(1, 3 * 2**54)
+    assert Law.from_weights({"A": Fraction(1 / 3), "B": 1 - Fraction(1 / 3)}) != Law({"A": "1/3", "B": "2/3"})
+
+
 @pytest.mark.parametrize(
     "table, message",
     [

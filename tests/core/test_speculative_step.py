@@ -8,7 +8,7 @@ from hypothesis import example, given
 from specmath import Law, LawError, exact
 from specmath import strategies as sms
 from specmath.exact import exact_paths
-from specmath.speculative import acceptance_rate, residual_law, speculative_step, step_law
+from specmath.speculative import acceptance_rate, residual_law, speculative_step, standard_rule, step_law
 
 
 def pair(wp, wq):
@@ -25,6 +25,17 @@ def pair(wp, wq):
 def test_one_speculative_step_outputs_exactly_p(pq):
     p, q = pq
     assert step_law(p, q) == p
+
+
+@given(sms.law_pairs())
+@example(pair([7, 3], [4, 6]))  # p(0) > q(0): accepted for certain, no residual needed
+@example(pair([0, 1], [1, 1]))  # p(0) = 0: rejected for certain
+def test_the_standard_rule_accepts_with_min_one_p_over_q(pq):
+    p, q = pq
+    for x in (x for x in q if q[x]):
+        accept, resample = standard_rule(p, q, x)
+        assert accept == min(Fraction(1), p[x] / q[x])
+        assert resample == (residual_law(p, q) if p[x] < q[x] else None)
 
 
 @given(sms.law_pairs())

@@ -8,9 +8,10 @@ from fractions import Fraction
 import pytest
 import torch
 
+from specmath.audit.edge_draws import torch_edge_generator
 from specmath.laws import Law
 from specmath.lm import accept_reject as accept_reject_module
-from specmath.lm.accept_reject import accept_reject
+from specmath.lm.accept_reject import accept_prefix, accept_reject
 from specmath.lm.generation import Draws
 from specmath.lm.lossy_controls import TORCH_CONTROLS
 from specmath.stats import detectable_tv, g_test
@@ -130,3 +131,63 @@ def test_accept_reject_rejects_mismatched_shapes_and_lengths():
         accept_reject(torch.ones(2, 4, 5) / 5, torch.ones(2, 3, 6) / 6, drafts, g)
     with pytest.raises(ValueError, match="lengths must be a"):
         accept_reject(torch.ones(2, 4, 5) / 5, None, drafts, g, [3, 3])
+
+
+class GivenUniforms(Draws):
+    """Draws whose accept uniforms are the given (B, gamma) table; tokens from a seeded generator."""
+
+    def __init__(self, u: torch.Tensor) -> None:
+        super().__init__([torch.Generator().manual_seed(0)], per_row=False)
+        self.u = u
+
+    def uniform(self, batch, gamma, lengths=None):
+        return self.u[:batch, :gamma]
+
+
+def test_u_zero_rejects_a_token_the_target_never_emits():
+    # p(x) = 0 < q(x) = 1/2: accept iff u q(x) < p(x), strictly, so even u = 0 rejects, and the residual
+    # max(0, p - q) is the point mass on token 1
+    p = torch.tensor([[[0.0, 1.0], [0.5, 0.5]]])  # (1, gamma + 1 = 2, V = 2)
+    q = torch.tensor([[[0.5, 0.5]]])
+    drafts = torch.tensor([[0]])
+    res = accept_reject(p, q, drafts, torch_edge_generator(0, "zero"))  # its first uniform is exactly 0.0
+    assert torch.rand(1, generator=torch_edge_generator(0, "zero")).item() == 0.0
+    assert (res.n_accepted.item(), res.next_token.item()) == (0, 1)
+    n_accepted, _ = accept_prefix(p, q, drafts, GivenUniforms(torch.zeros(1, 1)))
+    assert n_accepted.item() == 0
+    # a token the target does emit, however rarely, is accepted at u = 0
+    rare = torch.tensor([[[1e-30, 1.0 - 1e-30], [0.5, 0.5]]])
+    assert accept_prefix(rare, q, drafts, GivenUniforms(torch.zeros(1, 1)))[0].item() == 1
+
+
+def test_a_draft_token_is_accepted_exactly_when_u_is_below_p_over_q():
+    # a grid of uniforms u and ratios r = p(x)/q(x), no ties (u != r): accepted iff u < r, i.e. w.p. min(1, r)
+    us = [0.05, 0.25, 0.45, 0.65, 0.85, 0.999]
+    ratios = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0, 2.0]
+    rows = [(u, r) for u in us for r in ratios]
+    q_x = 0.4
+    p = torch.zeros(len(rows), 2, 3)
+    q = torch.zeros(len(rows), 1, 3)
+    for b, (_, r) in enumerate(rows):
+        p_x = min(r * q_x, 1.0)
+        p[b, 0] = torch.tensor([p_x, (1 - p_x) / 2, (1 - p_x) / 2])
+        p[b, 1] = torch.tensor([1.0, 0.0, 0.0])
+        q[b, 0] = torch.tensor([q_x, 0.3, 0.3])
+    u = torch.tensor([[u] for u, _ in rows])
+    n_accepted, accept_probability = accept_prefix(p, q, torch.zeros(len(rows), 1, dtype=torch.long), GivenUniforms(u))
+    assert n_accepted.tolist() == [int(u < r) for u, r in rows]
+    expected = torch.tensor([[min(1.0, min(r * q_x, 1.0) / q_x)] for _, r in rows])
+    assert torch.allclose(accept_probability, expected, rtol=1e-6, atol=0)  # float32 p/q: relative 1e-6 is a few ulps
+
+
+def test_a_rejected_one_hot_draft_is_never_resampled():
+    # one-hot q (prompt lookup): a rejected x is resampled from p with x removed, so a rejected row never emits x
+    B = 4000
+    p = torch.tensor([[0.5, 0.3, 0.2], [1.0, 0.0, 0.0]]).expand(B, -1, -1)
+    drafts = torch.zeros(B, 1, dtype=torch.long)
+    res = accept_reject(p, None, drafts, torch.Generator().manual_seed(9))
+    rejected = res.n_accepted == 0
+    # P(reject) = 1 - p(0) = 1/2: about 2000 rows, and none of them emits token 0
+    assert 1800 < int(rejected.sum()) < 2200
+    assert not bool((res.next_token[rejected] == 0).any())
+    assert set(res.next_token[rejected].tolist()) == {1, 2}

@@ -136,3 +136,88 @@ def test_sampled_round_program_fits_the_exact_round_law_and_detects_tv_0_09():
     lossy = round_law(target, draft, (0,), 2, lambda p, q, x: (Fraction(1), None))
     assert tv_distance(law, lossy) == Fraction(185, 252)
     assert g_test(counts, lossy).p_value < 1e-6
+
+
+def resample_from_p_rule(p, q, x):
+    """A lossy rule: accept with min(1, p/q), resample from p itself (the residual forgotten)."""
+    accept = min(Fraction(1), p[x] / q[x])
+    return accept, (p if accept < 1 else None)
+
+
+def _battery_rules() -> dict:
+    """Every rule the project knows: the step's own, the bug zoo's lossy rules, the symbolic step's
+    lossy rule as a step rule, and this module's lossy ones."""
+    from specmath.bugzoo import rule_bugs
+    from specmath.speculative.step import standard_rule
+    from specmath.speculative.symbolic_step import SYMBOLIC_RULES, as_step_rule
+
+    rules = {"standard": standard_rule}
+    rules.update({name: getattr(rule_bugs, name) for name in rule_bugs.__all__ if name.endswith("_rule")})
+    rules.update({f"symbolic {name}": as_step_rule(rule) for name, rule in SYMBOLIC_RULES.items()})
+    rules.update({f.__name__: f for f in (reject_everything_rule, half_accept_rule, resample_from_p_rule)})
+    return rules
+
+
+def _battery_rounds():
+    """(name, target, draft, gamma) for every instance of the rule battery (a few random ones): a step
+    instance (p, q) as context-free LMs at gamma 1 and 2, a round instance on its seeded toy LMs."""
+    from specmath.speculative.rule_check import rule_battery
+
+    for inst in rule_battery(random_instances=6, seed=3):
+        if inst.gamma:
+            vocab = len(inst.p)
+            yield inst.name, random_toy_lm(vocab, inst.seeds[0]), random_toy_lm(vocab, inst.seeds[1]), inst.gamma
+            continue
+        for gamma in (1, 2):
+            yield f"{inst.name}, gamma {gamma}", constant_lm(inst.p, "p"), constant_lm(inst.q, "q"), gamma
+
+
+def _law_or_error(compute, *args):
+    try:
+        return compute(*args)
+    except ValueError as exc:  # LawError and the rule output's checks are ValueErrors
+        return type(exc).__name__
+
+
+def _program_law(*args) -> Law:
+    return exact(speculative_round, *args).law
+
+
+@pytest.mark.parametrize("rule_name", sorted(_battery_rules()))
+def test_round_law_equals_the_interpreted_round_program_for_every_rule_of_the_battery(rule_name):
+    # round_law is the fast second path: for every rule (lossy ones included) and every battery instance it
+    # gives the law exact() finds for the program speculative_round, or both refuse the rule's output alike
+    rule = _battery_rules()[rule_name]
+    compared = 0
+    for name, target, draft, gamma in _battery_rounds():
+        fast = _law_or_error(round_law, target, draft, (), gamma, rule)
+        program = _law_or_error(_program_law, target, draft, (), gamma, rule)
+        assert fast == program, f"{rule_name} on {name}: round_law {fast!r} vs program {program!r}"
+        compared += isinstance(fast, Law)
+    assert compared >= 20  # most instances give a law: the comparison is not between two errors
+
+
+def test_the_battery_rules_include_the_bug_zoo_rules_and_lossy_rules_that_move_the_round():
+    from specmath.speculative.generate import autoregressive_law, completed_round_law
+
+    rules = _battery_rules()
+    assert {"softmax_residual_rule", "float32_uniform_le_rule", "always_accept_rule", "clamped_residual_rule"} <= set(rules)
+    target, draft = random_toy_lm(3, 30), random_toy_lm(3, 130)
+    wanted = autoregressive_law(target, (), 3)
+    lossy = [name for name, rule in rules.items() if completed_round_law(target, draft, (), 2, rule) != wanted]
+    assert len(lossy) >= 6, lossy
+
+
+def test_the_round_program_emits_the_bonus_from_the_target_after_all_gamma_drafts():
+    # the program itself (what `specmath verify` interprets): all gamma accepted w.p. alpha^gamma, then a
+    # bonus token drawn from p(. | prefix x_1..x_gamma), the row after the last draft
+    target, draft = random_toy_lm(3, 21), random_toy_lm(3, 22)
+    gamma = 2
+    law = exact(speculative_round, target, draft, (0,), gamma).law
+    full = {e: w for e, w in law.items() if len(e) == gamma + 1}
+    assert full, "no round emitted gamma + 1 tokens"
+    drafts = {e[:gamma] for e in full}
+    for accepted in drafts:
+        mass = sum((w for e, w in full.items() if e[:gamma] == accepted), Fraction(0))
+        bonus = Law({e[-1]: w / mass for e, w in full.items() if e[:gamma] == accepted})
+        assert bonus == target((0,) + accepted), f"bonus after {accepted} is not p(. | prefix {accepted})"

@@ -13,6 +13,7 @@ from specmath.audit.rounds.adapters import DrawProtocol
 from specmath.audit.rounds.replay import replay_round
 from specmath.laws import Law
 from specmath.settings import AuditSettings
+from specmath.stats import detectable_tv
 from specmath.validation import InvalidArgument
 
 
@@ -25,11 +26,18 @@ def test_looks_are_n_alone_or_sixteenths_to_n_in_sequential_mode():
 
 
 def test_a_round_law_moved_by_the_stated_detectable_tv_is_rejected_with_probability_at_least_099():
-    # worst case of the power bound: move eps of mass between two halves of the support in proportion to p
+    """The joint test's detectable TV at n = 4000 rounds, and 200 samples of n = 4000 rounds from a law moved
+    by that TV: the worst case of the power bound (``specmath.stats``: eps of mass moved between two halves
+    of the support, in proportion to p) is rejected in >= 194 of 200 (power 0.99: binomial(200, 0.01)
+    exceeds 6 misses with probability < 0.005)."""
     case = case_named("context-g3")
     expected = case.expected()
     n, level = 4000, 1e-6 / 50
-    eps = run_tests(expected, Counter({s: 1 for s in expected.joint if expected.joint[s]}), level, 0.99, True)[0].detectable_tv
+    # the detectable TV the audit states after n rounds: run_tests at the final look, with counts summing to n
+    stated = Counter({s: 0 for s in expected.joint if expected.joint[s]})
+    stated[next(iter(stated))] = n
+    eps = run_tests(expected, stated, level, 0.99, True)[0].detectable_tv
+    assert eps == detectable_tv(expected.joint, n, level, 0.99)
     outcomes = sorted((s for s in expected.joint if expected.joint[s]), key=lambda s: -expected.joint[s])
     probs = np.array([float(expected.joint[s]) for s in outcomes])
     heavy = np.cumsum(probs) <= 0.5
@@ -42,7 +50,6 @@ def test_a_round_law_moved_by_the_stated_detectable_tv_is_rejected_with_probabil
         draws = rng.multinomial(n, shifted / shifted.sum())
         counts = Counter({s: int(c) for s, c in zip(outcomes, draws, strict=True) if c})
         rejected += run_tests(expected, counts, level, 0.99, False)[0].rejects
-    # 0.99 power: at most a few misses in 200 (binomial(200, 0.01) exceeds 6 with probability < 0.005)
     assert rejected >= trials - 6, (rejected, eps)
 
 
