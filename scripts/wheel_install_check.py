@@ -83,10 +83,26 @@ def python_block(text: str, after: str) -> str:
     return re.findall(r"```python\n(.*?)```", text.split(after, 1)[1], flags=re.S)[0]
 
 
+def clean_copy(dest: Path) -> Path:
+    """The checkout's files (tracked, and untracked ones git does not ignore) copied into ``dest``, so a build sees
+    what a fresh clone holds: a stale ``specmath.egg-info/SOURCES.txt`` left by an older editable install is read
+    back by setuptools' sdist and would put files pyproject.toml now excludes (the weights) into the wheel."""
+    if not dest.exists():
+        listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+                                text=True, check=True).stdout
+        for name in filter(None, listed.split("\0")):
+            source = ROOT / name
+            if source.is_file():
+                (dest / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, dest / name)
+    return dest
+
+
 def build(out: Path, project: Path) -> tuple[Path, float]:
-    """(the wheel, seconds): ``python -m build`` of ``project`` into the empty folder ``out``."""
+    """(the wheel, seconds): ``python -m build`` of ``project`` (a folder of a clean copy of the checkout, see
+    ``clean_copy``) into the empty folder ``out``."""
     out.mkdir(parents=True)
-    result, seconds = run([sys.executable, "-m", "build", "--outdir", str(out), str(project)], cwd=ROOT)
+    result, seconds = run([sys.executable, "-m", "build", "--outdir", str(out), str(project)], cwd=project)
     if result.returncode != 0:
         print(result.stdout[-3000:], result.stderr[-3000:])
         raise SystemExit(f"python -m build {project} failed")
@@ -222,7 +238,7 @@ def testing_user(bin_dir: Path, work: Path) -> None:
 
 def torch_user(out: Path, wheel: Path, tmp: Path) -> None:
     step("specmath[models] from the two wheels, torch as .ci/constraints.txt pins it, in a second fresh venv")
-    models_wheel, seconds = build(out / "specmath-models", ROOT / "models")
+    models_wheel, seconds = build(out / "specmath-models", clean_copy(out.parent / "src") / "models")
     print(f"  built {models_wheel.name}: {models_wheel.stat().st_size:,} bytes ({seconds:.1f} s)")
     bin_dir, _ = fresh_venv(tmp / "venv-torch")
     pip_install(bin_dir, [f"{wheel}[models]", str(models_wheel)], cwd=tmp)
@@ -253,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.wheel:
             wheel = args.wheel.resolve()
         else:
-            wheel, seconds = build(tmp / "dist" / "specmath", ROOT)
+            wheel, seconds = build(tmp / "dist" / "specmath", clean_copy(tmp / "src"))
             print(f"  python -m build: {seconds:.1f} s")
         check_wheel_contents(wheel)
         step("a fresh venv with specmath[testing] from the wheel")
