@@ -59,12 +59,8 @@ from specmath.speculative.tree import (
 )
 from specmath.speculative.tree_examples import EQUAL_NODE_SHAPES, TREE_DRAFT, TREE_TARGET
 from specmath.speculative.tree_reference import draft_tree_arrays, sample_tree_rounds
-from specmath.speculative.tree_verifiers import (
-    LOSSLESS_CHILDREN,
-    recursive_rejection,
-    specinfer_verifier,
-    target_only_verifier,
-)
+from specmath.speculative.tree_registry import LOSSLESS_CHILDREN
+from specmath.speculative.tree_verifiers import recursive_rejection, specinfer_verifier, target_only_verifier
 from specmath.stats import detectable_tv, g_test
 
 # %%

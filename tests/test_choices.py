@@ -104,7 +104,7 @@ def test_the_audit_offers_the_names_of_its_registries_and_the_bug_zoos():
     from specmath.bugzoo import BUGS, TREE_BUGS
 
     assert adapter_names() == (*ADAPTERS.names, *(f"bug:{name}" for name in BUGS))
-    assert tree_adapter_names() == (*TREE_ADAPTERS.names,
+    assert tree_adapter_names() == (*TREE_ADAPTERS,
                                     *(f"tree-bug:{bug.name}" for bug in TREE_BUGS if not bug.greedy_root))
     action = _action("audit", "adapter")
     assert action.choices is None  # checked against the registries when the command runs, with did-you-mean

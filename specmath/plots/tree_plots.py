@@ -54,7 +54,7 @@ def plot_tree_accepted():
 def rule_tv_table() -> tuple[list[str], dict]:
     """The rows (verifier names) and the exact TV table of ``plot_tree_rule_tv`` (None: the rule refuses)."""
     from specmath.bugzoo.tree_bugs import sibling_rule_without_residual
-    from specmath.speculative.tree_verifiers import TREE_VERIFIERS
+    from specmath.speculative.tree_registry import TREE_VERIFIERS
 
     verifiers = dict(TREE_VERIFIERS)
     verifiers["siblings, no residual (TensorRT-LLM)"] = sibling_rule_without_residual

@@ -16,10 +16,12 @@ sgl-kernel ``tree_speculative_sampling_target_only``.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from specmath.proofs.verification import Verification
 from specmath.speculative.tree import TreeShape, accepted_per_round, tree_generation_law
 from specmath.speculative.tree_examples import EQUAL_NODE_SHAPES, TREE_DRAFT, TREE_TARGET
+from specmath.speculative.tree_registry import TREE_VERIFIER_RECORDS, TreeVerifierRecord
 from specmath.speculative.variants import autoregressive_law
 
 __all__ = ["PROOFS"]
@@ -27,37 +29,22 @@ __all__ = ["PROOFS"]
 _LENGTH = 3
 
 
-def _tree_proof(name: str, verifier: str, children: str, text: str) -> Verification:
+def _tree_proof(record: TreeVerifierRecord) -> Verification:
+    """``specmath verify tree-NAME``: the verifier's generation law under its proof's children equals p's."""
+    children = record.proof_children
     shape = TreeShape((2, 2), children)
-    law = tree_generation_law(TREE_TARGET, TREE_DRAFT, (), shape, _LENGTH, verifier)
+    law = tree_generation_law(TREE_TARGET, TREE_DRAFT, (), shape, _LENGTH, record.name)
     shapes = [replace(s, children=children) for s in EQUAL_NODE_SHAPES]
-    accepted = accepted_per_round(TREE_TARGET, TREE_DRAFT, (), shapes, verifier)
+    accepted = accepted_per_round(TREE_TARGET, TREE_DRAFT, (), shapes, record.name)
     return Verification(
-        name,
-        f"{text}; 2 x 2 {children} trees, {_LENGTH} tokens",
+        f"tree-{record.name}",
+        f"{record.description}; 2 x 2 {children} trees, {_LENGTH} tokens",
         law,
         autoregressive_law(TREE_TARGET, (), _LENGTH),
         extras={"E[accepted] per round, 6 drafted tokens": {"x".join(map(str, s.branching)): a for s, a in accepted.items()}},
     )
 
 
-def _specinfer() -> Verification:
-    return _tree_proof("tree-specinfer", "specinfer", "iid", "SpecInfer's recursive rejection over i.i.d. children")
-
-
-def _without_replacement() -> Verification:
-    return _tree_proof("tree-without-replacement", "without-replacement", "without-replacement",
-                       "recursive rejection without replacement (Jeon et al. 2024), q renormalised after each child")
-
-
-def _target_only() -> Verification:
-    return _tree_proof("tree-target-only", "target-only", "top-k",
-                       "SGLang's target-only rule (first child j with u <= p(x_1) + ... + p(x_j)) on top-k children")
-
-
-#: name -> zero-argument function returning the Verification (``specmath verify NAME``)
-PROOFS = {
-    "tree-specinfer": _specinfer,
-    "tree-without-replacement": _without_replacement,
-    "tree-target-only": _target_only,
-}
+#: name -> zero-argument function returning the Verification (``specmath verify NAME``): one per tree
+#: verifier record (``specmath.speculative.tree_registry``)
+PROOFS = {f"tree-{name}": partial(_tree_proof, record) for name, record in TREE_VERIFIER_RECORDS.items()}

@@ -42,8 +42,8 @@ from specmath.exact import exact
 from specmath.laws import Law, tv_distance
 from specmath.program import draw, tick
 from specmath.speculative.round import LM, check_round_arguments, law_at
+from specmath.speculative.tree_registry import tree_verifier_record
 from specmath.speculative.tree_verifiers import (
-    TREE_VERIFIERS,
     Final,
     TreeVerifier,
     law_without,
@@ -190,7 +190,7 @@ def node_step(p: Law, q: Law, k: int, children: str, verifier: TreeVerifier):
 
 
 def _verifier(verifier: TreeVerifier | str) -> TreeVerifier:
-    return TREE_VERIFIERS[check_choice(verifier, "tree verifier", TREE_VERIFIERS)] if isinstance(verifier, str) else verifier
+    return tree_verifier_record(verifier).verifier if isinstance(verifier, str) else verifier
 
 
 def tree_round_law(target: LM, draft: LM, prefix: tuple, shape: TreeShape, verifier: TreeVerifier | str) -> Law:

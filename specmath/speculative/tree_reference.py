@@ -18,31 +18,28 @@ TensorRT-LLM's trees: nodes in breadth-first order, a parent before its children
 
 ``sample_tree_rounds`` returns [N, depth + 1] int64: the accepted path's tokens, then the final
 (resampled or bonus) token, padded with -1. The verifier at each node is one *level rule*
-(``LEVEL_RULES``: the float counterparts of ``specmath.speculative.tree_verifiers``), a keyword a
+(``specmath.speculative.tree_level_rules``, named by ``specmath.speculative.tree_registry``), a keyword a
 lossy variant may swap (``specmath.bugzoo.tree_bugs``), as ``numpy_round``'s blocks are for chains.
 ``draft_tree_arrays`` draws these arrays from two toy LMs, so a test can compare the sampler's
 histogram with the exact law ``tree_round_law``.
 
-Floats appear only here: u * q(x) < p(x) decides an acceptance (no u = 0 accept of p(x) = 0), and
-rows are checked to sum to 1 within 1e-6 (float32 softmax rows do so with room to spare).
+Floats appear only here and in the level rules: u * q(x) < p(x) decides an acceptance (no u = 0 accept
+of p(x) = 0), and rows are checked to sum to 1 within 1e-6 (float32 softmax rows do so with room to spare).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from specmath.speculative.round import LM, law_at
 from specmath.speculative.tree import TreeShape, check_shape, top_k_tokens
-from specmath.validation import InvalidArgument, check_choice, check_integer
+from specmath.speculative.tree_level_rules import LevelRule
+from specmath.speculative.tree_registry import tree_verifier_record
+from specmath.validation import InvalidArgument, check_integer
 
-__all__ = ["TreeArrays", "tree_parents", "check_tree_arrays", "draw_rows", "LEVEL_RULES", "sample_tree_rounds", "draft_tree_arrays"]
-
-#: a level rule: (p [m, V], q [m, k, V], tokens [m, k], valid [m, k], rng) -> (accepted child j or -1 [m], residual [m, V])
-LevelRule = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.random.Generator], tuple[np.ndarray, np.ndarray]]
-
+__all__ = ["TreeArrays", "tree_parents", "check_tree_arrays", "draw_rows", "sample_tree_rounds", "draft_tree_arrays"]
 
 @dataclass(frozen=True)
 class TreeArrays:
@@ -109,65 +106,6 @@ def draw_rows(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return index
 
 
-def _normalised(rows: np.ndarray, what: str) -> np.ndarray:
-    total = rows.sum(axis=1, keepdims=True)
-    if np.any(total <= 0):
-        raise ValueError(f"the {what} is zero: a rejection happened where p <= q everywhere (p == q up to rounding)")
-    return rows / total
-
-
-def _recursive_rule(renormalise_q: bool) -> LevelRule:
-    """SpecInfer (q fixed) or without replacement (q without the earlier siblings), in float."""
-
-    def rule(p, q, tokens, valid, rng):
-        m = p.shape[0]
-        rows = np.arange(m)
-        current = p.copy()
-        chosen = np.full(m, -1)
-        drawn = np.zeros_like(p, dtype=bool)
-        for j in range(tokens.shape[1]):
-            live = valid[:, j] & (chosen < 0)
-            x = tokens[:, j]
-            q_j = q[:, j]
-            if renormalise_q:
-                q_j = _normalised(np.where(drawn, 0.0, q_j), "draft law without the drawn tokens")
-            # accept x_j with min(1, p^(j)(x_j) / q_j(x_j)): u q(x) < p(x)
-            accept = live & (rng.random(m) * q_j[rows, x] < current[rows, x])
-            chosen[accept] = j
-            reject = live & ~accept
-            if np.any(reject):
-                current[reject] = _normalised(np.maximum(current[reject] - q_j[reject], 0.0), "residual max(0, p - q)")
-            drawn[rows[live], x[live]] = True
-        return chosen, current
-
-    return rule
-
-
-def _target_only_rule(p, q, tokens, valid, rng):
-    """SGLang's rule: one u per node, child j accepted when u < p(x_1) + ... + p(x_j); else p without the children."""
-    m = p.shape[0]
-    rows = np.arange(m)
-    u = rng.random(m)
-    covered = np.zeros(m)
-    chosen = np.full(m, -1)
-    residual = p.copy()
-    for j in range(tokens.shape[1]):
-        live = valid[:, j] & (chosen < 0)
-        x = tokens[:, j]
-        covered = covered + np.where(live, p[rows, x], 0.0)
-        chosen[live & (u < covered)] = j
-        residual[rows[live], x[live]] = 0.0
-    return chosen, residual
-
-
-#: name -> level rule, the float counterparts of ``specmath.speculative.tree_verifiers.TREE_VERIFIERS``
-LEVEL_RULES: dict[str, LevelRule] = {
-    "specinfer": _recursive_rule(renormalise_q=False),
-    "without-replacement": _recursive_rule(renormalise_q=True),
-    "target-only": _target_only_rule,
-}
-
-
 def _children_table(parents: np.ndarray) -> np.ndarray:
     """[nodes + 1, max_k]: row 0 lists the root's children, row i + 1 node i's, in index order; -1 pads."""
     lists: list[list[int]] = [[] for _ in range(len(parents) + 1)]
@@ -184,7 +122,7 @@ def sample_tree_rounds(parents, target_probs, draft_probs, draft_tokens, rng: np
     """One tree round per batch row; returns [N, depth + 1] emitted tokens, -1 padded (see the module doc)."""
     if not isinstance(rng, np.random.Generator):
         raise InvalidArgument(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    rule = LEVEL_RULES[check_choice(verifier, "tree verifier", LEVEL_RULES)] if isinstance(verifier, str) else verifier
+    rule = tree_verifier_record(verifier).level_rule if isinstance(verifier, str) else verifier
     parents, p_all, q_all, x_all = check_tree_arrays(parents, target_probs, draft_probs, draft_tokens)
     kids = _children_table(parents)
     depth_of = np.zeros(len(parents), dtype=np.int64)

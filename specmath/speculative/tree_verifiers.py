@@ -8,7 +8,8 @@ A *verifier* is a sampling program ``verifier(p, q, children)`` returning the in
 it accepts (the walk goes on below x_j) or ``Final(y)`` (the round ends with token y). The walk over
 the tree, the bonus token at a leaf and the laws of repeated rounds are ``specmath.speculative.tree``.
 Each rule below emits a token of law p at the node exactly when the children are drawn the way it
-assumes; ``LOSSLESS_CHILDREN`` says which way (proved by ``specmath verify tree-*`` and the tests):
+assumes; its record in ``specmath.speculative.tree_registry`` says which way (proved by
+``specmath verify tree-*`` and the tests):
 
 * ``specinfer_verifier``: multi-step speculative sampling (SpecInfer, Miao et al. 2024). With
   p^(1) = p: accept x_j with min(1, p^(j)(x_j) / q(x_j)), else p^(j+1) = norm(max(0, p^(j) - q));
@@ -57,8 +58,6 @@ __all__ = [
     "specinfer_verifier",
     "without_replacement_verifier",
     "target_only_verifier",
-    "TREE_VERIFIERS",
-    "LOSSLESS_CHILDREN",
 ]
 
 
@@ -126,18 +125,3 @@ def target_only_verifier(p: Law, q: Law, children: tuple):
     # u > p(children): the final token comes from p with the rejected children's mass removed
     y = yield draw(law_without(p, children), label="resample")
     return Final(y)
-
-
-#: name -> verifier program, as ``tree_round`` and the float reference take them
-TREE_VERIFIERS: dict[str, TreeVerifier] = {
-    "specinfer": specinfer_verifier,
-    "without-replacement": without_replacement_verifier,
-    "target-only": target_only_verifier,
-}
-
-#: verifier name -> the ways of drawing children (``TreeShape.children``) under which it is lossless
-LOSSLESS_CHILDREN: dict[str, tuple[str, ...]] = {
-    "specinfer": ("iid",),
-    "without-replacement": ("without-replacement",),
-    "target-only": ("without-replacement", "top-k"),
-}

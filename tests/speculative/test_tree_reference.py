@@ -19,7 +19,7 @@ from specmath.speculative.tree_reference import (
     sample_tree_rounds,
     tree_parents,
 )
-from specmath.speculative.tree_verifiers import LOSSLESS_CHILDREN
+from specmath.speculative.tree_registry import LOSSLESS_CHILDREN
 from specmath.stats import detectable_tv, g_test
 from specmath.validation import InvalidArgument, UnknownName
 

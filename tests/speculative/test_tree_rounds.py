@@ -25,7 +25,8 @@ from specmath.speculative.tree import (
     tree_round_law,
 )
 from specmath.speculative.tree_examples import EQUAL_NODE_SHAPES, TREE_DRAFT, TREE_TARGET
-from specmath.speculative.tree_verifiers import LOSSLESS_CHILDREN, TREE_VERIFIERS, target_only_verifier
+from specmath.speculative.tree_registry import LOSSLESS_CHILDREN, TREE_VERIFIERS
+from specmath.speculative.tree_verifiers import target_only_verifier
 from specmath.stats import detectable_tv, g_test
 from specmath.validation import InvalidArgument, UnknownName
 

@@ -24,7 +24,7 @@ from specmath.settings import AuditSettings
 from specmath.speculative.tree import TreeShape, tree_round_law
 from specmath.speculative.tree_layouts import parents_from_paths, parents_from_sglang
 from specmath.speculative.tree_reference import sample_tree_rounds
-from specmath.speculative.tree_verifiers import LOSSLESS_CHILDREN
+from specmath.speculative.tree_registry import LOSSLESS_CHILDREN
 from specmath.testing import SamplerError, SamplerInputWarning, assert_tree_sampler_lossless
 from specmath.validation import InvalidArgument, UnknownName
 

@@ -17,10 +17,11 @@ draws each node's children: the premise of the sampler's verifier (SpecInfer's r
 recursive rejection without replacement needs ``without-replacement``, SGLang's target-only rule
 takes distinct children: ``without-replacement`` or ``top-k``).
 
-The registry (``TREE_ADAPTERS``, ``specmath.registry.Registry``): ``tree-specinfer``,
-``tree-without-replacement``, ``tree-target-only``, the float reference
-(``tree_reference.sample_tree_rounds``) with each lossless verifier under the children it is proved for,
-each a ``TreeAdapter`` in ``specmath.audit.trees.builtin_adapters``, imported on first use. Besides them:
+The built-in tree adapters (``TREE_ADAPTERS``): ``tree-NAME`` for each record NAME of
+``specmath.speculative.tree_registry`` (``tree-specinfer``, ``tree-without-replacement``,
+``tree-target-only``), the float reference (``tree_reference.sample_tree_rounds``) with that verifier
+under the children it is proved for, each a ``TreeAdapter`` of ``specmath.audit.trees.builtin_adapters``,
+imported on first use. Besides them:
 
 * ``tree-bug:NAME`` for the entries of ``specmath.bugzoo.TREE_BUGS`` whose float sampler takes these
   trees, under the children of their instance. Medusa's fast mode is not one of them: its first token
@@ -33,41 +34,22 @@ each a ``TreeAdapter`` in ``specmath.audit.trees.builtin_adapters``, imported on
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 
-from specmath.registry import Registry
+from specmath.audit.trees.tree_adapter import TreeAdapter
 from specmath.speculative.tree import CHILDREN
-from specmath.validation import check_choice, check_generator_kind
+from specmath.speculative.tree_registry import TREE_VERIFIER_RECORDS
+from specmath.validation import check_choice
 
 __all__ = ["TreeAdapter", "TREE_ADAPTERS", "tree_adapter_names", "tree_adapters", "tree_adapter_named",
            "is_user_tree_function", "audited_tree_bugs"]
 
 
-@dataclass(frozen=True)
-class TreeAdapter:
-    """A tree sampler under audit: its function, its generator kind and the children its verifier assumes."""
-
-    name: str
-    description: str
-    sample_tree: Callable  # (parents, target_probs, draft_probs, draft_tokens, generator) -> [N, depth + 1]
-    generator_kind: str  # "numpy" or "torch"
-    children: str  # how the auditor draws each node's children (CHILDREN)
-
-    def __post_init__(self) -> None:
-        check_choice(self.children, "way of drawing children", CHILDREN)
-        check_generator_kind(self.generator_kind)
-
-
-#: the built-in tree adapters, name -> where its ``TreeAdapter`` lives (``specmath.registry``), imported on
-#: first use. An entry added here needs nothing else: ``specmath audit`` offers it and ``--list`` shows it
-#: (``tree_adapter_names``), and ``tests/audit/trees`` checks that each entry loads as a TreeAdapter of its name.
-TREE_ADAPTERS = Registry("tree adapter", {
-    "tree-specinfer": "specmath.audit.trees.builtin_adapters:TREE_SPECINFER",
-    "tree-without-replacement": "specmath.audit.trees.builtin_adapters:TREE_WITHOUT_REPLACEMENT",
-    "tree-target-only": "specmath.audit.trees.builtin_adapters:TREE_TARGET_ONLY",
-})
+#: the built-in tree adapters' names, one per tree verifier record: ``specmath audit`` offers them and
+#: ``--list`` shows them (``tree_adapter_names``); each is built in ``builtin_adapters`` (imported on first
+#: use), and ``tests/audit/trees`` checks that each loads as a TreeAdapter of its name.
+TREE_ADAPTERS: tuple[str, ...] = tuple(f"tree-{name}" for name in TREE_VERIFIER_RECORDS)
 #: the prefix of the tree zoo's adapters: ``tree-bug:NAME`` for the audited entries of ``specmath.bugzoo.TREE_BUGS``
 TREE_BUG_PREFIX = "tree-bug:"
 
@@ -81,7 +63,7 @@ def audited_tree_bugs() -> dict:
 
 def tree_adapter_names() -> tuple[str, ...]:
     """Every tree adapter's name, the registry's then ``tree-bug:NAME``; loads none of them."""
-    return (*TREE_ADAPTERS.names, *(TREE_BUG_PREFIX + name for name in audited_tree_bugs()))
+    return (*TREE_ADAPTERS, *(TREE_BUG_PREFIX + name for name in audited_tree_bugs()))
 
 
 def _bug_sampler(bug, parents, target_probs, draft_probs, draft_tokens, generator):
@@ -94,7 +76,9 @@ def _bug_sampler(bug, parents, target_probs, draft_probs, draft_tokens, generato
 def _loaded(name: str) -> TreeAdapter:
     """The tree adapter ``name`` (a registry entry, or ``tree-bug:NAME`` under its instance's children)."""
     if name in TREE_ADAPTERS:
-        return TREE_ADAPTERS[name]
+        from specmath.audit.trees.builtin_adapters import REFERENCE_TREE_ADAPTERS
+
+        return REFERENCE_TREE_ADAPTERS[name]
     bug = audited_tree_bugs()[name.removeprefix(TREE_BUG_PREFIX)]
     return TreeAdapter(name, bug.explanation, partial(_bug_sampler, bug), "numpy", bug.instance().shape.children)
 

@@ -2,27 +2,30 @@
 
 Notation: p = target law, q = draft law, gamma = a tree's nodes.
 
-Each reference is a ``TreeAdapter`` (``specmath.audit.trees.adapters``) named by the registry
-``TREE_ADAPTERS`` there: ``tree_reference.sample_tree_rounds`` with one verifier, under the children it
-is proved for (SGLang's target-only rule under ``top-k``, as SGLang drafts EAGLE trees). All numpy:
-importing this module imports no torch.
+Each reference is a ``TreeAdapter`` (``specmath.audit.trees.tree_adapter``) named ``tree-NAME`` for a
+record NAME of ``specmath.speculative.tree_registry``: ``tree_reference.sample_tree_rounds`` with that
+verifier, under the children it is proved for (SGLang's target-only rule under ``top-k``, as SGLang
+drafts EAGLE trees). All numpy: importing this module imports no torch.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
-from specmath.audit.trees.adapters import TreeAdapter
+from specmath.audit.trees.tree_adapter import TreeAdapter
 from specmath.speculative.tree_reference import sample_tree_rounds
+from specmath.speculative.tree_registry import TREE_VERIFIER_RECORDS, TreeVerifierRecord
 
-__all__ = ["TREE_SPECINFER", "TREE_WITHOUT_REPLACEMENT", "TREE_TARGET_ONLY"]
-
-
-def _reference(name: str, verifier: str, children: str) -> TreeAdapter:
-    return TreeAdapter(name, f"specmath's float64 numpy tree sampler, {verifier} verifier, {children} children (correct)",
-                       partial(sample_tree_rounds, verifier=verifier), "numpy", children)
+__all__ = ["reference_tree_adapter", "REFERENCE_TREE_ADAPTERS"]
 
 
-TREE_SPECINFER = _reference("tree-specinfer", "specinfer", "iid")
-TREE_WITHOUT_REPLACEMENT = _reference("tree-without-replacement", "without-replacement", "without-replacement")
-TREE_TARGET_ONLY = _reference("tree-target-only", "target-only", "top-k")
+def reference_tree_adapter(record: TreeVerifierRecord) -> TreeAdapter:
+    """The float tree reference with ``record``'s verifier, under the children its proof uses."""
+    name, children = record.name, record.proof_children
+    return TreeAdapter(f"tree-{name}", f"specmath's float64 numpy tree sampler, {name} verifier, {children} children (correct)",
+                       partial(sample_tree_rounds, verifier=name), "numpy", children)
+
+
+#: ``tree-NAME`` -> the reference adapter of tree verifier NAME, one per record
+REFERENCE_TREE_ADAPTERS: dict[str, TreeAdapter] = {
+    f"tree-{name}": reference_tree_adapter(record) for name, record in TREE_VERIFIER_RECORDS.items()}

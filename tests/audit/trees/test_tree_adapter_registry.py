@@ -16,9 +16,9 @@ from specmath.choices import TREE_CHILDREN
 from specmath.validation import UnknownName
 
 
-@pytest.mark.parametrize("name", TREE_ADAPTERS.names)
-def test_each_registry_entry_loads_as_a_tree_adapter_of_its_name(name):
-    adapter = TREE_ADAPTERS[name]
+@pytest.mark.parametrize("name", TREE_ADAPTERS)
+def test_each_built_in_tree_adapter_loads_as_a_tree_adapter_of_its_name(name):
+    adapter = tree_adapter_named(name)
     assert isinstance(adapter, TreeAdapter) and adapter.name == name and adapter.children in TREE_CHILDREN
     assert tree_adapter_named(name) is adapter
     assert tree_adapter_named(name, children="top-k").children == "top-k"
@@ -27,7 +27,7 @@ def test_each_registry_entry_loads_as_a_tree_adapter_of_its_name(name):
 def test_the_tree_zoo_adapters_are_the_entries_whose_tree_hangs_below_the_context():
     listed = tree_adapters()
     audited = [bug for bug in TREE_BUGS if not bug.greedy_root]
-    assert tuple(listed) == tree_adapter_names() == (*TREE_ADAPTERS.names, *(f"tree-bug:{bug.name}" for bug in audited))
+    assert tuple(listed) == tree_adapter_names() == (*TREE_ADAPTERS, *(f"tree-bug:{bug.name}" for bug in audited))
     assert all(listed[f"tree-bug:{bug.name}"].children == bug.instance().shape.children for bug in audited)
 
 
