@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 from specmath.course.measurements import Measurement, load_measurement
+from specmath.tables import markdown_table as table
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "measurements"
@@ -86,12 +87,6 @@ def p_value(x: float) -> str:
 
 def statistic(x: float) -> str:
     return "inf" if math.isinf(x) else f"{x:.1f}"
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def temperature(run: dict) -> str:

@@ -63,6 +63,7 @@ from specmath.speculative.rule_check import (
     verify_rule,
 )
 from specmath.speculative.rule_output import number_text
+from specmath.tables import text_table
 from specmath.validation import InvalidArgument, check_generator_kind, check_integer
 
 __all__ = ["SamplerError", "SamplerInputWarning", "assert_rule_lossless", "assert_lossless", "assert_sampler_lossless",
@@ -86,10 +87,8 @@ def _law_text(law: Law) -> str:
 
 
 def _table_text(actual: Law, target: Law, actual_name: str = "law", target_name: str = "target") -> str:
-    rows = [("outcome", actual_name, target_name, "difference")]
-    rows += [(repr(x), number_text(a), number_text(t), number_text(d)) for x, a, t, d in difference_table(actual, target)]
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return "\n".join("    " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
+    rows = [(repr(x), number_text(a), number_text(t), number_text(d)) for x, a, t, d in difference_table(actual, target)]
+    return text_table(("outcome", actual_name, target_name, "difference"), rows, align=">", indent="    ")
 
 
 def _name(thing: Any) -> str:

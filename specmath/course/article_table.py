@@ -8,6 +8,7 @@ with ``section`` as a Markdown table headed by the article's title, so a noteboo
 from __future__ import annotations
 
 from specmath.article import ARTICLE_TITLE, ARTICLE_TITLE_EN, claims_table
+from specmath.tables import markdown_table
 
 __all__ = ["claims_markdown", "citation"]
 
@@ -15,10 +16,6 @@ __all__ = ["claims_markdown", "citation"]
 def citation() -> str:
     """The article's title, in Chinese as printed and in English."""
     return f"《{ARTICLE_TITLE}》 (*{ARTICLE_TITLE_EN}*)"
-
-
-def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|")  # a pipe would end the Markdown cell
 
 
 def claims_markdown(section: str) -> str:
@@ -29,10 +26,8 @@ def claims_markdown(section: str) -> str:
     lines = [
         f"The article's numbers, {citation()}:",
         "",
-        "| claim | the article says | exact value | verdict |",
-        "|---|---|---|---|",
+        markdown_table(["claim", "the article says", "exact value", "verdict"],
+                       [[r["statement"], r["stated"], r["exact"], "agrees" if r["agrees"] else "**contradicted**"] for r in rows],
+                       escape=True),  # a pipe would end the Markdown cell
     ]
-    for r in rows:
-        verdict = "agrees" if r["agrees"] else "**contradicted**"
-        lines.append(f"| {_cell(r['statement'])} | {_cell(r['stated'])} | {_cell(r['exact'])} | {verdict} |")
     return "\n".join(lines)

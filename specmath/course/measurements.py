@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from specmath.tables import markdown_table
 from specmath.validation import InvalidFile, check_choice
 
 __all__ = ["MEASUREMENTS", "MEASUREMENT_PAGES", "Measurement", "BenchRow", "CommittedSpeedups", "load_measurement",
@@ -119,14 +120,12 @@ def load_measurement(name: str, root: str | Path = MEASUREMENTS) -> Measurement:
 
 def bench_table(rows: list[BenchRow]) -> str:
     """A Markdown table, one bench run per row: tokens/s, alpha, costs, the model, the measurement, gap = measured / model - 1."""
-    lines = ["| run | dtype | verify | T | gamma | plain tok/s | speculative tok/s | alpha | c | k | model, k = 1 "
-             "| model, measured costs | **measured** | gap |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r.run.removeprefix('bench-')} | {r.dtype} | {r.verify} | {r.temperature:g} | {r.gamma} "
-                     f"| {r.plain_tokens_per_s:.1f} | {r.speculative_tokens_per_s:.1f} | {r.alpha:.2f} | {r.c:.3f} | {r.k:.2f} "
-                     f"| {r.predicted_k1:.2f}x | {r.predicted:.2f}x | **{r.measured:.2f}x** | {r.gap:+.0%} |")
-    return "\n".join(lines)
+    header = ["run", "dtype", "verify", "T", "gamma", "plain tok/s", "speculative tok/s", "alpha", "c", "k", "model, k = 1",
+              "model, measured costs", "**measured**", "gap"]
+    return markdown_table(header, [
+        [r.run.removeprefix("bench-"), r.dtype, r.verify, f"{r.temperature:g}", r.gamma, f"{r.plain_tokens_per_s:.1f}",
+         f"{r.speculative_tokens_per_s:.1f}", f"{r.alpha:.2f}", f"{r.c:.3f}", f"{r.k:.2f}", f"{r.predicted_k1:.2f}x",
+         f"{r.predicted:.2f}x", f"**{r.measured:.2f}x**", f"{r.gap:+.0%}"] for r in rows])
 
 
 def model_gap_line(rows: list[BenchRow], within: float = 0.10) -> str:
@@ -140,12 +139,10 @@ def model_gap_line(rows: list[BenchRow], within: float = 0.10) -> str:
 
 def histogram_table(checks: dict[str, dict]) -> str:
     """A Markdown table of histogram checks: G, dof, p-value, TV with its 99% bound, and the power."""
-    lines = ["| check | N | G | dof | p-value | TV (99% upper bound) | smallest TV detected (level 1e-6, power 0.99) |",
-             "|---|---|---|---|---|---|---|"]
-    for c in checks.values():
-        lines.append(f"| {c['what']} | {c['n']} | {c['G']:.1f} | {c['dof']} | {c['p_value']:.3g} | {c['tv']:.4f} "
-                     f"({c['tv_upper_99']:.4f}) | {c['detectable_tv_at_1e-6_power_0.99']:.4f} |")
-    return "\n".join(lines)
+    header = ["check", "N", "G", "dof", "p-value", "TV (99% upper bound)", "smallest TV detected (level 1e-6, power 0.99)"]
+    return markdown_table(header, [
+        [c["what"], c["n"], f"{c['G']:.1f}", c["dof"], f"{c['p_value']:.3g}", f"{c['tv']:.4f} ({c['tv_upper_99']:.4f})",
+         f"{c['detectable_tv_at_1e-6_power_0.99']:.4f}"] for c in checks.values()])
 
 
 #: a speedup as the course writes one, "2.09x", or a range of two, "2.09x-2.34x" (not part of a longer number)

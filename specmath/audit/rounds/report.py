@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 
+from specmath import tables
 from specmath.audit.power import json_of
 from specmath.audit.rounds.runner import AuditReport, CaseResult
 
@@ -121,20 +122,14 @@ def failure_text(report: AuditReport, most: int = 4) -> str:
 def table(report: AuditReport, seconds: bool = True) -> str:
     """A fixed-width text table with a header and a one-line verdict (with the run time unless ``seconds=False``,
     e.g. in a committed notebook, whose outputs must not depend on the machine)."""
-    rows = [list(COLUMNS)] + [_row(c) for c in report.cases]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    lines = _header(report) + [""]
-    for r in rows:
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+    lines = _header(report) + ["", tables.text_table(COLUMNS, [_row(c) for c in report.cases])]
     return "\n".join(lines + ["", _footer(report, seconds)])
 
 
 def markdown_table(report: AuditReport) -> str:
     """The same table in GitHub Markdown (for the README)."""
     lines = [f"*{line}*  " for line in _header(report)] + [""]
-    lines.append("| " + " | ".join(COLUMNS) + " |")
-    lines.append("|" + "---|" * len(COLUMNS))
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in _row(c)) + " |" for c in report.cases]
+    lines.append(tables.markdown_table(COLUMNS, [_row(c) for c in report.cases], escape=True))
     return "\n".join(lines + ["", _footer(report)])
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from specmath.bugzoo.claims import CLAIMS, ENGINES, STATUSES, Claim, EngineRecords
+from specmath.tables import markdown_table
 
 __all__ = ["claims_table", "engine_section", "claim_blocks", "rewrite_blocks"]
 
@@ -20,12 +21,11 @@ def _cell(text: str) -> str:
 
 def claims_table(claims: list[Claim]) -> str:
     """| claim | engine | version or commit | status | evidence | checked |, by status then engine."""
-    rows = ["| claim | engine | version or commit | status | evidence | checked |", "|---|---|---|---|---|---|"]
+    rows = []
     for c in sorted(claims, key=lambda c: STATUSES.index(c.status)):
         status = f"fixed by {c.fixed_by.split(' (')[0]}" if c.status == "fixed" else c.status
-        rows.append(f"| [{c.key}](#{c.key}) | {_cell(c.engine)} | {_cell(c.version)} | {_cell(status)} | "
-                    f"{c.evidence} | {c.checked.isoformat()} |")
-    return "\n".join(rows)
+        rows.append([f"[{c.key}](#{c.key})", _cell(c.engine), _cell(c.version), _cell(status), c.evidence, c.checked.isoformat()])
+    return markdown_table(["claim", "engine", "version or commit", "status", "evidence", "checked"], rows)
 
 
 def _claim_text(c: Claim) -> list[str]:
