@@ -25,6 +25,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import test_cli_mistakes as table  # noqa: E402  (the rows, written once, in the test)
 
+from specmath.tables import markdown_table  # noqa: E402
+
 
 def measure(args: list[str], folder: Path) -> dict:
     """One run of ``specmath ARGS`` in ``folder``: exit status, wall seconds (``/usr/bin/time -f %e``), stderr."""
@@ -51,11 +53,10 @@ def main() -> int:
     load_after = os.getloadavg()
     print(f"{len(rows)} mistakes on {platform.machine()}, {os.cpu_count()} cores; load average before "
           f"{load_before[0]:.2f}, after {load_after[0]:.2f}")
-    print("| command line | exit | s | stderr |\n|---|---|---|---|")
-    for r in rows:
-        line = (r["stderr"] or [""])[0].replace("|", "/")
-        print(f"| `specmath {' '.join(r['args'])}` | {r['exit']} | {r['seconds']:.2f} | "
-              f"{line[:140]}{' (TRACEBACK)' if r['traceback'] else ''} |")
+    # a pipe in the first stderr line is written "/": the line stays one cell, readable in the terminal too
+    print(markdown_table(["command line", "exit", "s", "stderr"], [
+        [f"`specmath {' '.join(r['args'])}`", r["exit"], f"{r['seconds']:.2f}",
+         (r["stderr"] or [""])[0].replace("|", "/")[:140] + (" (TRACEBACK)" if r["traceback"] else "")] for r in rows]))
     seconds = sorted(r["seconds"] for r in rows)
     print(f"\nexit 2: {sum(r['exit'] == 2 for r in rows)} of {len(rows)}; one line: {sum(len(r['stderr']) == 1 for r in rows)}; "
           f"tracebacks: {sum(r['traceback'] for r in rows)}; seconds median {seconds[len(seconds) // 2]:.2f}, max {seconds[-1]:.2f}")

@@ -197,11 +197,9 @@ def _torch_table(audits, markdown: bool) -> str:
             f"{fmt(a.detectable('first token'))} / {fmt(a.detectable('first two tokens'))}" if engine else "-",
             ("yes" if a.control_caught else "NO") if control else "-", a.verdict,
         ])
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header] + rows)
+    from specmath.tables import markdown_table, text_table
+
+    return markdown_table(header, rows) if markdown else text_table(header, rows)
 
 
 def _hardware() -> str:

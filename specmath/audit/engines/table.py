@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterable
 
 from specmath.audit.engines.checks import ENGINE_CHECKS
+from specmath.tables import markdown_table
 
 __all__ = ["options_table", "engine_summary", "describe_audit", "fmt"]
 
@@ -40,7 +41,7 @@ def options_table(records: Iterable[dict]) -> str:
     """A Markdown table, one line per engine x option x role."""
     header = ["engine", "option", "role", "N", "p first / two", "detectable TV first / two",
               "measured TV two", "seconds", "verdict"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows = []
     for r in records:
         for role in ("engine", "control"):
             first, two = _check(r, role, "first token"), _check(r, role, "first two tokens")
@@ -52,11 +53,11 @@ def options_table(records: Iterable[dict]) -> str:
             else:
                 verdict = ("caught" if not (first["passed"] and two["passed"]) else "not caught") if first else "-"
             detectable = f"{fmt(first and first['detectable_tv'])} / {fmt(two and two['detectable_tv'])}"
-            lines.append("| " + " | ".join([
+            rows.append([
                 r["engine"] if role == "engine" else "", r["row"] if role == "engine" else "",
                 role if role == "engine" else f"control: {r['control']}", str(r["n"]), f"{_p(first)} / {_p(two)}",
-                detectable, fmt(two and two.get("measured_tv")), fmt(seconds, ".0f"), verdict]) + " |")
-    return "\n".join(lines)
+                detectable, fmt(two and two.get("measured_tv")), fmt(seconds, ".0f"), verdict])
+    return markdown_table(header, rows)
 
 
 def engine_summary(records: Iterable[dict]) -> str:
@@ -66,7 +67,7 @@ def engine_summary(records: Iterable[dict]) -> str:
         by_engine.setdefault(r["engine"], []).append(r)
     header = ["engine", "N per row", "s per call: engine / control", "drafted tokens kept", "quantisation TV (first token)",
               "pathwise (T=1, seeds x tokens)", "verdicts"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = []
     for name, rows in by_engine.items():
         calls = sum(r["n"] for r in rows)
         drafted = sum(r["drafted"] or 0 for r in rows)
@@ -83,13 +84,13 @@ def engine_summary(records: Iterable[dict]) -> str:
         for r in rows:
             key = r["verdict"].split(":")[0].split(" (")[0]
             verdicts[key] = verdicts.get(key, 0) + 1
-        lines.append("| " + " | ".join([
+        lines.append([
             name, str(rows[0]["n"]),
             f"{sum(r['seconds'] for r in rows) / calls:.2f} / {sum(r['control_seconds'] for r in rows) / calls:.2f}",
             f"{accepted} of {drafted}" if drafted else "-",
             f"{min(tvs):.4f} to {max(tvs):.4f}" if tvs else "-", paths,
-            ", ".join(f"{v} {k}" for k, v in verdicts.items())]) + " |")
-    return "\n".join(lines)
+            ", ".join(f"{v} {k}" for k, v in verdicts.items())])
+    return markdown_table(header, lines)
 
 
 def describe_audit(audit) -> str:
