@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from specmath.audit.trees.adapters import tree_adapter_named, tree_adapters
+from specmath.audit.trees.adapters import TREE_ADAPTERS, tree_adapter_named, tree_adapters
 from specmath.audit.trees.cases import TREE_BATTERY, completed_tv
 from specmath.audit.trees.runner import run_tree_audit
 from specmath.bugzoo import TREE_BUGS
@@ -39,7 +39,7 @@ def check_verdicts(report, tvs):
     return failing
 
 
-@pytest.mark.parametrize("name", ["tree-specinfer", "tree-without-replacement", "tree-target-only"])
+@pytest.mark.parametrize("name", TREE_ADAPTERS)  # one per tree verifier record
 def test_the_reference_tree_samplers_pass_the_whole_tree_battery_at_the_default_n(name):
     report = run_tree_audit(tree_adapters()[name])
     assert report.passed, [(c.case, c.reasons) for c in report.cases if not c.passed]
