@@ -1,4 +1,4 @@
-"""The names the command line offers, written once and importing nothing.
+"""Internal: The names the command line offers, written once and importing nothing.
 
 The commands build their parsers from these tuples (``choices=`` and help texts), so ``specmath --help``
 and ``specmath verify`` stay free of torch; the code that implements each choice imports the same

@@ -1,4 +1,4 @@
-"""The ``specmath`` command line. Each subcommand lives in ``specmath/commands/<name>.py`` with
+"""Internal: The ``specmath`` command line. Each subcommand lives in ``specmath/commands/<name>.py`` with
 ``configure(parser)`` and ``run(args) -> int``; add a module name to COMMANDS to expose one.
 Modules are imported lazily, so ``specmath --help`` and ``specmath verify`` never import torch.
 

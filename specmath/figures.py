@@ -1,4 +1,4 @@
-"""The figures: one plotting function per file in ``figures/``.
+"""Internal: The figures: one plotting function per file in ``figures/``.
 
 A plotting function takes no required argument, returns a matplotlib Figure, and is marked with
 ``@figure("file_name.png")``; the mark only names the file (it adds the function to nothing).

@@ -1,4 +1,4 @@
-"""A user's function named on the command line: ``module:function`` or ``path/to/file.py:function``.
+"""Internal: A user's function named on the command line: ``module:function`` or ``path/to/file.py:function``.
 
 ``specmath verify-rule`` (a rule), ``specmath audit`` (a sampler) and any command that takes a
 user's function resolve the name with ``resolve_function``, so the same mistake gets the same line

@@ -10,7 +10,9 @@
   its modules in name order), each under its own heading, so a module added to the package appears
   in the reference without an edit here; ``:only:`` / ``:exclude:`` pick modules by name. A package
   with ``__all__`` is documented by its docstring and a list of its public names, each linked where
-  it is defined, so no object is documented twice.
+  it is defined, so no object is documented twice. A module whose docstring starts with "Internal:"
+  (``is_internal``) is left out, and documented only where the directive says ``:internal:`` (the
+  internals page), which documents nothing else.
 * ``.. specmath-cli::`` renders ``specmath --help`` and every subcommand's ``--help`` from
   ``specmath.cli.build_parser()``, so the reference cannot drift from the parser.
 * The course notebooks (``notebooks/NN_name.ipynb``) are copied into ``docs/tutorials/`` when a build
@@ -143,6 +145,20 @@ def package_modules(package: str) -> list[str]:
     return names
 
 
+#: how a module's docstring says it is not public API: its first line starts with this
+INTERNAL_MARK = "Internal:"
+
+
+def is_internal(name: str) -> bool:
+    """Whether module ``name`` is internal: its docstring, or its package's, starts with ``INTERNAL_MARK``."""
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        doc = importlib.import_module(".".join(parts[:i])).__doc__ or ""
+        if doc.lstrip().startswith(INTERNAL_MARK):
+            return True
+    return False
+
+
 def _public_names(module) -> list[str]:
     """``:py:obj:`` references to each name of ``module.__all__``, at the module that defines it."""
     refs = []
@@ -175,7 +191,7 @@ class SpecmathModules(SphinxDirective):
     """Every module of a package, each under its own heading (see the module docstring)."""
 
     required_arguments = 1
-    option_spec = {"only": _names, "exclude": _names}
+    option_spec = {"only": _names, "exclude": _names, "internal": lambda argument: True}
 
     def run(self) -> list[nodes.Node]:
         package = self.arguments[0]
@@ -187,7 +203,8 @@ class SpecmathModules(SphinxDirective):
                 raise self.error(f"specmath-modules: no module {sorted(unknown)} in {package}")
             names = [n for n in names if n in wanted]
         excluded = {f"{package}.{n}" for n in self.options.get("exclude", [])}
-        names = [n for n in names if n not in excluded]
+        internal = "internal" in self.options
+        names = [n for n in names if n not in excluded and is_internal(n) == internal]
         lines = [line for name in names for line in module_rst(name)]
         container = nodes.section()
         container.document = self.state.document

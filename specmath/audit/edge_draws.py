@@ -1,4 +1,4 @@
-"""Generators positioned so that a chosen draw is exactly 0, or the largest uniform below 1.
+"""Internal: Generators positioned so that a chosen draw is exactly 0, or the largest uniform below 1.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).

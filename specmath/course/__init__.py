@@ -1,4 +1,4 @@
-"""specmath.course: the notebooks as a course: static HTML and reveal.js slides, built offline.
+"""Internal: specmath.course: the notebooks as a course: static HTML and reveal.js slides, built offline.
 
 ``export`` turns the executed notebooks into ``_build/html`` and ``_build/slides`` with local
 copies of MathJax (from the PyPI package ``jupyter-server-mathjax``) and reveal.js (from

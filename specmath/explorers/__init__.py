@@ -1,4 +1,4 @@
-"""specmath.explorers: the computations behind the course's interactive explorers (notebook 08).
+"""Internal: specmath.explorers: the computations behind the course's interactive explorers (notebook 08).
 
 Notation as everywhere in specmath: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)) (Leviathan et al. 2023; Chen et al. 2023 swap the names p and q).

@@ -1,4 +1,4 @@
-"""A causal LM with a KV cache whose rows hold different numbers of tokens, and how to roll it back.
+"""Internal: A causal LM with a KV cache whose rows hold different numbers of tokens, and how to roll it back.
 
 Speculative decoding feeds gamma + 1 tokens to the target, then keeps only the accepted ones; in a
 batch every row accepts a different number. We keep one HF cache for the batch plus a slot mask

@@ -1,4 +1,4 @@
-"""Many small device tensors read by the host in ONE transfer, and given back by name.
+"""Internal: Many small device tensors read by the host in ONE transfer, and given back by name.
 
 A decoding step ends with the host needing a handful of small results (accepted counts, tokens,
 counters, a validity flag). Each ``.tolist()`` of a CUDA tensor is a device-to-host copy that waits

@@ -1,4 +1,4 @@
-"""What one speculative round hands the host, and how it adds to the run's counters.
+"""Internal: What one speculative round hands the host, and how it adds to the run's counters.
 
 Notation: p = target law, q = draft law, g = the round's width (the most drafts a row proposed),
 alpha_i = sum_x min(p_i(x), q_i(x)) (one-hot q: p_i(x_i)).

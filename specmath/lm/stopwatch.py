@@ -1,4 +1,4 @@
-"""One stopwatch for every timing of ``specmath.lm``: seconds summed by part, the device synchronised.
+"""Internal: One stopwatch for every timing of ``specmath.lm``: seconds summed by part, the device synchronised.
 
 A GPU runs kernels asynchronously: ``time.perf_counter()`` after a launch measures the launch, not
 the work. So every reading first waits for the device (``torch.cuda.synchronize``); on a CPU the work

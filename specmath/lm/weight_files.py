@@ -1,4 +1,4 @@
-"""Where the weights this repository trains are found: beside the code in a clone, else in ``specmath-models``.
+"""Internal: Where the weights this repository trains are found: beside the code in a clone, else in ``specmath-models``.
 
 In a clone (and an editable install) the files live where the training scripts write them, under
 ``specmath/lm/``: ``bundled/`` (``scripts/train_bundled_pair.py``) and ``smollm2_draft/ngram.safetensors``

@@ -1,4 +1,4 @@
-"""Verifications of adaptive drafting: rounds whose draft length is decided on the draft's side.
+"""Internal: Verifications of adaptive drafting: rounds whose draft length is decided on the draft's side.
 
 Notation: p = target law, q = draft law, gamma = the most draft tokens per round,
 alpha = sum_x min(p(x), q(x)).

@@ -1,4 +1,4 @@
-"""Verifications beyond the article: block verification, multi-draft, sample-match, warps.
+"""Internal: Verifications beyond the article: block verification, multi-draft, sample-match, warps.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).

@@ -1,4 +1,4 @@
-"""Proofs of the article's classic samplers: rand5 -> rand7, von Neumann's coin, reservoir, rejection.
+"""Internal: Proofs of the article's classic samplers: rand5 -> rand7, von Neumann's coin, reservoir, rejection.
 
 Each function runs a sampler through the exact interpreter and pairs its law with the target.
 """

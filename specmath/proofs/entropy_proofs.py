@@ -1,4 +1,4 @@
-"""``specmath verify`` entries for the entropy-limit samplers: rand7-recycling,
+"""Internal: ``specmath verify`` entries for the entropy-limit samplers: rand7-recycling,
 rand7-stream, knuth-yao, peres, a-res. Each compares an exact law with its target, Fraction ==.
 
 Imported by one line at the bottom of ``specmath.proofs.classic_proofs``.

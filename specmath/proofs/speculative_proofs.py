@@ -1,4 +1,4 @@
-"""Verifications of multi-token rounds: ``specmath verify speculative-round`` and ``speculative-generate``.
+"""Internal: Verifications of multi-token rounds: ``specmath verify speculative-round`` and ``speculative-generate``.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).

@@ -1,4 +1,4 @@
-"""Verifications of token-tree rounds: each lossless verifier with the children it is proved for.
+"""Internal: Verifications of token-tree rounds: each lossless verifier with the children it is proved for.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).

@@ -1,4 +1,4 @@
-"""What a verification rule returns, read strictly: ``(accept_probability, resample_law or None)``.
+"""Internal: What a verification rule returns, read strictly: ``(accept_probability, resample_law or None)``.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).

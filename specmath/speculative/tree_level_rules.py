@@ -1,4 +1,4 @@
-"""The float level rules of the tree reference: one tree node's verifier on a batch of nodes, in numpy.
+"""Internal: The float level rules of the tree reference: one tree node's verifier on a batch of nodes, in numpy.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).

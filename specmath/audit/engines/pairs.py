@@ -1,4 +1,4 @@
-"""The model pairs an end-to-end engine audit runs on, each with the prompt it audits at.
+"""Internal: The model pairs an end-to-end engine audit runs on, each with the prompt it audits at.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)).
 

@@ -1,4 +1,4 @@
-"""Runs of ``specmath audit-generate``: one engine on a pair, one option row on a target, the two tables.
+"""Internal: Runs of ``specmath audit-generate``: one engine on a pair, one option row on a target, the two tables.
 
 Notation: p = target law, N = generate calls, c = prompt.
 

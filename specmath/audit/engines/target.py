@@ -1,4 +1,4 @@
-"""``--target MODEL``: the model whose law an engine is held to, named as a pair, a Hugging Face folder or a GGUF file.
+"""Internal: ``--target MODEL``: the model whose law an engine is held to, named as a pair, a Hugging Face folder or a GGUF file.
 
 Notation: p = target law, z = its raw next-token logits.
 

@@ -1,4 +1,4 @@
-"""Engines on a pair's torch models, as clients of the engine protocol: specmath's decoder and Hugging Face's.
+"""Internal: Engines on a pair's torch models, as clients of the engine protocol: specmath's decoder and Hugging Face's.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)).
 

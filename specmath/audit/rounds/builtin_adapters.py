@@ -1,4 +1,4 @@
-"""The built-in adapters of the round audit: the float references, specmath's torch step, HF's sampler.
+"""Internal: The built-in adapters of the round audit: the float references, specmath's torch step, HF's sampler.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)).

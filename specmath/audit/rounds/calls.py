@@ -1,4 +1,4 @@
-"""Calling the sampler under audit: fresh inputs every call, its output read strictly, its mistakes named.
+"""Internal: Calling the sampler under audit: fresh inputs every call, its output read strictly, its mistakes named.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)); V = vocabulary size.

@@ -1,4 +1,4 @@
-"""The auditor's drafts: many rounds' draft tokens at once, and the arrays a sampler is handed for them.
+"""Internal: The auditor's drafts: many rounds' draft tokens at once, and the arrays a sampler is handed for them.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)); w is the warp a sampler declares (None: the identity).

@@ -1,4 +1,4 @@
-"""What a sampler under audit returns, read strictly: token ids, or an ``InvalidSamplerOutput`` naming the problem.
+"""Internal: What a sampler under audit returns, read strictly: token ids, or an ``InvalidSamplerOutput`` naming the problem.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round,
 alpha = sum_x min(p(x), q(x)); V = vocabulary size.

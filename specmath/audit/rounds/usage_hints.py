@@ -1,4 +1,4 @@
-"""Likely usage mistakes with a sampler under audit, each told in a line that names it and the fix.
+"""Internal: Likely usage mistakes with a sampler under audit, each told in a line that names it and the fix.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round, V = vocabulary size.
 

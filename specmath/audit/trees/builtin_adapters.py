@@ -1,4 +1,4 @@
-"""The built-in tree adapters: the float tree reference under each lossless verifier, and the tree zoo's entries.
+"""Internal: The built-in tree adapters: the float tree reference under each lossless verifier, and the tree zoo's entries.
 
 Notation: p = target law, q = draft law, gamma = a tree's nodes.
 

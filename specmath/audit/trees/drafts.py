@@ -1,4 +1,4 @@
-"""The auditor's draft trees: many rounds' trees at once, the arrays a tree sampler is handed, completions.
+"""Internal: The auditor's draft trees: many rounds' trees at once, the arrays a tree sampler is handed, completions.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round (a tree's nodes),
 alpha = sum_x min(p(x), q(x)).

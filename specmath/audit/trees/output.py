@@ -1,4 +1,4 @@
-"""What a tree sampler returns, read strictly: the emitted rows, or an ``InvalidSamplerOutput`` naming the problem.
+"""Internal: What a tree sampler returns, read strictly: the emitted rows, or an ``InvalidSamplerOutput`` naming the problem.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round (a tree's nodes),
 alpha = sum_x min(p(x), q(x)); V = vocabulary size, d = the tree's depth.

@@ -1,4 +1,4 @@
-"""The claim records as Markdown: the table of every claim, and one section per engine with its ready-to-file reports.
+"""Internal: The claim records as Markdown: the table of every claim, and one section per engine with its ready-to-file reports.
 
 ``scripts/claim_pages.py`` writes these blocks into docs/explanation/engine-findings.md between the
 markers ``<!-- claims:NAME -->`` and ``<!-- /claims:NAME -->``; each claim is a level-3 heading whose text
