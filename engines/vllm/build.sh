@@ -6,6 +6,9 @@
 #                                      file, never imported)
 #   engines/build/vllm-models/smollm2-135m-f32            SmolLM2-135M-Instruct dequantised, float32 safetensors
 #   engines/build/vllm-models/smollm2-135m-draft-L4-f32   its first 4 layers + final norm + head (a draft model)
+#   engines/build/vllm-models/bundled-target-hd32          the bundled character-level target, heads padded from 16
+#                                                          to 32 dimensions (vLLM's CPU attention takes >= 32), same
+#                                                          function (pad_heads.py); bundled-draft: its 1-layer draft
 # A step already done is skipped; each prints its time and size. pip's cache is used (no --no-cache-dir).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,5 +50,13 @@ if [ ! -f "$MODELS/smollm2-135m-f32/model.safetensors" ] || \
    [ ! -f "$MODELS/smollm2-135m-draft-L$DRAFT_LAYERS-f32/model.safetensors" ]; then
   "$VENV/bin/python" engines/vllm/convert_models.py "$GGUF" "$MODELS" --draft-layers "$DRAFT_LAYERS"
 fi
-echo "models: $(du -sh "$MODELS" | cut -f1) in engines/build/vllm-models, $(( $(date +%s) - t )) s"
+echo "smollm2 models: $(du -sh "$MODELS" | cut -f1) in engines/build/vllm-models, $(( $(date +%s) - t )) s"
+
+t=$(date +%s)
+BUNDLED=$ROOT/specmath/lm/bundled
+if [ ! -f "$MODELS/bundled-target-hd32/model.safetensors" ] || [ ! -f "$MODELS/bundled-draft/model.safetensors" ]; then
+  "$VENV/bin/python" engines/vllm/pad_heads.py "$BUNDLED/target" "$MODELS/bundled-target-hd32"
+  rm -rf "$MODELS/bundled-draft" && cp -r "$BUNDLED/draft" "$MODELS/bundled-draft"
+fi
+echo "bundled models: $(du -sh "$MODELS/bundled-target-hd32" | cut -f1) + $(du -sh "$MODELS/bundled-draft" | cut -f1), $(( $(date +%s) - t )) s"
 echo "vllm built in $(( $(date +%s) - start )) s"

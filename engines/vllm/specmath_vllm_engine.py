@@ -74,6 +74,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--draft-sample-method", choices=("greedy", "probabilistic"), default="greedy",
                         help="vLLM's draft_sample_method: greedy drafts argmax q (q one-hot in the test)")
     parser.add_argument("--max-num-seqs", type=int, default=256)
+    parser.add_argument("--calls-per-request", type=int, default=4000,
+                        help="the n the engine asks for in one request (info's calls_per_request)")
     parser.add_argument("--max-num-batched-tokens", type=int, default=None)
     parser.add_argument("--max-model-len", type=int, default=1024)
     parser.add_argument("--dtype", default="float32")
@@ -227,6 +229,7 @@ class Worker:
         return {"engine": engine_name(self.args, self.vllm.__version__), "vocab_size": self.vocab_size,
                 "order": ORDER, "history": HISTORY, "window": None, "ignored": [], "options": OPTIONS,
                 "logits": False, "plain": True, "controls": True, "batch": True, "same_tokens_as_plain": False,
+                "calls_per_request": self.args.calls_per_request,
                 "refused_with_speculation": ["min_p", "logit_bias"],
                 # prompt lookup reaches x2 only where the text so far offers a match; no draft before x1
                 "drafter": "lookup" if self.args.method == "ngram" else "draft model",

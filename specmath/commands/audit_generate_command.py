@@ -8,6 +8,8 @@ and first two tokens against the exact target law under the engine's sampling op
 * ``specmath``, ``hf-assisted``, ``hf-lookup``: on a pair's torch models (``--pair``);
 * ``llama-cpp-draft``, ``llama-cpp-ngram``, ``node-llama-cpp-lookup``, ``node-llama-cpp-draft``: built by
   ``make engines``, on a GGUF target (``--target smollm2`` or ``--target FILE.gguf``; ``--draft FILE.gguf``);
+* ``vllm-ngram``, ``vllm-draft``: built by ``make vllm``, on a model folder (``--target FOLDER`` or
+  ``--target smollm2``; ``--draft FOLDER``);
 * ``module:function`` or ``path/to/file.py:function``: a Python function ``(prompt_ids, n, seed, **options)``;
 * ``--engine-cmd "CMD"``: a subprocess speaking JSON lines; ``--endpoint URL``: an OpenAI-compatible server
   (the protocol: ``specmath.audit.engines.protocol``).
@@ -144,10 +146,10 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise InvalidArgument("give the target once: --pair or --target")
     if not (args.pair or args.target):
         raise InvalidArgument(f"name the model the law comes from: --target MODEL ({', '.join(AUDIT_PAIRS)}, FILE.gguf or a folder)")
-    _check_target(args, entry.target)
+    _check_target(args, entry.target, entry)
 
 
-def _check_target(args: argparse.Namespace, kind: str) -> None:
+def _check_target(args: argparse.Namespace, kind: str, entry: EngineEntry | None = None) -> None:
     """The target fits what the engine runs on (``specmath.audit.engines.registry.TARGET_KINDS``), its files exist."""
     gguf = kind == "gguf"
     target = args.target or args.pair or ("smollm2" if gguf else None)
@@ -158,6 +160,8 @@ def _check_target(args: argparse.Namespace, kind: str) -> None:
     if gguf and not (target == "smollm2" or target.endswith(".gguf")):
         raise InvalidArgument(f"the GGUF engines run GGUF files: --target smollm2 or --target FILE.gguf, not {target!r}")
     if kind == "folder":
+        if entry is not None and any(name == target for name, _, _ in entry.folders):
+            return  # a named target the engine has its own folder for (checked when it starts)
         if not Path(target).is_dir():
             raise InvalidArgument(f"{args.engine} runs a Hugging Face model folder: --target FOLDER, not {target!r}")
         if args.draft and not Path(args.draft).is_dir():

@@ -150,6 +150,21 @@ class GenerateAudit:
     quantisation_tv: float | None = None  # TV(first law from the engine's logits, from transformers' forward)
     pathwise: dict | None = None  # speculative vs plain, token for token (``specmath.audit.engines.pathwise``)
     notes: list[str] = field(default_factory=list)
+    #: every request sent: role, seed (call i of a request seeded S is seeded S + i), n, and what the engine reported
+    #: of it (its spec-decode counters before and after): any sample can be drawn again alone
+    requests: list[dict] = field(default_factory=list)
+
+    @property
+    def error_kind(self) -> str | None:
+        """REFUSED (the engine rejected the request) or ENGINE ERROR (it crashed), None when it ran."""
+        from specmath.audit.engines.protocol import error_kind
+
+        return error_kind(self.error)
+
+    @property
+    def speculated(self) -> bool:
+        """The engine drafted while it sampled, by its own count (True where it gives none)."""
+        return self.drafted is None or self.drafted > 0
 
     @property
     def engine_passed(self) -> bool:
@@ -166,7 +181,7 @@ class GenerateAudit:
     @property
     def passed(self) -> bool:
         """Lossless as far as this run can tell: the engine passes and its control (where one ran) is caught."""
-        return (self.error is None and self.skipped is None and self.engine_passed
+        return (self.error is None and self.skipped is None and self.engine_passed and self.speculated
                 and (self.control_caught or not self.has_control)
                 and not (self.pathwise and self.pathwise.get("differences")))
 
@@ -175,11 +190,14 @@ class GenerateAudit:
         if self.skipped:
             return "SKIPPED: " + self.skipped
         if self.error:
-            return "ERROR: " + self.error
+            dead = self.error.startswith("EngineDead:")  # the engine said it crashed: ENGINE ERROR, with its message
+            return f"{'REFUSED' if self.error_kind == 'REFUSED' else 'ENGINE ERROR' if dead else 'ERROR'}: {self.error}"
         if not self.engine_passed:
             return "FAIL"
         if self.pathwise and self.pathwise.get("differences"):
             return "FAIL (pathwise)"
+        if not self.speculated:
+            return "INCONCLUSIVE (the engine drafted no token: its speculation never ran)"
         if not self.has_control:
             return "pass (no negative control)"
         return "pass" if self.control_caught else "INCONCLUSIVE (control not caught)"
@@ -192,4 +210,5 @@ class GenerateAudit:
                 "passed": self.passed, "verdict": self.verdict, "error": self.error, "skipped": self.skipped,
                 "seconds": self.seconds, "control_seconds": self.control_seconds, "control": self.control,
                 "drafted": self.drafted, "accepted": self.accepted, "quantisation_tv": self.quantisation_tv,
-                "pathwise": self.pathwise, "notes": self.notes, "checks": [c.to_json() for c in self.checks]}
+                "pathwise": self.pathwise, "notes": self.notes, "error_kind": self.error_kind,
+                "requests": self.requests, "checks": [c.to_json() for c in self.checks]}

@@ -22,7 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation
+from specmath.audit.engines.protocol import (
+    EngineClient,
+    EngineDead,
+    EngineProtocolError,
+    EngineRefused,
+    Generation,
+    check_tokens,
+)
 from specmath.audit.engines.registry import EngineEntry, EngineOpening
 from specmath.audit.engines.semantics import EngineSemantics
 from specmath.validation import InvalidArgument
@@ -58,6 +65,11 @@ class JsonLinesEngine(EngineClient):
         self.has_controls = bool(info.get("controls"))
         self.has_plain = bool(info.get("plain", True))
         self.same_tokens_as_plain = bool(info.get("same_tokens_as_plain"))
+        if "calls_per_request" in info:  # the engine's own batch size (vLLM: many samples per request)
+            per = info["calls_per_request"]
+            self.calls_per_request = None if per is None else int(per)
+        self.has_batch = bool(info.get("batch"))
+        self.lookup = info.get("drafter") == "lookup"
 
     def request(self, message: dict) -> dict:
         """Send one request, read one reply; EngineProtocolError when the engine dies, garbles or refuses."""
@@ -85,7 +97,11 @@ class JsonLinesEngine(EngineClient):
         if not isinstance(reply, dict):
             raise EngineProtocolError(f"the engine's reply to {op!r} is not a JSON object: {line[:120]!r}")
         if "error" in reply:
-            raise EngineProtocolError(f"the engine refused {op!r}: {reply['error']}")
+            if reply.get("refused"):
+                raise EngineRefused(f"the engine refused {op!r}: {reply['error']}")
+            if reply.get("engine_dead"):
+                raise EngineDead(f"the engine crashed on {op!r}: {reply['error']}")
+            raise EngineProtocolError(f"the engine failed {op!r}: {reply['error']}")
         return reply
 
     def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control) -> Generation:
@@ -93,10 +109,31 @@ class JsonLinesEngine(EngineClient):
                    "options": options.to_json(), "speculative": speculative}
         if control is not None:
             message["control"] = control
-        reply = self.request(message)
-        if "tokens" not in reply:
-            raise EngineProtocolError("the engine's generate reply has no 'tokens'")
-        return Generation(reply["tokens"], reply.get("drafted"), reply.get("accepted"))
+        return _generation(self.request(message))
+
+    def batch(self, requests: list[dict]) -> list[Generation]:
+        """Several generate requests (``prompt``, ``n``, ``seed``, ``max_new_tokens``, ``options`` as
+        ``SamplingOptions``, optional ``speculative`` and ``control``) run together (``{"op": "batch"}``): one
+        Generation each, the batch's report (counters of the whole batch) on every one."""
+        if not self.has_batch:
+            raise InvalidArgument(f"{self.name} takes no batch of requests")
+        messages = []
+        for r in requests:
+            self.semantics.check_supports(r["options"])
+            messages.append({"prompt": list(r["prompt"]), "n": r["n"], "seed": r["seed"],
+                             "max_new_tokens": r["max_new_tokens"], "options": r["options"].to_json(),
+                             "speculative": r.get("speculative", True), "control": r.get("control")})
+        reply = self.request({"op": "batch", "requests": messages})
+        replies = reply.get("replies")
+        if not isinstance(replies, list) or len(replies) != len(requests):
+            raise EngineProtocolError(f"the engine's batch reply has no 'replies' list of {len(requests)}")
+        report = {k: v for k, v in reply.items() if k != "replies"}
+        out = []
+        for r, one in zip(requests, replies, strict=True):
+            g = _generation({**one, **report})
+            g.tokens = check_tokens(g.tokens, r["n"], r["max_new_tokens"], self.vocab_size)
+            out.append(g)
+        return out
 
     def _logits(self, contexts):
         reply = self.request({"op": "logits", "contexts": [list(c) for c in contexts]})
@@ -125,6 +162,13 @@ class JsonLinesEngine(EngineClient):
         self._stderr.close()
 
 
+def _generation(reply: dict) -> Generation:
+    if "tokens" not in reply:
+        raise EngineProtocolError("the engine's generate reply has no 'tokens'")
+    report = {k: v for k, v in reply.items() if k not in ("tokens", "drafted", "accepted")}
+    return Generation(reply["tokens"], reply.get("drafted"), reply.get("accepted"), report or None)
+
+
 def _target_path(entry: EngineEntry, target) -> Path:
     """The file or folder an entry's command runs on (InvalidArgument when the target has none)."""
     if entry.target == "gguf":
@@ -133,7 +177,10 @@ def _target_path(entry: EngineEntry, target) -> Path:
         return target.gguf
     if entry.target == "folder":
         if target.folder is None:
-            raise InvalidArgument(f"{entry.name} runs a Hugging Face model folder: give --target FOLDER")
+            named = entry.folder_for(target.name)
+            if named is None:
+                raise InvalidArgument(f"{entry.name} runs a Hugging Face model folder: give --target FOLDER")
+            return named[0]
         return target.folder
     raise InvalidArgument(f"{entry.name}: a command template runs a GGUF file or a model folder, not a {entry.target}")
 
@@ -147,6 +194,9 @@ def command_engine(entry: EngineEntry, opening: EngineOpening) -> JsonLinesEngin
         raise InvalidArgument(f"{entry.name}: {reason}")
     gguf = entry.target == "gguf"
     draft = opening.draft  # a draft model's GGUF, or its folder (a folder engine's)
+    named = entry.folder_for(opening.target.name) if entry.target == "folder" else None
+    if draft is None and named is not None and opening.target.folder is None:
+        draft = named[1]  # a named target's own draft folder
     for item in (path, draft):
         if item is not None and not (Path(item).is_file() if gguf else Path(item).is_dir()):
             raise InvalidArgument(f"{entry.name}: no {'GGUF file' if gguf else 'model folder'} at {item}")

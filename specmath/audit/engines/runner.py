@@ -56,12 +56,19 @@ class NegativeControl:
     engine: EngineClient
 
 
-def _generate(engine: EngineClient, plan: AuditPlan, seed: int,
-              control: dict | None = None) -> tuple[list[list[int]], int | None, int | None]:
+def _generate(engine: EngineClient, plan: AuditPlan, seed: int, control: dict | None = None,
+              requests: list[dict] | None = None) -> tuple[list[list[int]], int | None, int | None]:
+    """The plan's N calls in requests of ``engine.calls_per_request``: request k of n calls from seed S + start, so
+    that call i of the audit is seeded seed + i; each request's seed, n and report appended to ``requests``."""
     tokens, drafted, accepted = [], 0, 0
     chunk = engine.calls_per_request or plan.n
     for start in range(0, plan.n, chunk):
-        out = engine.generate(plan.prompt, min(chunk, plan.n - start), seed + start, 2, plan.options, control=control)
+        n = min(chunk, plan.n - start)
+        out = engine.generate(plan.prompt, n, seed + start, 2, plan.options, control=control)
+        if requests is not None:
+            requests.append({"role": "control" if control is not None else "engine", "seed": seed + start, "n": n,
+                             "max_new_tokens": 2, "drafted": out.drafted, "accepted": out.accepted,
+                             **(out.report or {})})
         tokens += out.tokens
         drafted = None if out.drafted is None or drafted is None else drafted + out.drafted
         accepted = None if out.accepted is None or accepted is None else accepted + out.accepted
@@ -87,14 +94,14 @@ def run_engine_audit(engine: EngineClient, target: str, plan: AuditPlan, *, refe
     if engine.has_logits and reference is not None:
         audit.quantisation_tv = tv_distance(laws.first, first_token_law(reference, plan.prompt, options,
                                                                         engine.semantics))
-    result, audit.error, audit.seconds = timed(_generate, engine, plan, plan.seed)
+    result, audit.error, audit.seconds = timed(_generate, engine, plan, plan.seed, None, audit.requests)
     if result is None:
         return audit
     samples, audit.drafted, audit.accepted = result
     audit.checks += check_samples(samples, "engine", laws)
     if control is not None:
         controls, error, audit.control_seconds = timed(_generate, control.engine, plan,
-                                                       plan.seed + CONTROL_SEED_OFFSET, control.request)
+                                                       plan.seed + CONTROL_SEED_OFFSET, control.request, audit.requests)
         if error:
             audit.error = f"the control raised {error}"
             return audit

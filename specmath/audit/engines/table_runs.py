@@ -71,7 +71,8 @@ def open_engine(entry: EngineEntry | str, opening: EngineOpening) -> OpenEngine:
     except Exception:
         engine.close()
         raise
-    return OpenEngine(engine, control, entry.lookup, entry.describe(opening.spec), entry)
+    # a JSON-lines engine says how it drafts (info["drafter"]): a lookup engine is audited at a prompt a lookup drafts at
+    return OpenEngine(engine, control, entry.lookup or engine.lookup, entry.describe(opening.spec), entry)
 
 
 def _named_control(opened: OpenEngine) -> NegativeControl | None:

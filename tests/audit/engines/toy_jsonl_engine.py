@@ -5,7 +5,10 @@ W drawn once from a fixed seed. It samples under temperature, top-k, min-p, a lo
 penalty (llama.cpp's order, penalties over prompt and generated tokens), with speculation by prompt lookup
 verified by sample-match, so its output equals its plain output seed by seed. ``--lossy`` skips min-p and the
 logit bias at drafted rows (the vLLM #42744 shape); ``--crash`` answers garbage to ``generate``; ``--model PATH``
-(a registry entry's ``{target}``) is named in its ``info`` reply.
+(a registry entry's ``{target}``) is named in its ``info`` reply. As vLLM's engine does (engines/vllm):
+``--refuse`` answers ``{"error", "refused": true}`` to ``generate``, ``--dead`` ``{"error", "engine_dead": true}``;
+``--per-request K`` declares ``calls_per_request`` K and ``--lookup`` ``drafter: lookup``; ``--drafted D``
+reports D drafted tokens per request with counters before and after; ``batch`` runs several requests.
 """
 
 from __future__ import annotations
@@ -69,6 +72,9 @@ def generate_one(prompt: list[int], seed: int, m: int, options: dict, speculativ
 
 def main() -> None:
     lossy, crash = "--lossy" in sys.argv, "--crash" in sys.argv
+    refuse, dead = "--refuse" in sys.argv, "--dead" in sys.argv
+    drafted = int(sys.argv[sys.argv.index("--drafted") + 1]) if "--drafted" in sys.argv else None
+    total = 0  # the engine's own counter of drafted tokens
     for line in sys.stdin:
         request = json.loads(line)
         if request["op"] == "info":
@@ -76,16 +82,29 @@ def main() -> None:
             reply = {"engine": "toy" if model is None else f"toy on {model}", "vocab_size": V, "order": ["logit_bias", "penalties", "top_k", "min_p", "temperature"],
                      "history": "prompt+generated", "options": ["temperature", "top_k", "min_p", "logit_bias",
                                                                 "presence_penalty"],
-                     "logits": True, "plain": True, "same_tokens_as_plain": True}
+                     "logits": True, "plain": True, "same_tokens_as_plain": True, "batch": True}
+            if "--per-request" in sys.argv:
+                reply["calls_per_request"] = int(sys.argv[sys.argv.index("--per-request") + 1])
+            if "--lookup" in sys.argv:
+                reply["drafter"] = "lookup"
         elif request["op"] == "logits":
             reply = {"logits_b64": [base64.b64encode(logits(c).astype("<f4").tobytes()).decode()
                                     for c in request["contexts"]]}
         elif crash:
             reply = {"tokens": [[V + 5]]}
+        elif refuse:
+            reply = {"error": "ValidationError: min_p is not supported with speculation", "refused": True}
+        elif dead:
+            reply = {"error": "RuntimeError: max(): Expected reduction dim", "engine_dead": True}
         else:
-            n, seed, m = request["n"], request["seed"], request["max_new_tokens"]
-            reply = {"tokens": [generate_one(request["prompt"], seed + i, m, request["options"],
-                                             request.get("speculative", True), lossy) for i in range(n)]}
+            requests = request["requests"] if request["op"] == "batch" else [request]
+            replies = [{"tokens": [generate_one(r["prompt"], r["seed"] + i, r["max_new_tokens"], r["options"],
+                                                r.get("speculative", True), lossy) for i in range(r["n"])]}
+                       for r in requests]
+            reply = {"replies": replies} if request["op"] == "batch" else replies[0]
+            if drafted is not None:
+                reply.update(drafted=drafted, accepted=0, counters={"before": total, "after": total + drafted})
+                total += drafted
         print(json.dumps(reply), flush=True)
 
 

@@ -1,0 +1,77 @@
+"""What an engine says about a request reaches the audit's record: refused and crashed requests (REFUSED, ENGINE
+ERROR, never a loss), its preferred n per request, how it drafts, the seed and counters of every request, and a run
+without drafting (INCONCLUSIVE, never a pass). The toy JSON-lines engine plays vLLM's engine (engines/vllm) here.
+
+Statistics: the toy model's law at N = 600 (two requests of 300); the pass asserted is the toy engine's, which is
+lossless by construction, at the audit's level 1e-6 per family: a false failure has probability below 1e-6.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from specmath.audit.engines.jsonl import JsonLinesEngine
+from specmath.audit.engines.runner import AuditPlan, run_engine_audit
+from specmath.sampling_options import SamplingOptions
+
+TOY = Path(__file__).with_name("toy_jsonl_engine.py")
+sys.path.insert(0, str(TOY.parent))
+import toy_jsonl_engine as toy  # noqa: E402
+
+PROMPT = [31, 26, 29, 31, 26]
+
+
+def _engine(*flags):
+    return JsonLinesEngine([sys.executable, str(TOY), *flags])
+
+
+def _audit(*flags, n=600):
+    with _engine(*flags) as engine:
+        return engine, run_engine_audit(engine, "toy", AuditPlan(PROMPT, SamplingOptions(1.0), n, seed=5))
+
+
+def test_a_refused_request_is_refused_with_the_engine_message_never_a_loss():
+    _, audit = _audit("--refuse")
+    assert audit.verdict.startswith("REFUSED: EngineRefused: the engine refused 'generate': ValidationError: min_p")
+    assert audit.error_kind == "REFUSED" and not audit.passed and not audit.checks
+    assert audit.to_json()["error_kind"] == "REFUSED"
+
+
+def test_a_crashed_engine_is_an_engine_error_never_a_loss():
+    _, audit = _audit("--dead")
+    assert audit.verdict.startswith("ENGINE ERROR: EngineDead: the engine crashed on 'generate': RuntimeError: max()")
+    assert audit.error_kind == "ENGINE ERROR" and not audit.passed and not audit.checks
+
+
+def test_the_engine_n_per_request_and_every_request_seed_are_recorded():
+    engine, audit = _audit("--per-request", "300", "--drafted", "7")
+    assert engine.calls_per_request == 300
+    assert audit.passed, audit.verdict
+    assert [(r["role"], r["seed"], r["n"]) for r in audit.requests] == [("engine", 5, 300), ("engine", 305, 300)]
+    assert [r["counters"] for r in audit.requests] == [{"before": 0, "after": 7}, {"before": 7, "after": 14}]
+    assert audit.drafted == 14
+    # call i of the audit is the request seeded seed + i: request 2's first sample is call 300's, drawn alone
+    first_of_second = toy.generate_one(PROMPT, 305, 2, {"temperature": 1.0}, True, False)
+    with _engine() as alone:
+        again = alone.generate(PROMPT, 1, 305, 2, SamplingOptions(1.0)).tokens[0]
+    assert again == first_of_second
+
+
+def test_a_run_in_which_the_engine_drafted_nothing_is_inconclusive_not_a_pass():
+    _, audit = _audit("--drafted", "0")
+    assert audit.engine_passed and not audit.passed
+    assert audit.verdict.startswith("INCONCLUSIVE (the engine drafted no token")
+
+
+def test_an_engine_that_drafts_by_lookup_says_so_and_a_batch_runs_its_requests_together():
+    with _engine("--lookup") as engine:
+        assert engine.lookup and engine.has_batch
+        options = SamplingOptions(1.0, top_k=5)
+        one, two = engine.batch([{"prompt": PROMPT, "n": 3, "seed": 9, "max_new_tokens": 4, "options": options},
+                                 {"prompt": PROMPT[:3], "n": 2, "seed": 1, "max_new_tokens": 4,
+                                  "options": SamplingOptions(1.0)}])
+        assert one.tokens == engine.generate(PROMPT, 3, 9, 4, options).tokens
+        assert len(two.tokens) == 2 and np.array(two.tokens).max() < toy.V
