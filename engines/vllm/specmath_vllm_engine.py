@@ -36,8 +36,9 @@ the lossy controls below can reach its rejection sampler; its logs go to stderr 
   exception inside the engine core is ``{"error", "engine_dead": true}``. Each LLM runs in a worker process
   of this script (vLLM 0.32 builds one LLM per process, and none after its engine core raised); a dead
   worker is started afresh on the next request.
-* ``--fix``: in-process patches of two defects of vLLM 0.32's CPU path (engines/vllm/FINDINGS.md), so the rest
-  of its speculative decoding can be audited; the engine's name says so. Never on by default.
+* ``--fix``: in-process patches of two defects of vLLM 0.32's CPU path (claims vllm-cpu-expand-uninitialised and
+  vllm-cpu-top-k-empty-batch, docs/explanation/engine-findings.md), so the rest of its speculative decoding can be
+  audited; the engine's name says so. Never on by default.
 """
 
 from __future__ import annotations
@@ -216,7 +217,7 @@ class Worker:
                       max_num_seqs=a.max_num_seqs, max_model_len=a.max_model_len, seed=a.engine_seed,
                       disable_log_stats=False,
                       # a prefill split over steps discards its sample and rewinds the request's generator with
-                      # set_offset, which a CPU generator does not have (FINDINGS.md, b): never split one
+                      # set_offset, which a CPU generator does not have (claim vllm-cpu-generator-offset): never split one
                       enable_chunked_prefill=False)
         if a.max_num_batched_tokens:
             kwargs["max_num_batched_tokens"] = a.max_num_batched_tokens
