@@ -46,8 +46,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pair", choices=AUDIT_PAIRS, help="target/draft pair (tiny is fast enough for CI)")
     parser.add_argument("--target", metavar="MODEL", help="the model the law comes from: a pair, FILE.gguf or a model folder")
     parser.add_argument("--engine-cmd", metavar="CMD", help="a subprocess engine speaking JSON lines")
-    parser.add_argument("--endpoint", metavar="URL", help="an OpenAI-compatible completions server (one request per sample)")
+    parser.add_argument("--endpoint", metavar="URL", help="an OpenAI-compatible completions server")
     parser.add_argument("--model", metavar="NAME", default="default", help="the model name sent to --endpoint")
+    parser.add_argument("--samples-per-request", metavar="N", action=IntegerValue, min_value=1, default=None,
+                        help="--endpoint: samples per request (n); default 500 for --semantics vllm (choice i of "
+                             "(n, seed S) is the request (1, S + i)), else 1")
+    parser.add_argument("--timeout", metavar="S", action=RealValue, min_value=0, open_min=True, default=600.0,
+                        help="--endpoint: seconds each request may take (default 600)")
+    parser.add_argument("--law", choices=("target", "server"), default="target",
+                        help="--endpoint: the law from --target's forward (default), or from the server's own "
+                             "logprobs (no local weights; needs --vocab-size)")
+    parser.add_argument("--vocab-size", metavar="V", action=IntegerValue, min_value=2, default=None,
+                        help="--law server: the served model's vocabulary size (its config.json)")
+    parser.add_argument("--logprobs", metavar="K", action=IntegerValue, min_value=1, default=20,
+                        help="--law server: log-probabilities per position to ask for (vLLM's --max-logprobs, 20)")
+    parser.add_argument("--drafter", choices=("lookup", "model"), default="model",
+                        help="--law server without --prompt: how the server drafts, for the prompt choice")
     parser.add_argument("--semantics", choices=ENGINE_SEMANTICS, default=None,
                         help=f"the order and penalty history of a function or endpoint engine (default "
                              f"{ENGINES['function'].semantics}; endpoint: {ENGINES['endpoint'].semantics})")
@@ -135,6 +149,17 @@ def check_arguments(args: argparse.Namespace) -> None:
         return
     if entry is None:
         raise InvalidArgument("give an ENGINE and --pair PAIR (or --target MODEL), or --all")
+    if args.law == "server" or args.vocab_size is not None:
+        if entry.name != "endpoint" or args.law != "server":
+            raise InvalidArgument("--law server (with --vocab-size) takes the law from an --endpoint's own logprobs")
+        if args.vocab_size is None:
+            raise InvalidArgument("--law server needs --vocab-size V, the served model's vocabulary size")
+        if args.pair or args.target:
+            raise InvalidArgument("--law server takes the law from the server: leave out --target")
+        from specmath.audit.engines.server_law import check_options
+
+        check_options(option_row_options(args, options), args.logprobs)
+        return
     if entry.target == "pair":
         if not args.pair:
             raise InvalidArgument("give an ENGINE and --pair PAIR, or --all")
@@ -147,6 +172,15 @@ def check_arguments(args: argparse.Namespace) -> None:
     if not (args.pair or args.target):
         raise InvalidArgument(f"name the model the law comes from: --target MODEL ({', '.join(AUDIT_PAIRS)}, FILE.gguf or a folder)")
     _check_target(args, entry.target, entry)
+
+
+def option_row_options(args: argparse.Namespace, options):
+    """The options an audit runs: the ``--option`` row's, else those given one by one."""
+    if args.option:
+        from specmath.audit.engines.rows import option_row_named
+
+        return option_row_named(args.option).options
+    return options
 
 
 def _check_target(args: argparse.Namespace, kind: str, entry: EngineEntry | None = None) -> None:
@@ -277,12 +311,31 @@ def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int
     spec = {"command": args.engine_cmd, "endpoint": args.endpoint}.get(entry.name, args.engine)
     if entry.name == "function":
         resolve_function(spec, "engine")  # its mistakes as one line, before any model loads
-    opening = EngineOpening(target, spec=spec, draft=args.draft, semantics=args.semantics, model=args.model)
+    opening = EngineOpening(target, spec=spec, draft=args.draft, semantics=args.semantics, model=args.model,
+                            samples_per_request=args.samples_per_request, timeout=args.timeout)
     with open_engine(entry, opening) as opened:
         row = option_row_named(args.option) if args.option else row_for(options)
         prompt = target.encode(args.prompt) if args.prompt else None
         audit, _, _ = run_row(opened, target, row, n=args.n or CI.generate_calls, seed=args.seed, prompt=prompt,
                               pathwise_seeds=args.pathwise)
+    print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
+    return _status([audit])
+
+
+def _run_on_server_law(args: argparse.Namespace, options) -> int:
+    from specmath.audit.engines.endpoint import EndpointEngine
+    from specmath.audit.engines.rows import option_row_named, row_for
+    from specmath.audit.engines.server_law import run_server_law_audit
+    from specmath.audit.engines.table import describe_audit
+
+    engine = EndpointEngine(args.endpoint, model=args.model, semantics=args.semantics or ENGINES["endpoint"].semantics,
+                            vocab_size=args.vocab_size, timeout=args.timeout,
+                            samples_per_request=args.samples_per_request)
+    engine.check_reachable()
+    row = option_row_named(args.option) if args.option else row_for(options)
+    audit, _ = run_server_law_audit(engine, row, n=args.n or CI.generate_calls, seed=args.seed,
+                                    vocab_size=args.vocab_size, top=args.logprobs, prompt_text=args.prompt,
+                                    lookup=args.drafter == "lookup")
     print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
     return _status([audit])
 
@@ -308,4 +361,6 @@ def run(args: argparse.Namespace) -> int:
     options = _sampling_options(args)
     if entry.target == "pair":
         return _run_on_pair(args, entry, options)
+    if args.law == "server":
+        return _run_on_server_law(args, options)
     return _run_on_target(args, entry, options)

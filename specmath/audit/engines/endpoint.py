@@ -12,10 +12,28 @@ Each generate call is one POST to ``URL/v1/completions`` (``URL`` may end in ``/
 (the truncations always, switched off as 0, 1.0 and 0.0 where not asked for: llama-server's defaults would cut
 at top-k 40, top-p 0.95 and min-p 0.05; the penalties only when on; ``repeat_penalty`` and ``repeat_last_n`` are
 llama-server's names). The token
-ids are read from whichever field the server fills: ``choices[0].token_ids`` (vLLM ``return_token_ids``),
-``choices[0].logprobs.content[j].id`` (llama-server), or ``choices[0].logprobs.tokens`` as ``token_id:ID``
-(vLLM ``return_tokens_as_token_ids``). One request per sample, each with its own seed: a server's
-``n`` > 1 under one seed need not give independent samples, so it is not relied on.
+ids are read from whichever field the server fills: ``choices[i].token_ids`` (vLLM ``return_token_ids``),
+``choices[i].logprobs.content[j].id`` (llama-server), or ``choices[i].logprobs.tokens`` as ``token_id:ID``
+(vLLM ``return_tokens_as_token_ids``), the choices in their ``index`` order.
+
+**Samples per request.** A server's ``n`` > 1 under one seed need not give independent samples, so by default
+(``samples_per_request`` 1) each sample is one request with its own seed. vLLM's ``n`` is relied on
+(``samples_per_request`` > 1, the default for ``--semantics vllm``): vLLM splits a request of n samples and seed S
+into n child requests, child i seeded S + i, each with its own generator (``vllm/v1/engine/parallel_sampling.py``),
+and returns them as choice i; so choice i of the request (n, S) is the request (1, S + i), the protocol's "call i
+from seed + i", and the n samples are independent. It is checked, not assumed: ``seed_mapping_check`` compares a
+request's first tokens with those of the n = 1 requests seeded S + i (the first token is never drafted, so it is
+reproducible even where the drafted rows are not), and the test against a real vLLM server runs it.
+
+**Speculation counters.** Where the server has ``/metrics`` (vLLM: ``vllm:spec_decode_num_draft_tokens_total``,
+``..._accepted_tokens_total``), they are read before and after each request: the request's ``drafted`` and
+``accepted`` (a row that drafted nothing is not a pass), and the snapshots in its record. A deployment behind a
+load balancer shows the metrics of the replica that answered ``/metrics``, not necessarily of the one that
+sampled: give ``metrics_url`` of one replica (and send the audit to that replica) to count them.
+
+**Not one machine.** Nothing here assumes one: the URL may name any host behind any proxy, ``model`` is the name
+the deployment serves, ``api_key`` (``$SPECMATH_API_KEY`` by default) goes in an ``Authorization: Bearer`` header,
+``timeout`` bounds every request (a request of n = 500 samples of 2 tokens on a busy deployment takes a while).
 
 The endpoint gives no logits here: the exact law comes from ``--target``, the model the server serves
 (the same weights: a quantised server is then measured together with its quantisation), and the engine's
@@ -26,6 +44,7 @@ the control need an engine that runs them.
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 
@@ -35,13 +54,21 @@ from specmath.audit.engines.semantics import EngineSemantics, semantics_named
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
-__all__ = ["EndpointEngine", "completion_request", "completion_tokens", "endpoint_engine"]
+__all__ = ["EndpointEngine", "completion_request", "completion_tokens", "completion_samples", "metric_values",
+           "endpoint_engine", "SPEC_METRICS"]
+
+#: vLLM's spec-decode counters on /metrics: drafted and accepted tokens
+SPEC_METRICS = {"drafted": "vllm:spec_decode_num_draft_tokens_total",
+                "accepted": "vllm:spec_decode_num_accepted_tokens_total",
+                "drafts": "vllm:spec_decode_num_drafts_total"}
+#: samples per request by semantics: vLLM's n is relied on (the module docstring), others get one per request
+SAMPLES_PER_REQUEST = {"vllm": 500}
 
 
 def completion_request(prompt: list[int], seed: int, max_new_tokens: int, options: SamplingOptions,
-                       model: str) -> dict:
-    """The body of one completions request (the fields above)."""
-    body = {"model": model, "prompt": prompt, "max_tokens": max_new_tokens, "n": 1, "seed": seed, "ignore_eos": True,
+                       model: str, n: int = 1) -> dict:
+    """The body of one completions request (the fields above), for n samples from ``seed``."""
+    body = {"model": model, "prompt": prompt, "max_tokens": max_new_tokens, "n": n, "seed": seed, "ignore_eos": True,
             "temperature": options.temperature, "logprobs": 1, "return_token_ids": True,
             "return_tokens_as_token_ids": True}
     body["top_k"] = options.top_k or 0
@@ -61,10 +88,36 @@ def completion_request(prompt: list[int], seed: int, max_new_tokens: int, option
 
 def completion_tokens(reply: dict) -> list[int]:
     """The generated token ids of a completions reply's first choice (EngineProtocolError when absent)."""
+    return completion_samples(reply, 1)[0]
+
+
+def completion_samples(reply: dict, n: int) -> list[list[int]]:
+    """The generated token ids of the n choices of a reply, in ``index`` order (EngineProtocolError when absent)."""
     choices = reply.get("choices") if isinstance(reply, dict) else None
     if not choices:
         raise EngineProtocolError(f"the endpoint's reply has no choices: {json.dumps(reply)[:200]}")
-    choice = choices[0]
+    if len(choices) != n:
+        raise EngineProtocolError(f"the endpoint returned {len(choices)} choices for n = {n}")
+    ordered = sorted(choices, key=lambda c: c.get("index", 0))
+    if [c.get("index", i) for i, c in enumerate(ordered)] != list(range(n)):
+        raise EngineProtocolError("the endpoint's choices are not indexed 0 .. n - 1")
+    return [_choice_tokens(c) for c in ordered]
+
+
+def metric_values(text: str, names: dict[str, str]) -> dict[str, float]:
+    """{key: the sum of metric ``names[key]`` over its label sets} from Prometheus text (0 where absent)."""
+    wanted = {v: k for k, v in names.items()}
+    out = dict.fromkeys(names, 0.0)
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in wanted:
+            out[wanted[name]] += float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def _choice_tokens(choice: dict) -> list[int]:
     if isinstance(choice.get("token_ids"), list):
         return choice["token_ids"]
     logprobs = choice.get("logprobs") or {}
@@ -82,7 +135,8 @@ class EndpointEngine(EngineClient):
     """An OpenAI-compatible completions endpoint serving the target model."""
 
     def __init__(self, url: str, *, model: str = "default", semantics: EngineSemantics | str = "vllm",
-                 vocab_size: int | None = None, timeout: float = 120.0):
+                 vocab_size: int | None = None, timeout: float = 600.0, samples_per_request: int | None = None,
+                 api_key: str | None = None, metrics_url: str | None = None):
         if not url.startswith(("http://", "https://")):
             raise InvalidArgument(f"--endpoint must be an http(s) URL, got {url!r}")
         url = url.rstrip("/")
@@ -93,6 +147,13 @@ class EndpointEngine(EngineClient):
         self.semantics = semantics_named(semantics) if isinstance(semantics, str) else semantics
         self.vocab_size = vocab_size
         self.timeout = timeout
+        per = samples_per_request or SAMPLES_PER_REQUEST.get(self.semantics.name, 1)
+        self.samples_per_request = per
+        self.calls_per_request = per  # the audit's requests: one POST of n = per samples each
+        self.api_key = api_key if api_key is not None else os.environ.get("SPECMATH_API_KEY")
+        base = self.url.rsplit("/v1/", 1)[0] if "/v1/" in self.url else self.url.rsplit("/", 1)[0]
+        self.metrics_url = metrics_url or base + "/metrics"
+        self._metrics_seen: bool | None = None  # None: not asked yet; False: the server has no /metrics
 
     def check_reachable(self) -> None:
         """InvalidArgument when the URL serves no completions (a mistake in it, no server, a wrong --model): one
@@ -102,9 +163,54 @@ class EndpointEngine(EngineClient):
         except EngineProtocolError as exc:
             raise InvalidArgument(f"--endpoint {self.url} serves no completions: {exc}") from exc
 
-    def _post(self, body: dict) -> dict:
-        request = urllib.request.Request(self.url, data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
+    def _headers(self) -> dict:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def counters(self) -> dict | None:
+        """The server's spec-decode counters (``SPEC_METRICS``), or None where it has no /metrics."""
+        if self._metrics_seen is False:
+            return None
+        request = urllib.request.Request(self.metrics_url, headers=self._headers())
+        try:
+            with urllib.request.urlopen(request, timeout=min(self.timeout, 60)) as response:
+                text = response.read().decode(errors="replace")
+        except (urllib.error.URLError, OSError):
+            self._metrics_seen = False
+            return None
+        self._metrics_seen = True
+        return metric_values(text, SPEC_METRICS)
+
+    def top_logprobs(self, context: list[int], top: int) -> dict[int, float]:
+        """{token: log p(token | context)} of the ``top`` most likely first tokens: one one-token request with
+        ``logprobs`` (vLLM's raw log-probabilities of the plain target: the first token is never drafted)."""
+        body = {"model": self.model, "prompt": context, "max_tokens": 1, "n": 1, "temperature": 1.0,
+                "logprobs": top, "return_tokens_as_token_ids": True, "ignore_eos": True}
+        reply = self._post(body)
+        try:
+            row = reply["choices"][0]["logprobs"]["top_logprobs"][0]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise EngineProtocolError(f"the endpoint returned no top_logprobs: {json.dumps(reply)[:200]}") from exc
+        out = {}
+        for key, value in row.items():
+            if not (isinstance(key, str) and key.startswith("token_id:")):
+                raise EngineProtocolError(f"a top_logprobs key is {key!r}, not token_id:ID (return_tokens_as_token_ids)")
+            out[int(key.partition(":")[2])] = float(value)
+        return out
+
+    def tokenize(self, text: str) -> list[int]:
+        """The ids of ``text`` by the server's own tokenizer (vLLM's ``/tokenize``, no special tokens)."""
+        base = self.url.rsplit("/v1/", 1)[0]
+        reply = self._post({"model": self.model, "prompt": text, "add_special_tokens": False}, url=base + "/tokenize")
+        tokens = reply.get("tokens") if isinstance(reply, dict) else None
+        if not isinstance(tokens, list) or not tokens:
+            raise EngineProtocolError(f"the server's /tokenize returned no tokens for {text!r}")
+        return [int(t) for t in tokens]
+
+    def _post(self, body: dict, url: str | None = None) -> dict:
+        request = urllib.request.Request(url or self.url, data=json.dumps(body).encode(), headers=self._headers())
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 return json.loads(response.read())
@@ -117,15 +223,36 @@ class EndpointEngine(EngineClient):
             raise EngineProtocolError(f"the endpoint's reply is not JSON: {exc}") from exc
 
     def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control) -> Generation:
-        return Generation([completion_tokens(self._post(completion_request(prompt, seed + i, max_new_tokens, options,
-                                                                           self.model)))
-                           for i in range(n)])
+        before = self.counters()
+        if self.samples_per_request > 1:  # one request of n samples: choice i is the request (1, seed + i)
+            tokens = completion_samples(self._post(completion_request(prompt, seed, max_new_tokens, options,
+                                                                      self.model, n=n)), n)
+        else:
+            tokens = [completion_tokens(self._post(completion_request(prompt, seed + i, max_new_tokens, options,
+                                                                      self.model))) for i in range(n)]
+        after = self.counters()
+        if before is None or after is None:
+            return Generation(tokens, report={"counters": None, "n_per_post": self.samples_per_request})
+        delta = {k: int(after[k] - before[k]) for k in SPEC_METRICS}
+        return Generation(tokens, delta["drafted"], delta["accepted"],
+                          {"drafts": delta["drafts"], "counters": {"before": before, "after": after},
+                           "n_per_post": self.samples_per_request})
+
+    def seed_mapping_check(self, prompt: list[int], options: SamplingOptions, seed: int, n: int = 8) -> dict:
+        """Choice i of the request (n, seed) against the request (1, seed + i), on the first token (never drafted):
+        {"n", "seed", "agree": bool, "first_tokens", "alone"}."""
+        many = completion_samples(self._post(completion_request(prompt, seed, 1, options, self.model, n=n)), n)
+        alone = [completion_tokens(self._post(completion_request(prompt, seed + i, 1, options, self.model)))
+                 for i in range(n)]
+        return {"n": n, "seed": seed, "agree": [t[0] for t in many] == [t[0] for t in alone],
+                "first_tokens": [t[0] for t in many], "alone": [t[0] for t in alone]}
 
 
 def endpoint_engine(entry: EngineEntry, opening: EngineOpening) -> EndpointEngine:
     """The registry's ``endpoint`` engine: ``--endpoint URL`` serving ``--target``, its semantics ``--semantics``
     (``entry.semantics`` by default), checked to serve completions before any audit runs."""
     engine = EndpointEngine(opening.spec, model=opening.model, semantics=opening.semantics or entry.semantics,
-                            vocab_size=opening.target.vocab_size)
+                            vocab_size=opening.target.vocab_size if opening.target is not None else None,
+                            samples_per_request=opening.samples_per_request, timeout=opening.timeout)
     engine.check_reachable()
     return engine

