@@ -23,6 +23,7 @@ library only: it runs under any Python, the server under .venv-vllm's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -61,7 +62,10 @@ def server_command(args: argparse.Namespace, port: int) -> list[str]:
     command = [str(PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", args.model,
                "--served-model-name", "default", "--host", "127.0.0.1", "--port", str(port), "--dtype", args.dtype,
                "--enforce-eager", "--gpu-memory-utilization", str(args.memory), "--max-model-len", "1024",
-               "--max-num-seqs", str(args.max_num_seqs),
+               "--max-num-seqs", str(args.max_num_seqs), "--max-num-batched-tokens", "32768",
+               # the CPU backend's default block of 128 tokens holds a whole short prompt: no full block to share
+               # among a request's n children; with 32 its full blocks are computed once (prefix caching)
+               "--block-size", "32",
                # a seeded request whose prefill is split over steps fails on a CPU generator (claim vllm-cpu-generator-offset)
                "--no-enable-chunked-prefill"]
     spec = speculative_config(args)
@@ -107,6 +111,24 @@ def stop(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+@contextlib.contextmanager
+def serving(model: str, *, method: str = "ngram", draft: str | None = None, gamma: int = 1, dtype: str = "float32",
+            memory: float = 0.15, max_num_seqs: int = 1024, ready_timeout: float = 300, log=None):
+    """``with serving(DIR) as url:`` vLLM's server on a free port of 127.0.0.1, ready, and stopped at the end
+    (whatever happens: its process group is terminated, then killed after 30 s)."""
+    args = argparse.Namespace(model=model, method=method, draft=draft, gamma=gamma, dtype=dtype, memory=memory,
+                              max_num_seqs=max_num_seqs)
+    port = free_port()
+    process = subprocess.Popen(server_command(args, port), stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, process, ready_timeout)
+        yield url
+    finally:
+        stop(process)
 
 
 def spec_counters(url: str) -> dict:
@@ -174,7 +196,7 @@ def main() -> int:
     parser.add_argument("--gamma", type=int, default=4)
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--memory", type=float, default=0.15, help="gpu_memory_utilization (CPU: share of RAM)")
-    parser.add_argument("--max-num-seqs", type=int, default=256)
+    parser.add_argument("--max-num-seqs", type=int, default=1024)
     parser.add_argument("--ready-timeout", type=float, default=240)
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--run", help="a command to run with $VLLM_URL set, then stop the server")

@@ -77,7 +77,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--max-num-seqs", type=int, default=256)
     parser.add_argument("--calls-per-request", type=int, default=4000,
                         help="the n the engine asks for in one request (info's calls_per_request)")
-    parser.add_argument("--max-num-batched-tokens", type=int, default=None)
+    parser.add_argument("--max-num-batched-tokens", type=int, default=32768,
+                        help="tokens per step: many children's prefills in one step (chunked prefill is off)")
+    parser.add_argument("--block-size", type=int, default=32,
+                        help="KV block size (the CPU backend's default is 128): a prompt's full blocks are computed "
+                             "once and shared by the request's n children (prefix caching)")
     parser.add_argument("--max-model-len", type=int, default=1024)
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--memory", type=float, default=0.15,
@@ -215,7 +219,7 @@ class Worker:
         a = args
         kwargs = dict(model=a.model, dtype=a.dtype, enforce_eager=True, gpu_memory_utilization=a.memory,
                       max_num_seqs=a.max_num_seqs, max_model_len=a.max_model_len, seed=a.engine_seed,
-                      disable_log_stats=False,
+                      disable_log_stats=False, block_size=a.block_size, skip_tokenizer_init=True,
                       # a prefill split over steps discards its sample and rewinds the request's generator with
                       # set_offset, which a CPU generator does not have (claim vllm-cpu-generator-offset): never split one
                       enable_chunked_prefill=False)
@@ -252,7 +256,7 @@ class Worker:
         if unknown:
             raise Refused(f"vLLM has no option {unknown} (it takes {OPTIONS})")
         kwargs = {"n": int(request.get("n", 1)), "max_tokens": int(request.get("max_new_tokens", 2)),
-                  "ignore_eos": True, "temperature": float(options.get("temperature", 1.0))}
+                  "ignore_eos": True, "detokenize": False, "temperature": float(options.get("temperature", 1.0))}
         seed = request.get("seed")
         kwargs["seed"] = None if seed is None else int(seed)
         if options.get("top_k") is not None:

