@@ -97,8 +97,8 @@ def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
     if row_name == "seeds":
         audit = GenerateAudit(engine.name, target.name, "seeds: alone vs in a batch", 200, prompt=prompt,
                               control="the same request with seed S + 1 (must differ)")
-        result, audit.error, audit.seconds = timed(seed_batch_check, engine, prompt, SamplingOptions(1.0), n=200,
-                                                   seed=args.seed)
+        result, audit.error, audit.seconds = timed(lambda: seed_batch_check(engine, prompt, SamplingOptions(1.0),
+                                                                            n=200, seed=args.seed))
         if result is not None:
             # the pathwise check's shape: differences on the speculative path fail the row (vLLM seeds per request)
             audit.pathwise = {"promised": True, "seeds": 200, "max_new_tokens": 4,

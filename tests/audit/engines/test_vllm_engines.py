@@ -18,8 +18,8 @@ What is asserted, and its statistics:
   in-process ``--fix expand,empty-top-k`` passes (a lossless sampler fails with probability <= 1e-6);
 * served: the same mapping of seeds on the first token, and the law from the server's own top-20 logprobs equal to
   transformers' float32 law of the same weights within a TV of 1e-3 (two float32 forwards, vLLM's CPU kernels and
-  transformers', differ in their last bits; the logprobs travel as decimals), with the same verdicts on the same
-  samples.
+  transformers', differ in their last bits; the logprobs travel as decimals) on the cells it resolves (its 20
+  tokens, the rest as one bin), with the same verdicts on the same samples.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from __future__ import annotations
 import importlib.util
 import sys
 
+import numpy as np
 import pytest
 
-from specmath.audit.engines.law import first_token_law, tv_distance
+from specmath.audit.engines.law import first_token_law
 from specmath.audit.engines.registry import EngineOpening, engines_dir
 from specmath.audit.engines.rows import OPTION_ROWS
 from specmath.sampling_options import SamplingOptions
@@ -131,7 +132,12 @@ def test_the_served_engine_maps_seeds_and_its_logprobs_law_is_transformers_law(t
         law = ServerLogprobs(engine, 100, options, top=20)
         served = first_token_law(law, prompt, options, vllm)
         local = first_token_law(target.reference, prompt, options, vllm)
-        assert tv_distance(served, local) < 1e-3
+        # on the cells the server's law resolves: its 20 tokens one by one, the other 80 as one bin (their mass is
+        # spread evenly in the served law, as the audit pools them, so their split is not compared)
+        top = np.argsort(-served)[:20]
+        rest = np.setdiff1d(np.arange(100), top)
+        pooled = 0.5 * (np.abs(served[top] - local[top]).sum() + abs(served[rest].sum() - local[rest].sum()))
+        assert pooled < 1e-3, pooled
         out = engine.generate(prompt, 1000, 3, 2, options)
         by_server = check_samples(out.tokens, "engine", exact_laws(law, prompt, options, vllm, 1000))
         assert law.report()["drafted_during_law"] == 0

@@ -1,0 +1,32 @@
+"""The vLLM pages are what scripts/vllm_pages.py writes from the committed measurement, and every vLLM row of it
+has a verdict of the fixed set, its requests' seeds and counters, and a control where it sampled."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+MEASUREMENT = ROOT / "data" / "measurements" / "cpu_x86_64_2026-12-01"
+
+
+def test_the_vllm_pages_are_up_to_date_with_the_measurement():
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "vllm_pages.py"), "--check"], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_vllm_row_has_a_verdict_seeds_and_counters_and_a_sampled_row_its_control():
+    records = [r for p in sorted(MEASUREMENT.glob("vllm-*.json")) if p.name != "vllm-environment.json"
+               for r in json.loads(p.read_text())]
+    assert records
+    words = ("pass", "PASS", "FAIL", "LOSS", "REFUSED", "ENGINE ERROR", "INCONCLUSIVE")  # as measured, either spelling
+    for r in records:
+        assert r["verdict"].startswith(words), r["verdict"]
+        if r["row"] in ("min-p 0.1", "logit bias") and not r["engine_name"].endswith("served"):
+            assert r["verdict"].startswith("REFUSED") and "not yet supported with speculative decoding" in r["verdict"]
+        if r["checks"]:
+            assert any(c["role"] == "control" for c in r["checks"]), (r["engine_name"], r["row"])
+            assert all("seed" in q and "n" in q for q in r["requests"])
+            assert all(q.get("counters") for q in r["requests"]), (r["engine_name"], r["row"])
+            assert r["drafted"] and r["drafted"] > 0
