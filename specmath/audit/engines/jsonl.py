@@ -100,7 +100,8 @@ class JsonLinesEngine(EngineClient):
             if reply.get("refused"):
                 raise EngineRefused(f"the engine refused {op!r}: {reply['error']}")
             if reply.get("engine_dead"):
-                raise EngineDead(f"the engine crashed on {op!r}: {reply['error']}")
+                version = getattr(self, "info", {}).get("engine")  # the message names the engine and its version
+                raise EngineDead(f"the engine{f' ({version})' if version else ''} crashed on {op!r}: {reply['error']}")
             raise EngineProtocolError(f"the engine failed {op!r}: {reply['error']}")
         return reply
 

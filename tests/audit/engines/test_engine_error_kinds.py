@@ -42,7 +42,7 @@ def test_a_refused_request_is_refused_with_the_engine_message_never_a_loss():
 
 def test_a_crashed_engine_is_an_engine_error_never_a_loss():
     _, audit = _audit("--dead")
-    assert audit.verdict.startswith("ENGINE ERROR: EngineDead: the engine crashed on 'generate': RuntimeError: max()")
+    assert audit.verdict.startswith("ENGINE ERROR: EngineDead: the engine (toy) crashed on 'generate': RuntimeError: max()")
     assert audit.error_kind == "ENGINE ERROR" and not audit.passed and not audit.checks
 
 
