@@ -152,7 +152,7 @@ MISTAKES = [
     (["bugzoo", "top-k-sibling"], r"unknown bug 'top-k-sibling' \(did you mean 'top-k-siblings-no-residual'\?\)"),
     # audit-generate
     (["audit-generate", "nosuch", "--pair", "tiny"], r"unknown engine 'nosuch'; choose from: specmath, hf-assisted, hf-lookup, llama-cpp-draft, llama-cpp-ngram, "
-     r"node-llama-cpp-lookup, node-llama-cpp-draft, or module:function"),
+     r"node-llama-cpp-lookup, node-llama-cpp-draft, vllm-ngram, vllm-draft, or module:function"),
     (["audit-generate", "hf_assisted", "--pair", "tiny"], r"unknown engine 'hf_assisted' \(did you mean 'hf-assisted'\?\)"),
     (["audit-generate", "specmath", "--pair", "tinyy"], r"unknown --pair value 'tinyy' \(did you mean 'tiny'\?\); choose from: tiny, bundled, smollm2"),
     (["audit-generate", "specmath"], r"give an ENGINE and --pair PAIR, or --all"),
