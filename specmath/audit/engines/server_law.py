@@ -24,8 +24,8 @@ Anything else (a temperature without top-k: its normaliser needs every logit; pe
 tokens outside the K; min-p) is refused with one line. The cost in power: the G-test pools rare tokens into
 one cell anyway; here every token outside the K is in that cell whatever its expected count, so a loss that
 only moves mass among those tokens is not seen, and the test's detectable TV is that of the pooled cells. The
-rest mass R of each context is kept (``rest``) so a report can say how much law the bin holds. With K = 20 on
-SmolLM2 after its audit prompts R is a few percent.
+rest mass R of each context is kept (``rest``) so a report can say how much law the bin holds (the vLLM table
+gives it per served row: docs/measurements/vllm-2026-12-01.md).
 
 Each request's spec-decode counters (``/metrics``) are read around it: ``drafted`` must stay 0, the check
 that no drafting happened before a first token (``drafted_during_law``).
