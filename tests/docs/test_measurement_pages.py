@@ -18,11 +18,13 @@ def test_every_generated_page_and_the_readme_table_match_the_committed_files():
 
 def test_every_measurement_folder_has_a_page_and_every_template_a_folder():
     import engine_pages
+    import vllm_pages
 
     folders = {p.name for p in mt.DATA.iterdir() if p.is_dir()}
     templates = {p.name.removesuffix(".md.tmpl") for p in mt.PAGES.glob("*.md.tmpl")}
-    # the engine audits' folder has its pages written by scripts/engine_pages.py (tests/audit/engines/test_engine_pages.py)
-    assert folders == templates | {engine_pages.MEASUREMENT.name}
+    # the engine audits' folders have their pages written by scripts/engine_pages.py and scripts/vllm_pages.py
+    # (tests/audit/engines/test_engine_pages.py, test_vllm_pages.py)
+    assert folders == templates | {engine_pages.MEASUREMENT.name, vllm_pages.MEASUREMENT.name}
 
 
 def test_the_headline_table_has_one_row_per_bench_run_with_its_measured_speedup():
