@@ -18,9 +18,17 @@ or ``--option ROW``, a row of the options table with its control and its prompt.
 that text. ``--pathwise N`` compares speculative with plain output over N seeds. ``--options-table`` runs
 every row for the GGUF engines (``--json-out FILE`` keeps the records); ``--all`` the torch engines' table.
 
-Exit status: 0 when every audit passes (engine not rejected, control caught) or was skipped, 1 when an
-engine fails or a control is not caught (inconclusive), 2 when an engine raised (an error, named) or
-on a mistake in the arguments (one line on stderr, found before torch is imported).
+Every audit ends in one verdict (``specmath.audit.engines.checks.VERDICTS``), the first word of its line and of
+the JSON ``verdict`` field: PASS, LOSS (with the TV measured, the TV the test detects and the command that
+reproduces the samples), ENGINE ERROR (the engine crashed or answered nothing usable: its message and version),
+REFUSED (the engine rejected the request: its message), INCONCLUSIVE (the control was not caught, or the engine
+did not speculate: why). An engine that cannot run here (not installed) is no audit: a table says so in its
+verdict column ("not run: why", JSON ``verdict`` null and ``skipped`` the reason) and it leaves the exit status
+alone; a single such engine is a mistake in the arguments (exit 2).
+
+Exit status: 0 PASS; 1 LOSS; 2 ENGINE ERROR, or a mistake in the arguments (one line on stderr, found before
+torch is imported); 3 REFUSED or INCONCLUSIVE. A table exits with the status of its first verdict among LOSS,
+ENGINE ERROR, REFUSED, INCONCLUSIVE (0 when every row passed).
 """
 
 from __future__ import annotations
@@ -37,8 +45,13 @@ from specmath.cli import IntegerValue, RealValue
 from specmath.settings import CI
 from specmath.validation import InvalidArgument, InvalidFile, UnknownName, check_choice, check_integer, check_real
 
+#: the exit statuses, as --help prints them (``specmath.audit.engines.checks.EXIT_STATUS``)
+EPILOG = ("exit status: 0 PASS, 1 LOSS, 2 ENGINE ERROR or a mistake in the arguments, 3 REFUSED or INCONCLUSIVE "
+          "(a table: its first of LOSS, ENGINE ERROR, REFUSED, INCONCLUSIVE)")
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
     parser.add_argument("engine", nargs="?", metavar="ENGINE",
                         help=f"{', '.join(offered_engines())}, or module:function (a Python engine)")
     parser.add_argument("--pair", choices=AUDIT_PAIRS, help="target/draft pair (tiny is fast enough for CI)")
@@ -176,9 +189,27 @@ OPTIONS_TABLE_DEFAULT_N = 400
 
 
 def _status(audits) -> int:
-    if any(a.error for a in audits):
-        return 2
-    return 0 if all(a.passed or a.skipped for a in audits) else 1
+    """The exit status of the audits' verdicts (``specmath.audit.engines.checks.exit_status``)."""
+    from specmath.audit.engines.checks import exit_status
+
+    return exit_status([a.verdict for a in audits])
+
+
+def _reproducer(args: argparse.Namespace) -> str:
+    """The command line that runs this audit again, drawing the same samples (the seed written out)."""
+    from specmath.audit.engines.table_runs import option_flags, reproducer_command
+
+    engine = (["--engine-cmd", args.engine_cmd] if args.engine_cmd else ["--endpoint", args.endpoint] if args.endpoint
+              else [args.engine])
+    if args.endpoint and args.model != "default":
+        engine += ["--model", args.model]
+    model = ["--pair", args.pair] if args.pair else ["--target", args.target]
+    model += ["--draft", args.draft] if args.draft else []
+    model += ["--semantics", args.semantics] if args.semantics else []
+    sampling = ["--option", args.option] if args.option else option_flags(_sampling_options(args))
+    sampling += ["--prompt", args.prompt] if args.prompt else []
+    extra = ["--pathwise", str(args.pathwise)] if args.pathwise else []
+    return reproducer_command(engine, model, sampling, args.n or CI.generate_calls, args.seed, extra)
 
 
 def _torch_table(audits, markdown: bool) -> str:
@@ -195,7 +226,8 @@ def _torch_table(audits, markdown: bool) -> str:
             fmt(a.seconds, ".1f") if not a.skipped else "-", fmt(a.control_seconds, ".1f") if not a.skipped else "-",
             f"{engine[0].p_value:.2g}" if engine else "-", f"{engine[1].p_value:.2g}" if engine else "-",
             f"{fmt(a.detectable('first token'))} / {fmt(a.detectable('first two tokens'))}" if engine else "-",
-            ("yes" if a.control_caught else "NO") if control else "-", a.verdict,
+            ("yes" if a.control_caught else "NO") if control else "-",
+            a.verdict if a.verdict is not None else f"not run: {a.skipped}",
         ])
     from specmath.tables import markdown_table, text_table
 
@@ -251,10 +283,10 @@ def _run_options_table(args: argparse.Namespace) -> int:
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(records, indent=1) + "\n")
+    from specmath.audit.engines.checks import exit_status
+
     print(json.dumps(records, indent=2) if args.json else options_table(records))
-    if any(r["error"] for r in records):
-        return 2
-    return 0 if all(r["passed"] for r in records) else 1
+    return exit_status([r["verdict"] for r in records])
 
 
 def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int:
@@ -278,7 +310,7 @@ def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int
         row = option_row_named(args.option) if args.option else row_for(options)
         prompt = target.encode(args.prompt) if args.prompt else None
         audit, _, _ = run_row(opened, target, row, n=args.n or CI.generate_calls, seed=args.seed, prompt=prompt,
-                              pathwise_seeds=args.pathwise)
+                              pathwise_seeds=args.pathwise, reproducer=_reproducer(args))
     print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
     return _status([audit])
 

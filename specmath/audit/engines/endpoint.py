@@ -20,7 +20,9 @@ ids are read from whichever field the server fills: ``choices[0].token_ids`` (vL
 The endpoint gives no logits here: the exact law comes from ``--target``, the model the server serves
 (the same weights: a quantised server is then measured together with its quantisation), and the engine's
 semantics from ``--semantics`` (vLLM's order by default). No plain path, no controls: the pathwise check and
-the control need an engine that runs them.
+the control need an engine that runs them. A request the server rejects with HTTP 400 or 422 (a validation error:
+vLLM refuses min_p and logit_bias with speculative decoding so) is the engine's refusal, REFUSED; any other
+failure is its error, ENGINE ERROR.
 """
 
 from __future__ import annotations
@@ -29,13 +31,16 @@ import json
 import urllib.error
 import urllib.request
 
-from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation
+from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, EngineRefused, Generation
 from specmath.audit.engines.registry import EngineEntry, EngineOpening
 from specmath.audit.engines.semantics import EngineSemantics, semantics_named
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
 __all__ = ["EndpointEngine", "completion_request", "completion_tokens", "endpoint_engine"]
+
+#: the HTTP statuses of a request the server validated and rejected: the verdict is REFUSED, not ENGINE ERROR
+_REJECTED = (400, 422)
 
 
 def completion_request(prompt: list[int], seed: int, max_new_tokens: int, options: SamplingOptions,
@@ -110,7 +115,9 @@ class EndpointEngine(EngineClient):
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")[:300]
-            raise EngineProtocolError(f"the endpoint answered HTTP {exc.code}: {' '.join(detail.split())}") from exc
+            # 400 (vLLM's validation errors, e.g. min_p with speculative decoding) and 422: the request is rejected
+            kind = EngineRefused if exc.code in _REJECTED else EngineProtocolError
+            raise kind(f"the endpoint answered HTTP {exc.code}: {' '.join(detail.split())}") from exc
         except (urllib.error.URLError, OSError) as exc:
             raise EngineProtocolError(f"cannot reach the endpoint {self.url}: {getattr(exc, 'reason', exc)}") from exc
         except json.JSONDecodeError as exc:

@@ -16,8 +16,9 @@ Every engine is an entry of ``specmath.audit.engines.registry`` and every run en
 
 from __future__ import annotations
 
+import shlex
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from specmath.audit.engines.checks import GenerateAudit
@@ -31,7 +32,7 @@ from specmath.settings import CI
 from specmath.validation import InvalidArgument, check_integer
 
 __all__ = ["OpenEngine", "open_engine", "PAIR_CONFIGS", "run_on_pair", "run_row", "run_options_table",
-           "table_record"]
+           "table_record", "option_flags", "reproducer_command"]
 
 #: a GGUF engine's n-gram drafter needs the prompt longer than n-gram + drafted tokens + 1 (llama.cpp ngram-simple)
 _MIN_NGRAM_PROMPT = 8
@@ -74,6 +75,26 @@ def open_engine(entry: EngineEntry | str, opening: EngineOpening) -> OpenEngine:
     return OpenEngine(engine, control, entry.lookup, entry.describe(opening.spec), entry)
 
 
+def option_flags(options: SamplingOptions) -> list[str]:
+    """``specmath audit-generate``'s flags for ``options`` (the options that are on)."""
+    flags = []
+    for name, value in options.to_json().items():
+        if name == "logit_bias":
+            flags += [arg for token, bias in value for arg in ("--logit-bias", f"{token}={bias:g}")]
+        elif name != "temperature" or value != 1:
+            flags += ["--" + name.replace("_", "-"), f"{value:g}" if isinstance(value, float) else str(value)]
+    return flags
+
+
+def reproducer_command(engine: Sequence[str], model: Sequence[str], sampling: Sequence[str], n: int, seed: int,
+                       extra: Sequence[str] = ()) -> str:
+    """The ``specmath audit-generate`` line that draws the same samples: the engine's arguments (its name, or
+    ``--endpoint URL`` ...), the model's (``--target smollm2``), the sampling's (``--option ROW`` or
+    ``option_flags``), N and the seed (call i is seeded seed + i)."""
+    return shlex.join(["specmath", "audit-generate", *engine, *model, *sampling, "--n", str(n), "--seed", str(seed),
+                       *extra])
+
+
 def _named_control(opened: OpenEngine) -> NegativeControl | None:
     """The engine's own named control (the first its entry lists), run in the engine itself."""
     if not opened.entry.controls or opened.control_engine is None:
@@ -101,13 +122,16 @@ def run_on_pair(entry: EngineEntry | str, pair: str, options: SamplingOptions, *
     entry.engine_semantics().check_supports(options)
     loaded = load_audit_pair(pair)
     with open_engine(entry, EngineOpening(loaded)) as opened:
-        return run_engine_audit(opened.engine, pair, AuditPlan(loaded.prompt_for(entry.lookup), options, n, seed),
-                                control=_named_control(opened))
+        again = reproducer_command([entry.name], ["--pair", pair], option_flags(options), n, seed)
+        plan = AuditPlan(loaded.prompt_for(entry.lookup), options, n, seed, reproducer=again)
+        return run_engine_audit(opened.engine, pair, plan, control=_named_control(opened))
 
 
 def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int, seed: int = 0,
-            prompt: list[int] | None = None, pathwise_seeds: int = 0) -> tuple[GenerateAudit, SamplingOptions, float]:
+            prompt: list[int] | None = None, pathwise_seeds: int = 0,
+            reproducer: str | None = None) -> tuple[GenerateAudit, SamplingOptions, float]:
     """(the audit of one row, the options it ran, its control's shift bound at the prompt: NaN for a given prompt).
+    ``reproducer``: the command that runs it again (default: ``--option ROW`` of the table's engine on ``target``).
 
     The law comes from the engine's own logits where it gives them, else from the target's forward; the target's
     forward also states the quantisation of an engine that gives its logits (``GenerateAudit.quantisation_tv``).
@@ -127,7 +151,11 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int, 
     if opened.control_engine is not None:
         control = NegativeControl(row.control.description, row.control.protocol(engine.semantics),
                                   opened.control_engine)
-    plan = AuditPlan(prompt, options, n, seed, label=row.name, pathwise_seeds=pathwise_seeds)
+    if reproducer is None and row.name in OPTION_ROWS:
+        model = str(target.gguf or target.folder) if target.name.endswith(".gguf") or target.folder else target.name
+        reproducer = reproducer_command([opened.entry.name], ["--target", model], ["--option", row.name], n, seed,
+                                        ["--pathwise", str(pathwise_seeds)] if pathwise_seeds else [])
+    plan = AuditPlan(prompt, options, n, seed, label=row.name, pathwise_seeds=pathwise_seeds, reproducer=reproducer)
     return run_engine_audit(engine, target.name, plan, reference=reference, control=control), options, shift
 
 

@@ -4,8 +4,9 @@ Its model: logits z(x | context) = W[last token] + 0.3 * (x == the token before 
 W drawn once from a fixed seed. It samples under temperature, top-k, min-p, a logit bias and the presence
 penalty (llama.cpp's order, penalties over prompt and generated tokens), with speculation by prompt lookup
 verified by sample-match, so its output equals its plain output seed by seed. ``--lossy`` skips min-p and the
-logit bias at drafted rows (the vLLM #42744 shape); ``--crash`` answers garbage to ``generate``; ``--model PATH``
-(a registry entry's ``{target}``) is named in its ``info`` reply.
+logit bias at drafted rows (the vLLM #42744 shape); ``--crash`` answers garbage to ``generate``; ``--refuse``
+rejects every ``generate`` (``{"error", "refused": true}``), ``--die`` dies on it (``{"error", "engine_dead": true}``);
+``--model PATH`` (a registry entry's ``{target}``) is named in its ``info`` reply.
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ def main() -> None:
                                     for c in request["contexts"]]}
         elif crash:
             reply = {"tokens": [[V + 5]]}
+        elif "--refuse" in sys.argv:
+            reply = {"error": "min_p is not supported with speculative decoding", "refused": True}
+        elif "--die" in sys.argv:
+            reply = {"error": "RuntimeError: max(): Expected reduction dim", "engine_dead": True}
         else:
             n, seed, m = request["n"], request["seed"], request["max_new_tokens"]
             reply = {"tokens": [generate_one(request["prompt"], seed + i, m, request["options"],
