@@ -16,7 +16,8 @@ Sampling options: ``--temperature``, ``--top-k``, ``--top-p``, ``--min-p``, ``--
 (repeatable), ``--repetition-penalty``, ``--penalty-window``, ``--presence-penalty``, ``--frequency-penalty``;
 or ``--option ROW``, a row of the options table with its control and its prompt. ``--prompt TEXT`` audits at
 that text. ``--pathwise N`` compares speculative with plain output over N seeds. ``--options-table`` runs
-every row for the GGUF engines (``--json-out FILE`` keeps the records); ``--all`` the torch engines' table.
+every row for the GGUF engines, each row at the N where it detects a TV of 0.05 with probability 0.99
+(``--json-out FILE`` keeps the records); ``--all`` the torch engines' table.
 
 Every audit ends in one verdict (``specmath.audit.engines.checks.VERDICTS``), the first word of its line and of
 the JSON ``verdict`` field: PASS, LOSS (with the TV measured, the TV the test detects and the command that
@@ -64,7 +65,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              f"{ENGINES['function'].semantics}; endpoint: {ENGINES['endpoint'].semantics})")
     parser.add_argument("--draft", metavar="FILE", help="the draft GGUF of a draft-model GGUF engine (default: the target)")
     parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
-                        help=f"generate calls per sampler, an int >= 1 (default {CI.generate_calls}; --all: per pair)")
+                        help=f"generate calls per sampler, an int >= 1 (default {CI.generate_calls}; --all: per pair; "
+                             f"--options-table: each row's N for a detectable TV of 0.05)")
     parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0, help="seed of the first generate call, an int >= 0")
     parser.add_argument("--temperature", metavar="T", action=RealValue, min_value=0, open_min=True, default=1.0,
                         help="temperature T > 0 (the audit compares sampled laws; default 1)")
@@ -181,11 +183,7 @@ def _check_target(args: argparse.Namespace, kind: str) -> None:
 
 #: generate calls per sampler in the torch engines' table: the shared 2-core CPU affords fewer for larger models
 TABLE_N = {"tiny": 2000, "bundled": 1000, "smollm2": 200}
-#: generate calls per sampler in the options table, by engine: what the shared 2-core CPU affords in about two hours
-#: (a call of llama-cpp-draft runs its draft model, the same 135M-parameter model: 0.3 s; llama-cpp-ngram 0.07 s);
-#: another GGUF engine runs ``OPTIONS_TABLE_DEFAULT_N``
-OPTIONS_TABLE_N = {"llama-cpp-draft": 400, "llama-cpp-ngram": 800, "node-llama-cpp-lookup": 500, "node-llama-cpp-draft": 500}
-OPTIONS_TABLE_DEFAULT_N = 400
+
 
 
 def _status(audits) -> int:
@@ -276,7 +274,7 @@ def _run_options_table(args: argparse.Namespace) -> int:
     from specmath.audit.engines.target import load_target
 
     engines = [args.engine] if args.engine else list(engines_for("gguf"))
-    n = {e: args.n or OPTIONS_TABLE_N.get(e, OPTIONS_TABLE_DEFAULT_N) for e in engines}
+    n = {e: args.n for e in engines} if args.n else None  # None: each row's N detects TARGET_TV
     target = load_target(args.target or args.pair or "smollm2")
     records = run_options_table(engines, target, n=n, seed=args.seed, pathwise_seeds=args.pathwise or 50, draft=args.draft,
                                 progress=lambda line: print(line, file=sys.stderr, flush=True))

@@ -43,12 +43,20 @@ from specmath.laws import Law
 from specmath.sampling_options import SamplingOptions
 from specmath.settings import CI, AuditSettings
 from specmath.stats import GTest, detectable_tv, g_test
+from specmath.validation import check_real
 
-__all__ = ["ENGINE_CHECKS", "VERDICTS", "EXIT_STATUS", "Check", "GenerateAudit", "ExactLaws", "Failure", "exact_laws",
-           "check_samples", "timed", "exit_status", "verdict_word"]
+__all__ = ["ENGINE_CHECKS", "MAX_CELLS", "POOLED", "VERDICTS", "EXIT_STATUS", "Check", "GenerateAudit", "ExactLaws", "Failure", "exact_laws",
+           "check_samples", "timed", "exit_status", "verdict_word", "memoised", "detectable_tvs", "n_for_tv"]
 
 #: the G-tests of one sampler (first token, first two tokens): each runs at family_level / ENGINE_CHECKS
 ENGINE_CHECKS = 2
+#: the most cells of each G-test: the likeliest are kept, the rest pooled into one. Power costs N ~ lambda(dof) / 4 TV^2
+#: (``specmath.stats.detectable_tv``); 16 cells detect a TV of 0.05 at N = 8200, the hundreds that T = 1 has at
+#: expected count >= 5 need N = 32000. The TV detected is on the test's cells, so a loss that only moves mass among
+#: the pooled unlikely outcomes is detected as a smaller TV (or seen as an impossible outcome)
+MAX_CELLS = 16
+#: the cell of the two-token test that pools the unlikely cells beyond MAX_CELLS
+POOLED = "pooled"
 #: the verdicts of an audit that ran, in the order they are judged (the module's docstring)
 VERDICTS = ("REFUSED", "ENGINE ERROR", "LOSS", "INCONCLUSIVE", "PASS")
 #: ``specmath audit-generate``'s exit status for each verdict (2 is also a mistake in the arguments)
@@ -65,37 +73,101 @@ class ExactLaws:
     cells: dict
     frequent: set
     joints: dict = field(default_factory=dict)  # frequent x1 -> (V,) P(x1, .), to tell a negligible x2
+    pooled: frozenset = frozenset()  # two-token cells merged into POOLED (the least likely, beyond MAX_CELLS)
+    first_kept: frozenset | None = None  # the first token's own cells (None: every frequent token)
 
     def cell_of(self, sample: Sequence[int]):
         """The cell of the two-token test a sample (x1, x2) falls in; the sample itself where it is impossible."""
         x1, x2 = sample[0], sample[1]
         if x1 not in self.frequent:
-            return (OTHER,) if self.first[x1] >= NEGLIGIBLE else (x1, x2)
-        if (x1, x2) in self.cells:
-            return (x1, x2)
-        joint = self.joints.get(x1)
-        return (x1, x2) if joint is not None and joint[x2] < NEGLIGIBLE else (x1, OTHER)
+            cell = (OTHER,) if self.first[x1] >= NEGLIGIBLE else (x1, x2)
+        elif (x1, x2) in self.cells or (x1, x2) in self.pooled:
+            cell = (x1, x2)
+        else:
+            joint = self.joints.get(x1)
+            cell = (x1, x2) if joint is not None and joint[x2] < NEGLIGIBLE else (x1, OTHER)
+        return POOLED if cell in self.pooled else cell
 
     def first_cells(self) -> dict:
         """The first token's law on the test's cells: the frequent tokens (expected count >= 5 at this N are
-        exactly ``frequent``), the others pooled into OTHER, as the G-test pools them; tokens of negligible
-        law (``engine_law.NEGLIGIBLE``) stay out, so that one sampled is an impossible outcome."""
-        cells = {x: float(self.first[x]) for x in self.frequent}
+        exactly ``frequent``; the MAX_CELLS - 1 most likely of them), the others pooled into OTHER, as the G-test
+        pools them; tokens of negligible law (``engine_law.NEGLIGIBLE``) stay out, so that one sampled is an
+        impossible outcome."""
+        kept = self.frequent if self.first_kept is None else self.first_kept
+        cells = {x: float(self.first[x]) for x in kept}
         rest = float(self.first[self.first >= NEGLIGIBLE].sum() - sum(cells.values()))
         if rest > 0:
             cells[OTHER] = rest
         return cells
 
     def first_cell_of(self, x1: int):
-        return x1 if x1 in self.frequent or self.first[x1] < NEGLIGIBLE else OTHER
+        kept = self.frequent if self.first_kept is None else self.first_kept
+        return x1 if x1 in kept or self.first[x1] < NEGLIGIBLE else OTHER
+
+
+def _capped(cells: dict, most: int) -> tuple[dict, frozenset]:
+    """The ``most - 1`` likeliest cells and one POOLED cell of the rest's mass (when there are more than ``most``)."""
+    if len(cells) <= most:
+        return cells, frozenset()
+    order = sorted(cells, key=lambda c: (-cells[c], repr(c)))  # ties broken by name: the same cells in every process
+    kept = {c: cells[c] for c in order[:most - 1]}
+    rest = order[most - 1:]
+    kept[POOLED] = math.fsum(cells[c] for c in rest)
+    return kept, frozenset(rest)
 
 
 def exact_laws(logits: Logits, prompt: Sequence[int], options: SamplingOptions, semantics: EngineSemantics,
-               n: int) -> ExactLaws:
-    """Both laws of an audit of N samples, from ``logits`` (``engine_law``)."""
+               n: int, max_cells: int | None = None) -> ExactLaws:
+    """Both laws of an audit of N samples, from ``logits`` (``engine_law``), each test on at most ``max_cells`` cells
+    (default ``MAX_CELLS``; the likeliest kept, the rest pooled)."""
+    most = MAX_CELLS if max_cells is None else max_cells
     p1 = first_token_law(logits, prompt, options, semantics)
     cells, joints = two_token_rows(logits, prompt, options, semantics, n, p1=p1)
-    return ExactLaws(p1, cells, set(joints), joints)
+    cells, pooled = _capped(cells, most)
+    frequent = set(joints)
+    first_kept = None
+    if len(frequent) > most - 1:
+        first_kept = frozenset(sorted(frequent, key=lambda x: (-p1[x], x))[:most - 1])
+    return ExactLaws(p1, cells, frequent, joints, pooled, first_kept)
+
+
+def memoised(logits: Logits) -> Logits:
+    """``logits`` that asks the engine once per context (the laws at several N share their contexts)."""
+    rows: dict[tuple, np.ndarray] = {}
+
+    def cached(contexts: list[list[int]]) -> np.ndarray:
+        missing = [c for c in dict.fromkeys(tuple(c) for c in contexts) if c not in rows]
+        if missing:
+            rows.update(zip(missing, logits([list(c) for c in missing]), strict=True))
+        return np.stack([rows[tuple(c)] for c in contexts])
+
+    return cached
+
+
+def detectable_tvs(laws: ExactLaws, n: int, settings: AuditSettings = CI) -> tuple[float, float]:
+    """The TVs the two tests of N samples detect with probability ``settings.power`` (first token, first two)."""
+    level = settings.family_level / ENGINE_CHECKS
+    return (detectable_tv(Law.from_weights(laws.first_cells()), n, level, settings.power),
+            detectable_tv(Law.from_weights(laws.cells), n, level, settings.power))
+
+
+def n_for_tv(logits: Logits, prompt: Sequence[int], options: SamplingOptions, semantics: EngineSemantics,
+             target_tv: float, settings: AuditSettings = CI, *, most: int = 50_000) -> int:
+    """The smallest N (to 2 %) at which both tests detect a TV of ``target_tv`` with probability ``settings.power``
+    (a test of a single cell, a deterministic token, detects nothing and counts for nothing), at most ``most``.
+
+    The detectable TV is sqrt(lambda(dof) / 4N) (``specmath.stats.detectable_tv``), and the cells (expected
+    count >= 5) grow with N, so dof does too: N is scaled by (detectable / target)^2 until it holds."""
+    check_real(target_tv, "target TV", min_value=0, max_value=1, open_min=True)
+    logits = memoised(logits)
+    n = 1000
+    for _ in range(12):
+        laws = exact_laws(logits, prompt, options, semantics, n)
+        worst = max((tv for tv in detectable_tvs(laws, n, settings) if math.isfinite(tv)), default=0.0)
+        if worst <= target_tv or n >= most:
+            return min(n, most)
+        n = min(most, math.ceil(n * (worst / target_tv) ** 2 * 1.02))
+    return n
 
 
 @dataclass(frozen=True, kw_only=True)

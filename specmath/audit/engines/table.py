@@ -93,12 +93,17 @@ def engine_summary(records: Iterable[dict]) -> str:
             key = verdict_of(r)
             verdicts[key] = verdicts.get(key, 0) + 1
         lines.append([
-            name, str(rows[0]["n"]),
+            name, _n_range([r["n"] for r in rows]),
             f"{sum(r['seconds'] for r in rows) / calls:.2f} / {sum(r['control_seconds'] for r in rows) / calls:.2f}",
             f"{accepted} of {drafted}" if drafted else "-",
             f"{min(tvs):.4f} to {max(tvs):.4f}" if tvs else "-", paths,
             ", ".join(f"{v} {k}" for k, v in verdicts.items())])
     return markdown_table(header, lines)
+
+
+def _n_range(ns: list[int]) -> str:
+    """N of an engine's rows: one number, or "least to most" where each row chose its own."""
+    return str(ns[0]) if min(ns) == max(ns) else f"{min(ns)} to {max(ns)}"
 
 
 def describe_audit(audit) -> str:
