@@ -112,6 +112,10 @@ def _table(r) -> str:
                      f"[{predicted['min']:.2f}, {predicted['max']:.2f}]   model error {100 * data['model_error']:+.0f}%"
                      + (f"   load average {min(loads):.1f}-{max(loads):.1f}" if loads else "")
                      + (f"   compiled, warm-up {r.warmup_seconds:.1f} s" if r.options.compile else ""))
+    if r.roofline is not None:
+        roof = r.roofline
+        lines.append(f"  roofline: {roof.weight_bytes / 1e6:.1f} MB of weights a pass, bandwidth {roof.bandwidth / 1e9:.1f} GB/s "
+                     f"(copy loop) -> floor {roof.floor_tokens_per_s:.1f} tok/s; plain decoding at {100 * roof.fraction:.0f}% of it")
     if r.profile is not None:
         parts = r.profile.to_json()["ms_per_round"]
         lines.append("  ms per round  " + "   ".join(f"{k} {v:.2f}" for k, v in parts.items()))

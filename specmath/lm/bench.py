@@ -46,6 +46,7 @@ from specmath.lm.generation import combined
 from specmath.lm.hf_baseline import has_hf_counterpart, hf_assisted_generate
 from specmath.lm.pairs import Pair
 from specmath.lm.plain_decode import plain_generate
+from specmath.lm.roofline import Roofline, memory_bandwidth, weight_bytes
 from specmath.lm.speculative_decode import speculative_generate
 from specmath.lm.stopwatch import Stopwatch, device_of
 from specmath.theory import best_gamma, cost_model_speedup
@@ -99,7 +100,8 @@ def bench_pair(pair: Pair, prompts: Sequence[Sequence[int]] | None = None, max_n
 
     ``repeats``: the whole measurement is repeated, interleaved (prompt by prompt: plain, speculative, HF;
     then the costs), so each repeat's measured ratio and its predicted one see the same machine; the
-    result reports each repeat, the median ratios and their spread (``RepeatTimes``).
+    result reports each repeat, the median ratios and their spread (``RepeatTimes``). Each repeat also
+    measures the memory bandwidth (``roofline``): plain decoding's rate against its bandwidth floor.
     """
     prompts = [list(p) for p in (pair.prompts if prompts is None else prompts)]
     if not prompts:
@@ -160,7 +162,8 @@ def bench_pair(pair: Pair, prompts: Sequence[Sequence[int]] | None = None, max_n
         repeat_costs.append(measure_costs(target, draft, prompts[0], sorted({gamma} | verified), options=options,
                                           context=context, repeats=max(2, 7 // repeats), min_seconds=cost_seconds))
         by_repeat.append(RepeatTimes(*(watch.seconds.get(part, 0.0) for part in ("plain", "speculative", "hf_assisted")),
-                                     load_average=(load_before, load_average())))
+                                     load_average=(load_before, load_average()),
+                                     bandwidth=memory_bandwidth(device_of(target))))  # the copy loop, in the same repeat
     bar.close()
     prefill_s = prefill_seconds(prompts, target=target, options=options)
     draft_prefill_s = prefill_seconds(prompts, draft=draft, options=options) if isinstance(draft, ModelDraft) else 0.0
@@ -192,4 +195,6 @@ def bench_pair(pair: Pair, prompts: Sequence[Sequence[int]] | None = None, max_n
         mean_tokens_per_round=(accepted + spec.rounds) / spec.rounds if spec.rounds else None,
         costs=repeat_costs[middle], model=models[middle], profile=rounds_profile, repeats=by_repeat,
         warmup_seconds=warmup_seconds,
+        roofline=Roofline(weight_bytes(target), median(t.bandwidth for t in by_repeat),
+                          new_tokens.plain / median(t.plain for t in by_repeat)),
     )

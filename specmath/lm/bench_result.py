@@ -15,6 +15,7 @@ from typing import Generic, TypeVar
 from specmath.lm.cost_measure import GAMMAS
 from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.measured_costs import Costs
+from specmath.lm.roofline import Roofline
 from specmath.sampling_options import SamplingOptions
 from specmath.theory import RoundCosts, cost_model_speedup, expected_tokens_by_position
 
@@ -79,6 +80,7 @@ class RepeatTimes:
     hf_assisted: float
     predicted_speedup: float = float("nan")  # from the costs measured in this repeat
     load_average: tuple[float | None, float | None] = (None, None)  # 1-minute load average before and after
+    bandwidth: float = float("nan")  # bytes/s of the copy loop, right after the repeat (``roofline.memory_bandwidth``)
 
     @property
     def measured_speedup(self) -> float:
@@ -88,7 +90,7 @@ class RepeatTimes:
     def to_json(self) -> dict:
         return {"seconds": {"plain": self.plain, "speculative": self.speculative, "hf_assisted": self.hf_assisted},
                 "measured_speedup": self.measured_speedup, "predicted_speedup": self.predicted_speedup,
-                "load_average": list(self.load_average)}
+                "load_average": list(self.load_average), "bandwidth_GB_per_s": self.bandwidth / 1e9}
 
 
 def _spread(values: list[float]) -> dict:
@@ -135,7 +137,10 @@ class BenchResult:
     * ``repeats``: each interleaved repeat (``RepeatTimes.to_json``: seconds, measured and predicted
       speedup, the load average before and after it); ``measured_speedup``, ``predicted_speedup_repeats``:
       median, min, max and relative range of those ratios over the repeats; ``model_error``: median
-      measured / median predicted - 1.
+      measured / median predicted - 1;
+    * ``roofline`` (``roofline.Roofline.to_json``): the weight bytes W a pass reads, the bandwidth B the
+      copy loop measured (median over the repeats), the floor B / W tokens/s, plain decoding's tokens/s
+      and its fraction of the floor.
 
     ``seconds`` are medians over the repeats and ``new_tokens`` one repeat's (every repeat emits the same
     tokens); ``measured_speedup_vs_plain`` is the median of the repeats' ratios, and the costs, the model
@@ -164,6 +169,7 @@ class BenchResult:
     profile: RoundProfile | None = None
     repeats: list[RepeatTimes] | None = None  # the interleaved repeats (None: one run, as the seconds say)
     warmup_seconds: float = 0.0
+    roofline: Roofline | None = None  # plain decoding against the bandwidth floor (medians over the repeats)
 
     @property
     def gamma(self) -> int:
@@ -249,4 +255,6 @@ class BenchResult:
             out["measured_speedup"] = _spread([r.measured_speedup for r in self.repeats])
             out["predicted_speedup_repeats"] = _spread([r.predicted_speedup for r in self.repeats])
             out["model_error"] = out["measured_speedup"]["median"] / out["predicted_speedup_repeats"]["median"] - 1
+        if self.roofline is not None:
+            out["roofline"] = self.roofline.to_json()
         return out
