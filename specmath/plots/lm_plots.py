@@ -194,7 +194,7 @@ def plot_pass_time(measurement: str = DECODE_SPEED):
     runs = {name: run for name, run in sorted(found.runs.items()) if "one_token_pass_s" in run}
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
     labels, weights, rest = [], [], []
-    for name, run in runs.items():
+    for run in runs.values():
         for kind, part in pass_time_parts(run).items():
             labels.append(f"{run['pair']} {run['dtype']}\n{kind}")
             weights.append(1e3 * part["weights"])
