@@ -24,6 +24,12 @@ Compile time: Dynamo traces in each new process; Inductor's FX graph cache (on b
 generated kernels on disk, in ``$TORCHINDUCTOR_CACHE_DIR`` (default ``/tmp/torchinductor_$USER``), so a
 second process with the same model shapes skips code generation and C++ compilation. The bench reports
 its warm-up (where the compiling happens) apart from the timed runs.
+
+Default off (``DecodeOptions.compile = False``, ``specmath bench --no-compile``), by measurement: on the
+project's shared 2-core CPU a compiled pass of the bundled target was 1.8-2.5x faster than the eager
+one, but compiling took 2-8 minutes a process with Inductor's cache warm, more than a bench or a test
+of a few hundred tokens saves (``docs/measurements/cpu_2026-12-01_decode_speed.md``). On a GPU it is
+not yet measured (``scripts/gpu_check.py --speed``).
 """
 
 from __future__ import annotations
