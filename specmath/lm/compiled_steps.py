@@ -26,8 +26,8 @@ second process with the same model shapes skips code generation and C++ compilat
 its warm-up (where the compiling happens) apart from the timed runs.
 
 Default off (``DecodeOptions.compile = False``, ``specmath bench --no-compile``), by measurement: on the
-project's shared 2-core CPU a compiled pass of the bundled target was 1.8-2.5x faster than the eager
-one, but compiling took 2-8 minutes a process with Inductor's cache warm, more than a bench or a test
+project's shared 2-core CPU compiled plain decoding of the bundled pair was 1.8-2.5x faster than eager
+(three interleaved repeats), but compiling took 2-8 minutes a process with Inductor's cache warm, more than a bench or a test
 of a few hundred tokens saves (``docs/measurements/cpu_2026-12-01_decode_speed.md``). On a GPU it is
 not yet measured (``scripts/gpu_check.py --speed``).
 """
