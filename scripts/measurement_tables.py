@@ -246,14 +246,18 @@ def speed_fields(m: Measurement) -> dict[str, str]:
         rows = []
         for i, rep in enumerate(r["repeats"], 1):
             tps, t1 = rep["tokens_per_s"], rep["one_token_pass_s"]
+            spec = "speculative_over_plain_compiled" in rep  # a --plain-only run has no speculative columns
             rows.append([str(i), span(rep["load_average"], lambda x: f"{x:.1f}"), rate(tps["plain_eager"]),
-                         rate(tps["plain_compiled"]), rate(tps["speculative_eager"]), rate(tps["speculative_compiled"]),
+                         rate(tps["plain_compiled"]), rate(tps["speculative_eager"]) if spec else "-",
+                         rate(tps["speculative_compiled"]) if spec else "-",
                          f"{ms(t1['eager'])} / {ms(t1['compiled'])} ms", two(rep["compiled_over_eager_plain"]),
-                         two(rep["speculative_over_plain_compiled"])])
+                         two(rep["speculative_over_plain_compiled"]) if spec else "-"])
         out[f"{key}_table"] = table(["repeat", "load avg", "plain eager", "plain compiled", "spec. eager", "spec. compiled",
                                      "1-token pass eager / compiled", "compiled / eager plain", "spec. / compiled plain"], rows)
         for ratio_name in ("compiled_over_eager_plain", "speculative_over_plain_compiled", "speculative_over_plain_eager",
                            "compiled_over_eager_speculative"):
+            if ratio_name not in r:
+                continue
             spread = r[ratio_name]
             out[f"{key}_{ratio_name}"] = two(spread["median"])
             out[f"{key}_{ratio_name}_range"] = f"{two(spread['min'])}-{two(spread['max'])}"
@@ -267,7 +271,10 @@ def speed_fields(m: Measurement) -> dict[str, str]:
         out[f"{key}_fraction_eager"] = f"{100 * roof['plain_eager']['fraction']:.0f}%"
         out[f"{key}_fraction_compiled"] = f"{100 * roof['plain_compiled']['fraction']:.0f}%"
         out[f"{key}_plain_goal_gap"] = f"{100 * (1 - r['compiled_over_eager_plain']['median'] / 2.5):.0f}%"
-        out[f"{key}_spec_goal_gap"] = f"{100 * (1 - r['speculative_over_plain_compiled']['median'] / 2.0):.0f}%"
+        if "speculative_over_plain_compiled" in r:
+            out[f"{key}_spec_goal_gap"] = f"{100 * (1 - r['speculative_over_plain_compiled']['median'] / 2.0):.0f}%"
+        out[f"{key}_t1_compiled_ms"] = span([rep["one_token_pass_s"]["compiled"] for rep in r["repeats"]], ms)
+        out[f"{key}_floor_ms"] = ms(roof["plain_eager"]["weight_bytes"] / (roof["plain_eager"]["bandwidth_GB_per_s"] * 1e9))
     for name, r in cli.items():
         key = name.replace("-", "_")
         rows = [[str(i), span(rep["load_average"], lambda x: f"{x:.1f}"), two(rep["measured_speedup"]),
