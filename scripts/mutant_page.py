@@ -4,7 +4,8 @@
     python scripts/mutant_page.py --check    # write nothing; exit 1 when the page differs from what it would write
 
 A run is recorded by ``python scripts/mutants.py --json data/mutants/<name>.json --label '...'`` (the
-outcome of every mutant, its seconds, the machine, the load average at the start and the end). The page
+outcome of every mutant, its seconds, the CPU time of all its runs, the machine, the load average at the start
+and the end). The page
 shows each record's score and wall time, then one row per mutant of the table (its bug, its file, the test
 that killed it and its seconds in the first record), then ``specmath verify --all`` against each mutant of
 the exact side (its exit status and summary line). A mutant the first record does not hold is shown as not
@@ -54,7 +55,8 @@ def score_lines(runs: list[tuple[str, dict]]) -> list[str]:
         m = r["machine"]
         start, end = r["load_average"][0][0], r["load_average"][1][0]
         label = f", {r['label']}" if r.get("label") else ""
-        lines.append(f"- `{name}`: **{killed} of {len(r['mutants'])} killed** in {r['seconds']:.0f} s, {r['jobs']} at a "
+        lines.append(f"- `{name}`: **{killed} of {len(r['mutants'])} killed** in {r['seconds']:.0f} s "
+                     f"({r['cpu_seconds']:.0f} CPU-seconds in all), {r['jobs']} at a "
                      f"time, on {m['cores']} cores of an {m['platform']} {m['cpu']}{label} (load average {start:.1f} "
                      f"at the start, {end:.1f} at the end), {m['date']}, commit {m['commit']}: `{r['command']}`")
     return lines

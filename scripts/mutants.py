@@ -33,6 +33,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -421,7 +422,9 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - start
     print(summary(outcomes, seconds))
     if args.json:
-        record = {"label": args.label, "seconds": seconds, "jobs": args.jobs, "machine": machine(), "load_average": [load, os.getloadavg()],
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)  # every run, forked or not, is a waited-for child
+        record = {"label": args.label, "seconds": seconds, "cpu_seconds": children.ru_utime + children.ru_stime,
+                  "jobs": args.jobs, "machine": machine(), "load_average": [load, os.getloadavg()],
                   "command": "python scripts/mutants.py " + " ".join(argv if argv is not None else sys.argv[1:]),
                   "mutants": [asdict(o) for o in outcomes]}
         args.json.write_text(json.dumps(record, indent=2) + "\n")

@@ -83,7 +83,7 @@ def test_the_proofs_page_shows_the_table_and_the_recorded_runs_as_mutant_page_wr
 
 def _record(outcomes):
     machine = {"cpu": "a CPU", "cores": 2, "platform": "x86_64", "python": "3.11", "date": "2026-12-01", "commit": "abc"}
-    return {"label": "quiet", "seconds": 12.0, "jobs": 2, "machine": machine, "load_average": [[1.0, 1, 1], [2.0, 2, 2]],
+    return {"label": "quiet", "seconds": 12.0, "cpu_seconds": 20.0, "jobs": 2, "machine": machine, "load_average": [[1.0, 1, 1], [2.0, 2, 2]],
             "command": "python scripts/mutants.py", "mutants": outcomes}
 
 
@@ -92,7 +92,7 @@ def test_the_page_shows_a_survivor_and_a_mutant_the_record_does_not_hold_as_such
     outcome = {"name": first.name, "status": "survived", "killed_by": "", "detail": "3 passed", "seconds": 1.5,
                "verify_status": 0, "verify_line": "23 of 23 samplers lossless", "verify_seconds": 2.0}
     body = mutant_page.section([first, second], [("run", _record([outcome]))])
-    assert "**0 of 1 killed** in 12 s, 2 at a time, on 2 cores of an x86_64 a CPU, quiet" in body
+    assert "**0 of 1 killed** in 12 s (20 CPU-seconds in all), 2 at a time, on 2 cores of an x86_64 a CPU, quiet" in body
     assert f"| `{first.name}` | {first.group} |" in body and "**SURVIVED**: 3 passed | 1.5 |" in body
     assert f"| `{second.name}` | {second.group} |" in body and "| not measured | |" in body
     with pytest.raises(ValueError, match="needs the markers"):
