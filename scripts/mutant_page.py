@@ -5,8 +5,7 @@
 
 A run is recorded by ``python scripts/mutants.py --json data/mutants/<name>.json --label '...'`` (the
 outcome of every mutant, its seconds, the CPU time of all its runs, the machine, the load average at the start
-and the end). The page
-shows each record's score and wall time, then one row per mutant of the table (its bug, its file, the test
+and the end). The page shows each record's score and wall time, then one row per mutant of the table (its bug, its file, the test
 that killed it and its seconds in the first record), then ``specmath verify --all`` against each mutant of
 the exact side (its exit status and summary line). A mutant the first record does not hold is shown as not
 measured, so the page never claims a run that did not happen. ``tests/test_mutant_table.py`` fails when the
