@@ -63,7 +63,9 @@ def pytest_collection_modifyitems(config, items):
 def _engines_required() -> bool:
     value = os.environ.get(REQUIRE_ENGINES, "")
     if value not in ("", "0", "1"):
-        raise ValueError(f"{REQUIRE_ENGINES} must be 0 or 1, got {value!r}")
+        import pytest
+
+        raise pytest.UsageError(f"{REQUIRE_ENGINES} must be 0 or 1, got {value!r}")
     return value == "1"
 
 
@@ -79,9 +81,7 @@ def pytest_runtest_makereport(item, call):
 
     if not call.excinfo.errisinstance(pytest.skip.Exception):
         return None
-    from _pytest.reports import TestReport
-
-    report = TestReport.from_item_and_call(item, call)
+    report = pytest.TestReport.from_item_and_call(item, call)
     report.outcome = "failed"
     report.longrepr = (f"{REQUIRE_ENGINES}=1, and this engine test skipped: {call.excinfo.value.msg} "
                        "(scripts/ci_engines.sh sets it after make engines: the engines must run here)")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE_TEST = ("tests/audit/engines/test_gguf_engines.py::"
                "test_each_gguf_engine_declares_what_its_registry_entry_says[llama-cpp-ngram]")
@@ -26,6 +28,7 @@ def _pytest(tmp_path, required: str | None, *nodes: str) -> subprocess.Completed
                            *nodes], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # a pytest run that imports the engine audit (about 10 s on a quiet core)
 def test_an_engine_test_without_its_engine_skips_naming_the_build_command(tmp_path):
     run = _pytest(tmp_path, None, ENGINE_TEST)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -33,6 +36,7 @@ def test_an_engine_test_without_its_engine_skips_naming_the_build_command(tmp_pa
     assert "the llama.cpp driver is not built: run `make engines`" in run.stdout
 
 
+@pytest.mark.slow
 def test_required_engines_turn_that_skip_into_a_failure_and_leave_other_tests_alone(tmp_path):
     run = _pytest(tmp_path, "1", ENGINE_TEST, PLAIN_TEST)
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
