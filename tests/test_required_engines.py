@@ -28,7 +28,7 @@ def _pytest(tmp_path, required: str | None, *nodes: str) -> subprocess.Completed
                            *nodes], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.slow  # a pytest run that imports the engine audit (about 10 s on a quiet core)
+@pytest.mark.slow  # a pytest run that imports the engine audit
 def test_an_engine_test_without_its_engine_skips_naming_the_build_command(tmp_path):
     run = _pytest(tmp_path, None, ENGINE_TEST)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
