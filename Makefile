@@ -60,9 +60,9 @@ test-fast: $(STAMP)
 ## the mutation check: each realistic bug of tests/mutants.toml applied alone to a clean copy of the tree, then
 ## the direct tests that must catch it (and specmath verify --all for the exact side); prints each outcome, the
 ## score and every survivor, and exits 1 when one survives (scripts/mutants.py --help: --only, --list, --json).
-## Measured: 43 of 43 killed, 111 CPU-seconds in all, 1410 s wall on 2 shared x86_64 cores (Intel(R) Xeon(R)
-## Processor) beside three CPU-bound processes and other work, load average 25 to 15, 2026-12-01
-## (data/mutants/, docs/explanation/proofs.md)
+## Measured on 2 shared x86_64 cores (Intel(R) Xeon(R) Processor), 2026-12-01: 43 of 43 killed, 119 CPU-seconds in
+## all, 352 s wall beside other work (load average 8.8 to 7.7), 1410 s beside three CPU-bound processes and other
+## work (load average 25 to 15); data/mutants/, docs/explanation/proofs.md
 mutants: $(STAMP)
 	$(PY) scripts/mutants.py
 
