@@ -11,7 +11,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: all venv demo test test-fast notebooks figures verify article bench audit lint clean html slides docs engines engines-server vllm
+.PHONY: all venv demo test test-fast mutants notebooks figures verify article bench audit lint clean html slides docs engines engines-server vllm
 
 all: demo
 
@@ -56,6 +56,15 @@ test: $(STAMP)
 ## the inner loop: no notebooks, no audits, no slow marks (markers: tests/conftest.py)
 test-fast: $(STAMP)
 	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 -m "not slow and not audit and not notebooks" tests
+
+## the mutation check: each realistic bug of tests/mutants.toml applied alone to a clean copy of the tree, then
+## the direct tests that must catch it (and specmath verify --all for the exact side); prints each outcome, the
+## score and every survivor, and exits 1 when one survives (scripts/mutants.py --help: --only, --list, --json).
+## Measured on 2 shared x86_64 cores (Intel(R) Xeon(R) Processor), 2026-12-01: 43 of 43 killed, 119 CPU-seconds in
+## all, 352 s wall beside other work (load average 8.8 to 7.7), 1410 s beside three CPU-bound processes and other
+## work (load average 25 to 15); data/mutants/, docs/explanation/proofs.md
+mutants: $(STAMP)
+	$(PY) scripts/mutants.py
 
 ## execute every notebook and write it back clean (the committed outputs); timings to _build/timings.json
 notebooks: $(STAMP)

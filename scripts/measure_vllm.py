@@ -97,8 +97,10 @@ def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
     if row_name == "seeds":
         audit = GenerateAudit(engine.name, target.name, "seeds: alone vs in a batch", 200, prompt=prompt,
                               control="the same request with seed S + 1 (must differ)")
-        result, audit.error, audit.seconds = timed(lambda: seed_batch_check(engine, prompt, SamplingOptions(1.0),
-                                                                            n=200, seed=args.seed))
+        result, failure, audit.seconds = timed(lambda: seed_batch_check(engine, prompt, SamplingOptions(1.0),
+                                                                        n=200, seed=args.seed))
+        if failure is not None:
+            audit.refused, audit.error = (failure.message, None) if failure.refused else (None, failure.message)
         if result is not None:
             # the pathwise check's shape: differences on the speculative path fail the row (vLLM seeds per request)
             audit.pathwise = {"promised": True, "seeds": 200, "max_new_tokens": 4,

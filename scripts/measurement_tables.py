@@ -185,7 +185,10 @@ def fields(m: Measurement) -> dict[str, str]:
         "bench_table": bench_table(m), "model_table": model_table(m), "k_table": k_table(m), "hist_table": hist_table(m),
         "failed_runs": ", ".join(r["run"] for r in failed_runs(m)) or "none",
     }
+    out.update(speed_fields(m))
     bench = bench_runs(m)
+    if not bench:
+        return out
     t1 = [r["costs"]["target_1_token_s"] for r in bench]
     out["bench_prompts"] = span([r["prompts"] for r in bench], str)
     out["bench_max_new_tokens"] = span([r["max_new_tokens"] for r in bench], str)
@@ -229,6 +232,69 @@ def fields(m: Measurement) -> dict[str, str]:
             out[f"{key}_{name}_p"] = p_value(check["p_value"])
             out[f"{key}_{name}_detectable"] = three(check["detectable_tv_at_1e-6_power_0.99"])
         out[f"{key}_n"] = str(r["n"])
+    return out
+
+
+def speed_fields(m: Measurement) -> dict[str, str]:
+    """The placeholders of an eager-against-compiled folder (``benchmarks/decode_speed.py``'s ``speed-*`` runs and
+    ``specmath bench --json`` runs saved as ``cli-bench-*``): a table per kind of run and named numbers of each."""
+    out: dict[str, str] = {}
+    speed = {r["run"]: r for r in m.runs.values() if r["run"].startswith("speed-") and r["ok"]}
+    cli = {r["run"]: r for r in m.runs.values() if r["run"].startswith("cli-bench-") and r["ok"]}
+    for name, r in speed.items():
+        key = name.replace("-", "_")
+        rows = []
+        for i, rep in enumerate(r["repeats"], 1):
+            tps, t1 = rep["tokens_per_s"], rep["one_token_pass_s"]
+            spec = "speculative_over_plain_compiled" in rep  # a --plain-only run has no speculative columns
+            rows.append([str(i), span(rep["load_average"], lambda x: f"{x:.1f}"), rate(tps["plain_eager"]),
+                         rate(tps["plain_compiled"]), rate(tps["speculative_eager"]) if spec else "-",
+                         rate(tps["speculative_compiled"]) if spec else "-",
+                         f"{ms(t1['eager'])} / {ms(t1['compiled'])} ms", two(rep["compiled_over_eager_plain"]),
+                         two(rep["speculative_over_plain_compiled"]) if spec else "-"])
+        out[f"{key}_table"] = table(["repeat", "load avg", "plain eager", "plain compiled", "spec. eager", "spec. compiled",
+                                     "1-token pass eager / compiled", "compiled / eager plain", "spec. / compiled plain"], rows)
+        for ratio_name in ("compiled_over_eager_plain", "speculative_over_plain_compiled", "speculative_over_plain_eager",
+                           "compiled_over_eager_speculative"):
+            if ratio_name not in r:
+                continue
+            spread = r[ratio_name]
+            out[f"{key}_{ratio_name}"] = two(spread["median"])
+            out[f"{key}_{ratio_name}_range"] = f"{two(spread['min'])}-{two(spread['max'])}"
+        out[f"{key}_compile_s"] = f"{r['compile_s']:.0f}"
+        out[f"{key}_loads"] = span([x for rep in r["repeats"] for x in rep["load_average"]], lambda x: f"{x:.0f}")
+        out[f"{key}_t1_eager_ms"] = span([rep["one_token_pass_s"]["eager"] for rep in r["repeats"]], ms)
+        out[f"{key}_bandwidth"] = span([rep["bandwidth_GB_per_s"] for rep in r["repeats"]], lambda x: f"{x:.1f}")
+        roof = r["roofline"]
+        out[f"{key}_weight_mb"] = f"{roof['plain_eager']['weight_bytes'] / 1e6:.1f}"
+        out[f"{key}_floor"] = rate(roof["plain_eager"]["floor_tokens_per_s"])
+        out[f"{key}_fraction_eager"] = f"{100 * roof['plain_eager']['fraction']:.0f}%"
+        out[f"{key}_fraction_compiled"] = f"{100 * roof['plain_compiled']['fraction']:.0f}%"
+        out[f"{key}_plain_goal_gap"] = f"{100 * (1 - r['compiled_over_eager_plain']['median'] / 2.5):.0f}%"
+        if "speculative_over_plain_compiled" in r:
+            out[f"{key}_spec_goal_gap"] = f"{100 * (1 - r['speculative_over_plain_compiled']['median'] / 2.0):.0f}%"
+        out[f"{key}_t1_compiled_ms"] = span([rep["one_token_pass_s"]["compiled"] for rep in r["repeats"]], ms)
+        out[f"{key}_floor_ms"] = ms(roof["plain_eager"]["weight_bytes"] / (roof["plain_eager"]["bandwidth_GB_per_s"] * 1e9))
+    for name, r in cli.items():
+        key = name.replace("-", "_")
+        rows = [[str(i), span(rep["load_average"], lambda x: f"{x:.1f}"), two(rep["measured_speedup"]),
+                 two(rep["predicted_speedup"]), f"{rep['bandwidth_GB_per_s']:.1f} GB/s"]
+                for i, rep in enumerate(r["repeats"], 1)]
+        out[f"{key}_table"] = table(["repeat", "load avg", "measured speedup", "predicted (costs of the same repeat)",
+                                     "bandwidth"], rows)
+        measured, predicted = r["measured_speedup"], r["predicted_speedup_repeats"]
+        out[f"{key}_measured"] = two(measured["median"])
+        out[f"{key}_measured_range"] = f"{two(measured['min'])}-{two(measured['max'])}"
+        out[f"{key}_measured_relative_range"] = f"{100 * measured['relative_range']:.0f}%"
+        out[f"{key}_predicted"] = two(predicted["median"])
+        out[f"{key}_predicted_range"] = f"{two(predicted['min'])}-{two(predicted['max'])}"
+        out[f"{key}_model_error"] = f"{100 * r['model_error']:+.0f}%"
+        out[f"{key}_loads"] = span([x for rep in r["repeats"] for x in rep["load_average"]], lambda x: f"{x:.0f}")
+        out[f"{key}_plain"] = rate(r["tokens_per_s"]["plain"])
+        out[f"{key}_speculative"] = rate(r["tokens_per_s"]["speculative"])
+        out[f"{key}_t1_ms"] = ms(r["costs"]["target_1_token_s"])
+        out[f"{key}_warmup_s"] = f"{r['warmup_s']:.0f}"
+        out[f"{key}_fraction"] = f"{100 * r['roofline']['fraction']:.0f}%"
     return out
 
 

@@ -4,7 +4,7 @@ tests that must catch it, and say which did; `make mutants` runs it, CI too.
     python scripts/mutants.py                   # every mutant, two at a time; exit 1 if one survives
     python scripts/mutants.py --only g-test-dof no-min-one --jobs 1
     python scripts/mutants.py --list            # the table: name, file, bug
-    python scripts/mutants.py --json results.json
+    python scripts/mutants.py --json results.json   # also every outcome, the machine and the load, as JSON
 
 For each mutant: the search text must occur exactly once in its file; the file of a private copy of the
 tree (the files git tracks or would track, as they are in the working tree) gets the replacement; the
@@ -31,7 +31,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -371,6 +373,19 @@ def summary(outcomes: list[Outcome], seconds: float) -> str:
     return "\n".join(lines)
 
 
+def machine() -> dict:
+    """The machine a run's seconds belong to: the CPU model, its cores, the date (UTC) and the commit."""
+    model = platform.processor() or platform.machine()
+    try:
+        model = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                     if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    return {"cpu": model, "cores": os.cpu_count(), "platform": platform.machine(), "python": platform.python_version(),
+            "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit.strip()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run these mutants only")
@@ -380,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-fork", action="store_true",
                         help="run each in a fresh interpreter instead of a fork of a preloaded one (slower)")
     parser.add_argument("--json", type=Path, help="also write every outcome to this JSON file")
+    parser.add_argument("--label", default="", help="what else ran beside it, for the JSON record (e.g. 'quiet')")
     parser.add_argument("--root", type=Path, default=ROOT, help="the tree to mutate (default: this checkout)")
     parser.add_argument("--table", type=Path, default=TABLE, help="the table (default: tests/mutants.toml)")
     args = parser.parse_args(argv)
@@ -399,14 +415,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"{len(mutants)} mutants, {args.jobs} at a time, each on a clean copy of {args.root}"
           f"{'' if hasattr(os, 'fork') and not args.no_fork else ', each in a fresh interpreter'}", flush=True)
-    start = time.perf_counter()
+    start, load = time.perf_counter(), os.getloadavg()
     fork = hasattr(os, "fork") and not args.no_fork
     outcomes = run_all(mutants, args.root.resolve(), args.jobs, not args.no_verify, fork,
                        report=lambda line: print(line, flush=True))
     seconds = time.perf_counter() - start
     print(summary(outcomes, seconds))
     if args.json:
-        args.json.write_text(json.dumps({"seconds": seconds, "mutants": [asdict(o) for o in outcomes]}, indent=2) + "\n")
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)  # every run, forked or not, is a waited-for child
+        record = {"label": args.label, "seconds": seconds, "cpu_seconds": children.ru_utime + children.ru_stime,
+                  "jobs": args.jobs, "machine": machine(), "load_average": [load, os.getloadavg()],
+                  "command": "python scripts/mutants.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+                  "mutants": [asdict(o) for o in outcomes]}
+        args.json.write_text(json.dumps(record, indent=2) + "\n")
     return 0 if all(o.status == "killed" for o in outcomes) else 1
 
 

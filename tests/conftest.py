@@ -7,6 +7,10 @@
 * Markers given by path, so ``make test-fast`` (``-m "not slow and not audit and not notebooks"``)
   leaves them out: ``audit`` for tests/audit/, ``notebooks`` for the tests that execute the notebooks
   (tests/course/test_notebooks_run.py) or export them.
+* The tests of the engines ``make engines`` builds (``ENGINE_TESTS``) skip where an engine is not built,
+  the reason naming the command that builds it (``make test`` prints every skip's reason: ``-ra`` in
+  pyproject.toml). ``SPECMATH_REQUIRE_ENGINES=1`` turns such a skip into a failure: scripts/ci_engines.sh
+  sets it after ``make engines``, so CI shows the engine tests ran rather than skipped.
 """
 
 import os
@@ -33,6 +37,15 @@ ROOT = Path(__file__).resolve().parents[1]
 #: tests that execute or export the notebooks (marked ``notebooks``)
 NOTEBOOK_TESTS = {"tests/course/test_export.py", "tests/course/test_browser.py", "tests/course/test_solutions.py",
                   "tests/course/test_notebooks_run.py"}
+#: tests of the engines ``make engines`` (and ``make engines-server``) builds: a skip is a failure under
+#: SPECMATH_REQUIRE_ENGINES=1
+ENGINE_TESTS = {"tests/audit/engines/test_gguf_engines.py", "tests/audit/engines/test_endpoint_engine.py"}
+REQUIRE_ENGINES = "SPECMATH_REQUIRE_ENGINES"
+
+
+def _relative(item) -> str:
+    path = Path(str(item.path)).resolve()
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.as_posix()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -40,8 +53,36 @@ def pytest_collection_modifyitems(config, items):
 
     for item in items:
         path = Path(str(item.path)).resolve()
-        relative = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.as_posix()
+        relative = _relative(item)
         if relative.startswith("tests/audit/"):
             item.add_marker(pytest.mark.audit)
         if path.suffix == ".ipynb" or relative in NOTEBOOK_TESTS:
             item.add_marker(pytest.mark.notebooks)
+
+
+def _engines_required() -> bool:
+    value = os.environ.get(REQUIRE_ENGINES, "")
+    if value not in ("", "0", "1"):
+        import pytest
+
+        raise pytest.UsageError(f"{REQUIRE_ENGINES} must be 0 or 1, got {value!r}")
+    return value == "1"
+
+
+def pytest_configure(config):
+    _engines_required()  # a value other than 0 or 1 is refused before any test runs
+
+
+def pytest_runtest_makereport(item, call):
+    """Under SPECMATH_REQUIRE_ENGINES=1, an engine test that skips (in setup or in its body) fails, saying why."""
+    if call.excinfo is None or not _engines_required() or _relative(item) not in ENGINE_TESTS:
+        return None
+    import pytest
+
+    if not call.excinfo.errisinstance(pytest.skip.Exception):
+        return None
+    report = pytest.TestReport.from_item_and_call(item, call)
+    report.outcome = "failed"
+    report.longrepr = (f"{REQUIRE_ENGINES}=1, and this engine test skipped: {call.excinfo.value.msg} "
+                       "(scripts/ci_engines.sh sets it after make engines: the engines must run here)")
+    return report

@@ -69,3 +69,32 @@ def test_a_table_entry_with_an_unknown_field_or_a_repeated_name_is_refused(tmp_p
     bad.write_text(("[[mutant]]\n" + entry) * 2)
     with pytest.raises(ValueError, match="listed twice"):
         mutants_script.load_table(bad)
+
+
+_page_spec = importlib.util.spec_from_file_location("mutant_page", ROOT / "scripts" / "mutant_page.py")
+mutant_page = importlib.util.module_from_spec(_page_spec)
+_page_spec.loader.exec_module(mutant_page)
+
+
+def test_the_proofs_page_shows_the_table_and_the_recorded_runs_as_mutant_page_writes_them():
+    text = mutant_page.PAGE.read_text(encoding="utf-8")
+    assert text == mutant_page.page_text(text, mutant_page.section()), "out of date: run python scripts/mutant_page.py"
+
+
+def _record(outcomes):
+    machine = {"cpu": "a CPU", "cores": 2, "platform": "x86_64", "python": "3.11", "date": "2026-12-01", "commit": "abc"}
+    return {"label": "quiet", "seconds": 12.0, "cpu_seconds": 20.0, "jobs": 2, "machine": machine, "load_average": [[1.0, 1, 1], [2.0, 2, 2]],
+            "command": "python scripts/mutants.py", "mutants": outcomes}
+
+
+def test_the_page_shows_a_survivor_and_a_mutant_the_record_does_not_hold_as_such():
+    first, second = MUTANTS[0], MUTANTS[1]
+    outcome = {"name": first.name, "status": "survived", "killed_by": "", "detail": "3 passed", "seconds": 1.5,
+               "verify_status": 0, "verify_line": "23 of 23 samplers lossless", "verify_seconds": 2.0}
+    body = mutant_page.section([first, second], [("run", _record([outcome]))])
+    assert "**0 of 1 killed** in 12 s (20 CPU-seconds in all), 2 at a time, on 2 cores of an x86_64 a CPU, quiet" in body
+    assert f"| `{first.name}` | {first.group} |" in body and "**SURVIVED**: 3 passed | 1.5 |" in body
+    assert f"| `{second.name}` | {second.group} |" in body and "| not measured | |" in body
+    with pytest.raises(ValueError, match="needs the markers"):
+        mutant_page.page_text("no markers here", body)
+

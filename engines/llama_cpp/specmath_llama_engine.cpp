@@ -11,6 +11,8 @@
 //   {"op": "generate", "prompt": [ids], "n": N, "seed": S, "max_new_tokens": M, "options": {...},
 //    "speculative": true|false, "control": null|{"drafted": {...}, "stale_history": bool}}
 //                                       -> {"tokens": [[M ids] x N], "drafted": d, "accepted": a}
+// A request it cannot take (a bad field, an unknown op) is answered {"error", "refused": true}; a failure while
+// running one (llama_decode) {"error"}.
 // Call i samples with seed S + i. Each call is a fresh generation: memory cleared, a new sampler that first
 // accepts the prompt (as llama-server does, so penalties see the prompt), then llama.cpp's loop: draft with
 // common_speculative_draft, evaluate [last, draft...] in one batch, keep common_sampler_sample_and_accept_n's
@@ -381,7 +383,11 @@ int main(int argc, char ** argv) {
         json reply;
         try {
             reply = handle(e, json::parse(line));
-        } catch (const std::exception & exc) {
+        } catch (const std::invalid_argument & exc) {  // a request it cannot take (the protocol's REFUSED)
+            reply = {{"error", exc.what()}, {"refused", true}};
+        } catch (const json::exception & exc) {  // malformed JSON or a missing field: rejected as well
+            reply = {{"error", exc.what()}, {"refused", true}};
+        } catch (const std::exception & exc) {  // llama.cpp failed while running it: the engine's error
             reply = {{"error", exc.what()}};
         }
         std::cout << reply.dump() << std::endl;

@@ -124,6 +124,10 @@ async function logitsAfter(tokens) {
     return Buffer.from(row.buffer).toString("base64");
 }
 
+// a request the engine cannot take: answered {"error", "refused": true} (the protocol's REFUSED); any other failure
+// while running one is {"error"} (ENGINE ERROR)
+class RefusedError extends Error {}
+
 async function handle(request) {
     if (request.op === "info") {
         return {
@@ -162,7 +166,7 @@ async function handle(request) {
             seconds: Number(process.hrtime.bigint() - start) / 1e9,
         };
     }
-    throw new Error(`unknown op '${request.op}': use info, logits or generate`);
+    throw new RefusedError(`unknown op '${request.op}': use info, logits or generate`);
 }
 
 const lines = readline.createInterface({ input: process.stdin, terminal: false });
@@ -173,6 +177,7 @@ for await (const line of lines) {
         reply = await handle(JSON.parse(line));
     } catch (error) {
         reply = { error: String(error?.message ?? error) };
+        if (error instanceof RefusedError || error instanceof SyntaxError) reply.refused = true;
     }
     process.stdout.write(JSON.stringify(reply) + "\n");
 }

@@ -18,11 +18,20 @@ Sampling options: ``--temperature``, ``--top-k``, ``--top-p``, ``--min-p``, ``--
 (repeatable), ``--repetition-penalty``, ``--penalty-window``, ``--presence-penalty``, ``--frequency-penalty``;
 or ``--option ROW``, a row of the options table with its control and its prompt. ``--prompt TEXT`` audits at
 that text. ``--pathwise N`` compares speculative with plain output over N seeds. ``--options-table`` runs
-every row for the GGUF engines (``--json-out FILE`` keeps the records); ``--all`` the torch engines' table.
+every row for the GGUF engines, each row at the N where it detects a TV of 0.05 with probability 0.99
+(``--json-out FILE`` keeps the records); ``--all`` the torch engines' table.
 
-Exit status: 0 when every audit passes (engine not rejected, control caught) or was skipped, 1 when an
-engine fails or a control is not caught (inconclusive), 2 when an engine raised (an error, named) or
-on a mistake in the arguments (one line on stderr, found before torch is imported).
+Every audit ends in one verdict (``specmath.audit.engines.checks.VERDICTS``), the first word of its line and of
+the JSON ``verdict`` field: PASS, LOSS (with the TV measured, the TV the test detects and the command that
+reproduces the samples), ENGINE ERROR (the engine crashed or answered nothing usable: its message and version),
+REFUSED (the engine rejected the request: its message), INCONCLUSIVE (the control was not caught, or the engine
+did not speculate: why). An engine that cannot run here (not installed) is no audit: a table says so in its
+verdict column ("not run: why", JSON ``verdict`` null and ``skipped`` the reason) and it leaves the exit status
+alone; a single such engine is a mistake in the arguments (exit 2).
+
+Exit status: 0 PASS; 1 LOSS; 2 ENGINE ERROR, or a mistake in the arguments (one line on stderr, found before
+torch is imported); 3 REFUSED or INCONCLUSIVE. A table exits with the status of its first verdict among LOSS,
+ENGINE ERROR, REFUSED, INCONCLUSIVE (0 when every row passed).
 """
 
 from __future__ import annotations
@@ -39,8 +48,13 @@ from specmath.cli import IntegerValue, RealValue
 from specmath.settings import CI
 from specmath.validation import InvalidArgument, InvalidFile, UnknownName, check_choice, check_integer, check_real
 
+#: the exit statuses, as --help prints them (``specmath.audit.engines.checks.EXIT_STATUS``)
+EPILOG = ("exit status: 0 PASS, 1 LOSS, 2 ENGINE ERROR or a mistake in the arguments, 3 REFUSED or INCONCLUSIVE "
+          "(a table: its first of LOSS, ENGINE ERROR, REFUSED, INCONCLUSIVE)")
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
     parser.add_argument("engine", nargs="?", metavar="ENGINE",
                         help=f"{', '.join(offered_engines())}, or module:function (a Python engine)")
     parser.add_argument("--pair", choices=AUDIT_PAIRS, help="target/draft pair (tiny is fast enough for CI)")
@@ -67,7 +81,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              f"{ENGINES['function'].semantics}; endpoint: {ENGINES['endpoint'].semantics})")
     parser.add_argument("--draft", metavar="FILE", help="the draft GGUF of a draft-model GGUF engine (default: the target)")
     parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
-                        help=f"generate calls per sampler, an int >= 1 (default {CI.generate_calls}; --all: per pair)")
+                        help=f"generate calls per sampler, an int >= 1 (default {CI.generate_calls}; --all: per pair; "
+                             f"--options-table: each row's N for a detectable TV of 0.05)")
     parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0, help="seed of the first generate call, an int >= 0")
     parser.add_argument("--temperature", metavar="T", action=RealValue, min_value=0, open_min=True, default=1.0,
                         help="temperature T > 0 (the audit compares sampled laws; default 1)")
@@ -206,17 +221,31 @@ def _check_target(args: argparse.Namespace, kind: str, entry: EngineEntry | None
 
 #: generate calls per sampler in the torch engines' table: the shared 2-core CPU affords fewer for larger models
 TABLE_N = {"tiny": 2000, "bundled": 1000, "smollm2": 200}
-#: generate calls per sampler in the options table, by engine: what the shared 2-core CPU affords in about two hours
-#: (a call of llama-cpp-draft runs its draft model, the same 135M-parameter model: 0.3 s; llama-cpp-ngram 0.07 s);
-#: another GGUF engine runs ``OPTIONS_TABLE_DEFAULT_N``
-OPTIONS_TABLE_N = {"llama-cpp-draft": 400, "llama-cpp-ngram": 800, "node-llama-cpp-lookup": 500, "node-llama-cpp-draft": 500}
-OPTIONS_TABLE_DEFAULT_N = 400
+
 
 
 def _status(audits) -> int:
-    if any(a.error for a in audits):
-        return 2
-    return 0 if all(a.passed or a.skipped for a in audits) else 1
+    """The exit status of the audits' verdicts (``specmath.audit.engines.checks.exit_status``)."""
+    from specmath.audit.engines.checks import exit_status
+
+    return exit_status([a.verdict for a in audits])
+
+
+def _reproducer(args: argparse.Namespace) -> str:
+    """The command line that runs this audit again, drawing the same samples (the seed written out)."""
+    from specmath.audit.engines.table_runs import option_flags, reproducer_command
+
+    engine = (["--engine-cmd", args.engine_cmd] if args.engine_cmd else ["--endpoint", args.endpoint] if args.endpoint
+              else [args.engine])
+    if args.endpoint and args.model != "default":
+        engine += ["--model", args.model]
+    model = ["--pair", args.pair] if args.pair else ["--target", args.target]
+    model += ["--draft", args.draft] if args.draft else []
+    model += ["--semantics", args.semantics] if args.semantics else []
+    sampling = ["--option", args.option] if args.option else option_flags(_sampling_options(args))
+    sampling += ["--prompt", args.prompt] if args.prompt else []
+    extra = ["--pathwise", str(args.pathwise)] if args.pathwise else []
+    return reproducer_command(engine, model, sampling, args.n or CI.generate_calls, args.seed, extra)
 
 
 def _torch_table(audits, markdown: bool) -> str:
@@ -233,7 +262,8 @@ def _torch_table(audits, markdown: bool) -> str:
             fmt(a.seconds, ".1f") if not a.skipped else "-", fmt(a.control_seconds, ".1f") if not a.skipped else "-",
             f"{engine[0].p_value:.2g}" if engine else "-", f"{engine[1].p_value:.2g}" if engine else "-",
             f"{fmt(a.detectable('first token'))} / {fmt(a.detectable('first two tokens'))}" if engine else "-",
-            ("yes" if a.control_caught else "NO") if control else "-", a.verdict,
+            ("yes" if a.control_caught else "NO") if control else "-",
+            a.verdict if a.verdict is not None else f"not run: {a.skipped}",
         ])
     from specmath.tables import markdown_table, text_table
 
@@ -282,17 +312,17 @@ def _run_options_table(args: argparse.Namespace) -> int:
     from specmath.audit.engines.target import load_target
 
     engines = [args.engine] if args.engine else list(engines_for("gguf"))
-    n = {e: args.n or OPTIONS_TABLE_N.get(e, OPTIONS_TABLE_DEFAULT_N) for e in engines}
+    n = {e: args.n for e in engines} if args.n else None  # None: each row's N detects TARGET_TV
     target = load_target(args.target or args.pair or "smollm2")
     records = run_options_table(engines, target, n=n, seed=args.seed, pathwise_seeds=args.pathwise or 50, draft=args.draft,
                                 progress=lambda line: print(line, file=sys.stderr, flush=True))
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(records, indent=1) + "\n")
+    from specmath.audit.engines.checks import exit_status
+
     print(json.dumps(records, indent=2) if args.json else options_table(records))
-    if any(r["error"] for r in records):
-        return 2
-    return 0 if all(r["passed"] for r in records) else 1
+    return exit_status([r["verdict"] for r in records])
 
 
 def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int:
@@ -317,7 +347,7 @@ def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int
         row = option_row_named(args.option) if args.option else row_for(options)
         prompt = target.encode(args.prompt) if args.prompt else None
         audit, _, _ = run_row(opened, target, row, n=args.n or CI.generate_calls, seed=args.seed, prompt=prompt,
-                              pathwise_seeds=args.pathwise)
+                              pathwise_seeds=args.pathwise, reproducer=_reproducer(args))
     print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
     return _status([audit])
 

@@ -8,7 +8,9 @@ premise of Leviathan et al.) and with the measured costs (``specmath.lm.bench.be
 measured one. ``--k-table`` prints k(gamma) (in a round, and with the target alone), c and the round
 overhead for gamma 1..8 without decoding (``specmath.lm.cost_measure``).
 ``--prompts-file``: JSON Lines, one user message per line (chat template applied for chat models).
-``--verify block`` verifies each drafted block jointly (``specmath.lm.block_verify``). ``--json`` prints
+``--verify block`` verifies each drafted block jointly (``specmath.lm.block_verify``). ``--compile`` runs
+the passes compiled on a static KV cache (``specmath.lm.compiled_steps``); ``--repeats N`` interleaves N
+repeats and reports the median ratios and their spread. ``--json`` prints
 ``BenchResult.to_json`` for each pair (its fields are documented in ``specmath.lm.bench_result``).
 Imports torch only when run; the choices come from ``specmath.choices``. Notation: p target, q draft,
 gamma drafts per round, alpha = sum min(p, q).
@@ -73,6 +75,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "(lossless: depends on q only; default 0)")
     parser.add_argument("--profile", action="store_true",
                         help="also time the parts of a round (draft, target, accept/reject, cache, other) and print ms per round")
+    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=False,
+                        help="run plain and speculative decoding on a static KV cache with compiled passes (torch.compile on a CPU, "
+                             "CUDA graphs on a GPU; specmath.lm.compiled_steps): the first runs compile, reported as warm-up apart "
+                             "from the timed runs (default --no-compile)")
+    parser.add_argument("--repeats", metavar="N", action=IntegerValue, min_value=1, default=3,
+                        help="interleaved repeats of plain, speculative and HF decoding and of the cost measurement, an int >= 1; "
+                             "the medians and the spread of the ratios are reported (default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
 
 
@@ -94,6 +103,19 @@ def _table(r) -> str:
         f"   measured {r.measured_speedup_vs_plain:.2f}x"
         + (f"   vs HF assisted {r.speedup_vs_hf_assisted:.2f}x" if r.speedup_vs_hf_assisted else ""),
     ]
+    if r.repeats:
+        data = r.to_json()
+        measured, predicted = data["measured_speedup"], data["predicted_speedup_repeats"]
+        loads = [x for t in r.repeats for x in t.load_average if x is not None]
+        lines.append(f"  {len(r.repeats)} interleaved repeats: measured {measured['median']:.2f}x "
+                     f"[{measured['min']:.2f}, {measured['max']:.2f}]   predicted {predicted['median']:.2f}x "
+                     f"[{predicted['min']:.2f}, {predicted['max']:.2f}]   model error {100 * data['model_error']:+.0f}%"
+                     + (f"   load average {min(loads):.1f}-{max(loads):.1f}" if loads else "")
+                     + (f"   compiled, warm-up {r.warmup_seconds:.1f} s" if r.options.compile else ""))
+    if r.roofline is not None:
+        roof = r.roofline
+        lines.append(f"  roofline: {roof.weight_bytes / 1e6:.1f} MB of weights a pass, bandwidth {roof.bandwidth / 1e9:.1f} GB/s "
+                     f"(copy loop) -> floor {roof.floor_tokens_per_s:.1f} tok/s; plain decoding at {100 * roof.fraction:.0f}% of it")
     if r.profile is not None:
         parts = r.profile.to_json()["ms_per_round"]
         lines.append("  ms per round  " + "   ".join(f"{k} {v:.2f}" for k, v in parts.items()))
@@ -141,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     auto = args.gamma == GAMMA_AUTO  # the calibration sets gamma
     options = DecodeOptions(gamma=DecodeOptions.gamma if auto else args.gamma,
                             sampling=SamplingOptions(args.temperature, args.top_k, args.top_p), verify=args.verify,
-                            draft_threshold=args.draft_threshold, seed=args.seed)
+                            draft_threshold=args.draft_threshold, seed=args.seed, compile=args.compile)
     count = args.prompts or (None if texts else 4)
     results = []
     for name in pairs:
@@ -156,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
                 print(_k_table(pair.name, costs, GAMMAS), flush=True)
             continue
         result = bench_pair(pair, prompts, args.max_new_tokens, options, calibrate_gamma=auto, hf=not args.no_hf,
-                            progress=not args.json, profile=args.profile)
+                            progress=not args.json, profile=args.profile, repeats=args.repeats)
         results.append(result.to_json())
         if not args.json:
             print(_table(result), flush=True)

@@ -7,16 +7,19 @@ draft position i (``bench.continuation_rates``).
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
+from statistics import median
 from typing import Generic, TypeVar
 
 from specmath.lm.cost_measure import GAMMAS
 from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.measured_costs import Costs
+from specmath.lm.roofline import Roofline
 from specmath.sampling_options import SamplingOptions
 from specmath.theory import RoundCosts, cost_model_speedup, expected_tokens_by_position
 
-__all__ = ["PerDecoder", "Calibration", "RoundProfile", "BenchResult"]
+__all__ = ["PerDecoder", "Calibration", "RoundProfile", "RepeatTimes", "BenchResult", "load_average"]
 
 T = TypeVar("T")
 
@@ -60,6 +63,42 @@ class RoundProfile:
         return {"rounds": self.rounds, "prefill_ms": 1e3 * self.seconds["prefill"], "ms_per_round": per_round}
 
 
+def load_average() -> float | None:
+    """The machine's 1-minute load average (runnable processes), None where the OS does not tell."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - not on Linux / macOS
+        return None
+
+
+@dataclass(frozen=True)
+class RepeatTimes:
+    """One interleaved repeat of the bench: seconds per decoder over all prompts, the model's prediction, the load."""
+
+    plain: float
+    speculative: float
+    hf_assisted: float
+    predicted_speedup: float = float("nan")  # from the costs measured in this repeat
+    load_average: tuple[float | None, float | None] = (None, None)  # 1-minute load average before and after
+    bandwidth: float = float("nan")  # bytes/s of the copy loop, right after the repeat (``roofline.memory_bandwidth``)
+
+    @property
+    def measured_speedup(self) -> float:
+        """Speculative over plain tokens/s in this repeat (the same tokens: plain seconds / speculative seconds)."""
+        return self.plain / self.speculative
+
+    def to_json(self) -> dict:
+        return {"seconds": {"plain": self.plain, "speculative": self.speculative, "hf_assisted": self.hf_assisted},
+                "measured_speedup": self.measured_speedup, "predicted_speedup": self.predicted_speedup,
+                "load_average": list(self.load_average), "bandwidth_GB_per_s": self.bandwidth / 1e9}
+
+
+def _spread(values: list[float]) -> dict:
+    """median, min, max and (max - min) / median of a few repeats' ratios."""
+    mid = median(values)
+    return {"median": mid, "min": min(values), "max": max(values), "relative_range": (max(values) - min(values)) / mid}
+
+
 @dataclass(frozen=True)
 class BenchResult:
     """Plain, speculative and HF assisted decoding of one pair on the same prompts and seeds, and the model.
@@ -92,7 +131,20 @@ class BenchResult:
       with the measured costs for the workload as run (prefill, then the mean new tokens per prompt);
     * ``measured_speedup_vs_plain``: speculative tokens/s over plain tokens/s; ``speedup_vs_hf_assisted``:
       over HF assisted generation's (null where HF did not run);
-    * ``profile`` (only with ``profile=True``): ``RoundProfile.to_json``.
+    * ``profile`` (only with ``profile=True``): ``RoundProfile.to_json``;
+    * ``compile``: whether plain and speculative decoding ran compiled static-cache steps; ``warmup_s``:
+      seconds of the untimed warm-up runs (with ``compile``: the compile time, graphs for every width met);
+    * ``repeats``: each interleaved repeat (``RepeatTimes.to_json``: seconds, measured and predicted
+      speedup, the load average before and after it); ``measured_speedup``, ``predicted_speedup_repeats``:
+      median, min, max and relative range of those ratios over the repeats; ``model_error``: median
+      measured / median predicted - 1;
+    * ``roofline`` (``roofline.Roofline.to_json``): the weight bytes W a pass reads, the bandwidth B the
+      copy loop measured (median over the repeats), the floor B / W tokens/s, plain decoding's tokens/s
+      and its fraction of the floor.
+
+    ``seconds`` are medians over the repeats and ``new_tokens`` one repeat's (every repeat emits the same
+    tokens); ``measured_speedup_vs_plain`` is the median of the repeats' ratios, and the costs, the model
+    and ``predicted_speedup`` are those of the repeat whose prediction is the median.
     """
 
     pair: str
@@ -115,6 +167,9 @@ class BenchResult:
     costs: Costs
     model: RoundCosts  # the rounds as run, prefill per prompt included
     profile: RoundProfile | None = None
+    repeats: list[RepeatTimes] | None = None  # the interleaved repeats (None: one run, as the seconds say)
+    warmup_seconds: float = 0.0
+    roofline: Roofline | None = None  # plain decoding against the bandwidth floor (medians over the repeats)
 
     @property
     def gamma(self) -> int:
@@ -155,6 +210,9 @@ class BenchResult:
 
     @property
     def measured_speedup_vs_plain(self) -> float:
+        """The median over the repeats of speculative over plain tokens/s (one run: that run's ratio)."""
+        if self.repeats:
+            return median(r.measured_speedup for r in self.repeats)
         rate = self.tokens_per_s
         return rate.speculative / rate.plain
 
@@ -190,4 +248,13 @@ class BenchResult:
         }
         if self.profile is not None:
             out["profile"] = self.profile.to_json()
+        out["compile"] = self.options.compile
+        out["warmup_s"] = self.warmup_seconds
+        if self.repeats:
+            out["repeats"] = [r.to_json() for r in self.repeats]
+            out["measured_speedup"] = _spread([r.measured_speedup for r in self.repeats])
+            out["predicted_speedup_repeats"] = _spread([r.predicted_speedup for r in self.repeats])
+            out["model_error"] = out["measured_speedup"]["median"] / out["predicted_speedup_repeats"]["median"] - 1
+        if self.roofline is not None:
+            out["roofline"] = self.roofline.to_json()
         return out

@@ -31,6 +31,7 @@ from specmath.lm.drafts import PromptLookupDraft, Proposal
 from specmath.lm.generation import Draws, Generation
 from specmath.lm.measured_costs import Costs
 from specmath.lm.round_bookkeeping import count_round, read_round
+from specmath.lm.static_cache import cache_class_for, draft_for
 from specmath.lm.stopwatch import Stopwatch, device_of
 from specmath.lm.warps import warped_probs
 from specmath.sampling_options import SamplingOptions
@@ -55,30 +56,31 @@ def _tiled(prompt: Sequence[int], length: int | None) -> list[int]:
     return (prompt * (length // len(prompt) + 1))[:length] if length else prompt
 
 
-def _repeats(repeats: int, watch: Stopwatch) -> Iterator[int]:
+def _repeats(repeats: int, watch: Stopwatch, min_seconds: float | None = None) -> Iterator[int]:
     """Repeat indices 0, 1, ...: at least ``repeats`` + 1 (index 0 warms kernels and the allocator and is
-    not kept), more (up to 8x) while the laps add up to under MIN_SECONDS: a fast model's millisecond
-    passes need many samples for a stable median on a shared machine."""
+    not kept), more (up to 8x) while the laps add up to under ``min_seconds`` (None: MIN_SECONDS): a fast
+    model's millisecond passes need many samples for a stable median on a shared machine."""
+    least = MIN_SECONDS if min_seconds is None else min_seconds
     r = 0
-    while r <= repeats or (watch.total < MIN_SECONDS and r <= 8 * repeats):
+    while r <= repeats or (watch.total < least and r <= 8 * repeats):
         yield r
         r += 1
 
 
 @torch.inference_mode()
-def _pass_times(model: torch.nn.Module, context: list[int], sizes: Sequence[int], repeats: int
-                ) -> tuple[dict[int, float], torch.Tensor]:
+def _pass_times(model: torch.nn.Module, context: list[int], sizes: Sequence[int], repeats: int,
+                min_seconds: float | None = None, cache_class=RowCache) -> tuple[dict[int, float], torch.Tensor]:
     """Median seconds of a cached pass over n tokens for each n in sizes, and the logits of a pass over max(sizes).
 
     The sizes are interleaved within each repeat, so a change of machine load hits every size alike.
     """
-    cache = RowCache(model, 1)
+    cache = cache_class(model, 1)
     cache.prefill([context[:-1]])
     base = cache.lengths[0]
     watch = Stopwatch(cache.device)
     passes: dict[int, list[float]] = {n: [] for n in sizes}
     logits = None
-    for r in _repeats(repeats, watch):
+    for r in _repeats(repeats, watch, min_seconds):
         for n in sizes:
             watch.restart()
             out = cache.feed([_tiled(context[-n:], n)])
@@ -105,7 +107,7 @@ def _median_seconds(work: Callable[[], object], repeats: int, device: torch.devi
 
 @torch.inference_mode()
 def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Sequence[int], sampling: SamplingOptions,
-                 repeats: int) -> tuple[dict, dict, dict, float]:
+                 repeats: int, min_seconds: float | None = None, cache_class=RowCache) -> tuple[dict, dict, dict, float]:
     """A round's model work timed in the order a round runs it, for each gamma, in units of a plain pass.
 
     The draft proposes gamma tokens (``propose``, host read, ``commit`` of a round that kept nothing),
@@ -114,7 +116,7 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
     divides the draft and verify times by *that repeat's* t_1 before the median is taken.
     Returns (draft / t_1 by gamma, verify pass / t_1 by gamma + 1, rollback seconds by gamma + 1, median t_1).
     """
-    cache = RowCache(target, 1)
+    cache = cache_class(target, 1)
     cache.prefill([context[:-1]])
     base = cache.lengths[0]
     draws = Draws.of(torch.Generator(device=cache.device).manual_seed(0), 1)
@@ -124,7 +126,7 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
     verifying = {g + 1: [] for g in gammas}
     rollbacks = {g + 1: [] for g in gammas}
     plain = []
-    for r in _repeats(repeats, watch):
+    for r in _repeats(repeats, watch, min_seconds):
         times = {}
         for g in gammas:
             watch.restart()
@@ -188,19 +190,24 @@ def _plain_overhead_seconds(logits: torch.Tensor, sampling: SamplingOptions, rep
 
 
 def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas: Sequence[int], *,
-                  options: DecodeOptions = DecodeOptions(), context: int | None = None, repeats: int = 7) -> Costs:
+                  options: DecodeOptions = DecodeOptions(), context: int | None = None, repeats: int = 7,
+                  min_seconds: float | None = None) -> Costs:
     """Measure t_1, the target pass over gamma + 1 tokens, the draft's round, and the overheads, for each gamma.
 
     ``prompt`` is tiled to ``context`` tokens (``workload_context``). From ``options``: ``sampling``, the
-    warp every law gets, and ``verify``, the round's accept/reject step timed in o_round (gamma comes
-    from ``gammas``).
+    warp every law gets, ``verify``, the round's accept/reject step timed in o_round (gamma comes
+    from ``gammas``), and ``compile``, the caches and steps the passes run (``static_cache``).
+    ``min_seconds``: each timing loop repeats until its laps add up to this (None: MIN_SECONDS).
     """
     check_integer(repeats, "repeats", min_value=1)
     sampling, accept_reject = options.sampling, options.accept_reject
     ctx = _tiled(prompt, context)
     sizes = sorted({1} | {g + 1 for g in gammas})
-    alone, logits = _pass_times(target, ctx, sizes, repeats)
-    draft_ratio, verify_ratio, rollback, t1 = _round_times(target, draft, ctx, sorted(gammas), sampling, repeats)
+    cache_class = cache_class_for(options)
+    draft = draft_for(draft, options)
+    alone, logits = _pass_times(target, ctx, sizes, repeats, min_seconds, cache_class)
+    draft_ratio, verify_ratio, rollback, t1 = _round_times(target, draft, ctx, sorted(gammas), sampling, repeats,
+                                                           min_seconds, cache_class)
     one_hot = isinstance(draft, PromptLookupDraft)  # q None; model and table drafts carry a dense q
     # sub-millisecond: more samples
     round_extra = {g: _round_overhead_seconds(logits, g, one_hot, sampling, 4 * repeats, accept_reject) for g in gammas}
@@ -220,10 +227,15 @@ def forward_cost(model: torch.nn.Module, prompt: Sequence[int], n_tokens: int, *
 
 
 @torch.inference_mode()
-def prefill_seconds(prompts: Sequence[Sequence[int]], *, target: torch.nn.Module | None = None, draft=None) -> float:
-    """Seconds to prefill every prompt (all but its last token) into ``target``, or to ``start`` the ``draft``."""
+def prefill_seconds(prompts: Sequence[Sequence[int]], *, target: torch.nn.Module | None = None, draft=None,
+                    options: DecodeOptions = DecodeOptions()) -> float:
+    """Seconds to prefill every prompt (all but its last token) into ``target``, or to ``start`` the ``draft``.
+
+    ``options.compile``: the static cache the compiled decoders prefill (``static_cache``)."""
     if (target is None) == (draft is None):
         raise TypeError("prefill_seconds times either the target or the draft: give exactly one")
+    cache_class = cache_class_for(options)
+    draft = None if draft is None else draft_for(draft, options)
     model = target if target is not None else getattr(draft, "model", None)  # a draft without a model runs on the host
     watch = Stopwatch(device_of(model) if model is not None else None)
     for ids in prompts:
@@ -231,6 +243,6 @@ def prefill_seconds(prompts: Sequence[Sequence[int]], *, target: torch.nn.Module
         if target is None:
             draft.start([list(ids)])
         elif len(ids) > 1:
-            RowCache(target, 1).prefill([list(ids)[:-1]])
+            cache_class(target, 1).prefill([list(ids)[:-1]])
         watch.lap("prefill")
     return watch.total

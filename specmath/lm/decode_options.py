@@ -36,6 +36,7 @@ class DecodeOptions:
     seed: int | Sequence[int] | Any = 0  # an int (or a torch.Generator) for the batch, or one int per row
     eos_token_id: int | None = None  # a row stops after emitting it (None: every row emits max_new_tokens)
     vocab_size: int | None = None  # the shared vocabulary, when the models' logits are padded to different widths
+    compile: bool = False  # run the passes on a static KV cache, compiled (``static_cache``, ``compiled_steps``)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -53,6 +54,8 @@ class DecodeOptions:
             check_integer(self.eos_token_id, "eos_token_id", min_value=0)
         if self.vocab_size is not None:
             check_integer(self.vocab_size, "vocab_size", min_value=1)
+        if not isinstance(self.compile, bool):
+            raise InvalidArgument(f"compile must be True or False, got {self.compile!r}")
 
     @property
     def accept_reject(self) -> Callable:
@@ -67,8 +70,8 @@ class DecodeOptions:
             check_choice(name, "decode option", [f.name for f in fields(self)])
         return replace(self, **changes)
 
-    def to_json(self, reported: Sequence[str] = ("gamma", "sampling", "verify", "eos_token_id", "vocab_size")) -> dict:
+    def to_json(self, reported: Sequence[str] = ("gamma", "sampling", "verify", "eos_token_id", "vocab_size", "compile")) -> dict:
         """The options that differ from their defaults, but those ``reported`` elsewhere (the bench JSON has keys
-        of its own for gamma, sampling and verify; eos and the vocabulary are the pair's)."""
+        of its own for gamma, sampling, verify and compile; eos and the vocabulary are the pair's)."""
         return {f.name: getattr(self, f.name) for f in fields(self)
                 if f.name not in reported and getattr(self, f.name) != f.default}

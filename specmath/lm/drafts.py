@@ -80,9 +80,10 @@ class Draft(Protocol):
 class ModelDraft:
     """A draft model q with a KV cache; ``vocab_size`` truncates padded logits (see models.shared_vocab_size)."""
 
-    def __init__(self, model: torch.nn.Module, vocab_size: int | None = None) -> None:
+    def __init__(self, model: torch.nn.Module, vocab_size: int | None = None, cache_class=RowCache) -> None:
         self.model = model
         self.vocab_size = vocab_size
+        self.cache_class = cache_class  # RowCache, or static_cache.StaticRowCache for the compiled decoders
         self.cache: RowCache | None = None
 
     @property
@@ -96,7 +97,7 @@ class ModelDraft:
                 f"the target scores {vocab_size} tokens and the draft {width}: pass vocab_size="
                 "models.shared_vocab_size(target, draft, tokenizer) to compare them on the shared vocabulary"
             )
-        self.cache = RowCache(self.model, len(prompts), self.vocab_size)
+        self.cache = self.cache_class(self.model, len(prompts), self.vocab_size)
         if device is not None and self.cache.device != torch.device(device):
             raise ValueError(f"the draft model lives on {self.cache.device}, the target on {device}")
         if any(len(p) > 1 for p in prompts):

@@ -4,7 +4,8 @@ x_t ~ warp(softmax(target logits at t)), one target forward of one token per ste
 ``RowCache`` and ``warped_probs`` the speculative decoder uses, so timing differences come from the
 algorithm and not from two implementations. It takes the ``DecodeOptions`` speculative decoding takes
 and reads ``sampling``, ``seed`` (an int / Generator for the batch or one int per row,
-``generation.Draws``), ``eos_token_id`` and ``vocab_size``; drafting and verifying options do not apply.
+``generation.Draws``), ``eos_token_id``, ``vocab_size`` and ``compile`` (the pass on a static KV cache,
+compiled: ``static_cache``); drafting and verifying options do not apply.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from dataclasses import dataclass
 import torch
 from tqdm.auto import tqdm
 
-from specmath.lm.cache import RowCache
 from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
 from specmath.lm.host_transfer import read_together
+from specmath.lm.static_cache import cache_class_for
 from specmath.lm.warps import check_logits, logits_ok, warped_probs
 from specmath.validation import InvalidArgument, check_integer
 
@@ -54,7 +55,7 @@ def plain_generate(
     sampling, eos_token_id, vocab_size = options.sampling, options.eos_token_id, options.vocab_size
     vocab = vocab_size or model_vocab_size(target)
     tokens = check_prompts(prompts, vocab)
-    cache = RowCache(target, len(tokens), vocab_size)
+    cache = cache_class_for(options)(target, len(tokens), vocab_size)
     draws = Draws.from_seed(options.seed, len(tokens), cache.device)
     if any(len(t) > 1 for t in tokens):
         cache.prefill([t[:-1] for t in tokens])  # all but the last prompt token

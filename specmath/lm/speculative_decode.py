@@ -35,11 +35,11 @@ from collections.abc import Callable, Sequence
 import torch
 from tqdm.auto import tqdm
 
-from specmath.lm.cache import RowCache
 from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.drafts import Draft, ModelDraft
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
 from specmath.lm.round_bookkeeping import count_round, read_round
+from specmath.lm.static_cache import cache_class_for, draft_for
 from specmath.lm.stopwatch import Stopwatch, device_of
 from specmath.lm.warps import check_logits, warped_probs
 from specmath.validation import InvalidArgument, check_integer
@@ -74,7 +74,8 @@ def speculative_generate(
       torch.Generator for the whole batch, or one int per row (row b's tokens then depend on its own
       seed and prompt only, not on the rest of the batch); ``eos_token_id``, a row stops after emitting
       it; ``vocab_size``, the shared vocabulary when the two models' logits are padded to different
-      widths (``models.shared_vocab_size``);
+      widths (``models.shared_vocab_size``); ``compile``, the target's and a model draft's passes on
+      static KV caches, compiled (``static_cache``, ``compiled_steps``: one graph per width);
     * ``accept_reject``: an accept/reject step in place of the one ``verify`` names: the tests inject
       the negative controls of ``specmath.lm.lossy_controls`` here;
     * ``progress``: a progress bar; ``profile``: fill ``Generation.profile`` with seconds per part
@@ -90,11 +91,12 @@ def speculative_generate(
         draft = ModelDraft(draft, vocab_size)
     if not isinstance(draft, Draft):
         raise InvalidArgument(f"draft must be a drafts.Draft (start / propose / commit) or a causal LM, got {type(draft).__name__}")
+    draft = draft_for(draft, options)
     vocab = vocab_size or model_vocab_size(target)
     tokens = check_prompts(prompts, vocab)
     B = len(tokens)
     watch = Stopwatch(device_of(target), PROFILE_PARTS, enabled=profile)
-    cache = RowCache(target, B, vocab_size)
+    cache = cache_class_for(options)(target, B, vocab_size)
     draws = Draws.from_seed(options.seed, B, cache.device)
     draft.start(tokens, cache.device, vocab)
     if any(len(t) > 1 for t in tokens):

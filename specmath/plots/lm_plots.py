@@ -160,3 +160,65 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48, prompts: int = 4):
     right.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+#: the committed measurement ``plot_pass_time`` draws (``benchmarks/decode_speed.py`` wrote it)
+DECODE_SPEED = "cpu_2026-12-01_decode_speed"
+
+
+def pass_time_parts(run: dict) -> dict[str, dict[str, float]]:
+    """Seconds of one cached 1-token target pass, eager and compiled, split into the weights' floor and the rest.
+
+    ``run``: one ``benchmarks/decode_speed.py`` JSON. weights = W / B (every weight byte read once at the
+    measured copy bandwidth: the roofline); the rest = the measured pass minus that: per-call dispatch
+    (Python, the framework, kernel launches) and arithmetic above the memory time. Compiling removes
+    dispatch, not weights, so the rest is what shrinks.
+    """
+    roof = run["roofline"]["plain_eager"]
+    floor = roof["weight_bytes"] / (roof["bandwidth_GB_per_s"] * 1e9)
+    return {kind: {"weights": min(floor, t), "rest": max(t - floor, 0.0), "total": t}
+            for kind, t in run["one_token_pass_s"].items()}
+
+
+@figure("lm_pass_time.png")
+def plot_pass_time(measurement: str = DECODE_SPEED):
+    """Where a 1-token pass's time goes (weights at the bandwidth floor vs the rest), eager and compiled, per pair.
+
+    Every number is read from ``data/measurements/<measurement>/`` (``specmath.course.measurements``):
+    nothing is measured here. Left: the pass split by ``pass_time_parts``. Right: plain decoding's tokens/s,
+    eager and compiled, against the roofline B / W of its pair and dtype.
+    """
+    from specmath.course.measurements import load_measurement
+
+    found = load_measurement(measurement)
+    runs = {name: run for name, run in sorted(found.runs.items()) if "one_token_pass_s" in run}
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+    labels, weights, rest = [], [], []
+    for run in runs.values():
+        for kind, part in pass_time_parts(run).items():
+            labels.append(f"{run['pair']} {run['dtype']}\n{kind}")
+            weights.append(1e3 * part["weights"])
+            rest.append(1e3 * part["rest"])
+    y = range(len(labels))
+    left.barh(y, weights, color="tab:blue", label="weights: W / B (the bandwidth floor)")
+    left.barh(y, rest, left=weights, color="tab:orange", label="the rest: dispatch and compute above it")
+    left.set_yticks(list(y), labels, fontsize=8)
+    left.set_xlabel("ms per cached 1-token target pass")
+    left.set_title(f"Where a pass's time goes ({found.environment.get('machine', measurement)})", fontsize=9)
+    left.legend(fontsize=8)
+    names = list(runs)
+    for i, name in enumerate(names):
+        run = runs[name]
+        floor = run["roofline"]["plain_eager"]["floor_tokens_per_s"]
+        right.bar([3 * i, 3 * i + 1], [run["tokens_per_s"]["plain_eager"], run["tokens_per_s"]["plain_compiled"]],
+                  color=["tab:gray", "tab:green"], label=None if i else "plain decoding: eager, compiled")
+        right.hlines(floor, 3 * i - 0.5, 3 * i + 1.5, colors="black", linestyles="--",
+                     label=None if i else "roofline B / W (memory-bound floor)")
+    right.set_xticks([3 * i + 0.5 for i in range(len(names))], [f"{runs[n]['pair']} {runs[n]['dtype']}" for n in names],
+                     fontsize=8)
+    right.set_yscale("log")
+    right.set_ylabel("tokens/s (log)")
+    right.set_title("Plain decoding against the bandwidth floor", fontsize=9)
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

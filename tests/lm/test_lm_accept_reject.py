@@ -11,7 +11,7 @@ import torch
 from specmath.audit.edge_draws import torch_edge_generator
 from specmath.laws import Law
 from specmath.lm import accept_reject as accept_reject_module
-from specmath.lm.accept_reject import accept_prefix, accept_reject
+from specmath.lm.accept_reject import accept_prefix, accept_reject, rejection_laws
 from specmath.lm.generation import Draws
 from specmath.lm.lossy_controls import TORCH_CONTROLS
 from specmath.stats import detectable_tv, g_test
@@ -191,3 +191,22 @@ def test_a_rejected_one_hot_draft_is_never_resampled():
     assert 1800 < int(rejected.sum()) < 2200
     assert not bool((res.next_token[rejected] == 0).any())
     assert set(res.next_token[rejected].tolist()) == {1, 2}
+
+
+def test_the_residual_is_the_positive_part_of_p_minus_q_and_the_bonus_row_is_p_gamma():
+    # every weight a multiple of 1/8, so p - q is exact in float32 and the tensors equal these values exactly
+    p = torch.tensor([[0.500, 0.250, 0.125, 0.125],   # position 0
+                      [0.125, 0.625, 0.125, 0.125],   # position 1
+                      [0.250, 0.250, 0.250, 0.250]])  # position gamma = 2: the bonus row
+    q = torch.tensor([[0.250, 0.500, 0.125, 0.125],
+                      [0.375, 0.125, 0.250, 0.250]])
+    B = 3
+    drafts = torch.tensor([[1, 2]] * B)
+    n_accepted = torch.tensor([0, 1, 2])  # row 0 rejects at 0, row 1 at 1, row 2 accepts both
+    p_n, residual, rejected = rejection_laws(p.expand(B, -1, -1), q.expand(B, -1, -1), drafts, n_accepted)
+    assert torch.equal(p_n, torch.stack([p[0], p[1], p[2]]))
+    # max(0, p_i - q_i): never negative, zero where q >= p
+    assert torch.equal(residual[0], torch.tensor([0.250, 0.0, 0.0, 0.0]))
+    assert torch.equal(residual[1], torch.tensor([0.0, 0.5, 0.0, 0.0]))
+    assert rejected.tolist() == [True, True, False]
+

@@ -46,6 +46,8 @@ def emitted_at_node(p, q, k, children, verifier):
 @example(p=Law({0: 1, 1: 0, 2: 0, 3: 0}), q=Law({0: 0, 1: 1, 2: 1, 3: 1}, normalise=True), k=3, case=("specinfer", "iid"))
 @example(p=Law({0: 1, 1: 1, 2: 0, 3: 0}, normalise=True), q=Law({0: 1, 1: 1, 2: 0, 3: 0}, normalise=True), k=2,
          case=("without-replacement", "without-replacement"))  # q's support is exhausted: p == q on it
+@example(p=Law({0: 1, 1: 0, 2: 1, 3: 1}, normalise=True), q=Law({0: 0, 1: 3, 2: 2, 3: 1}, normalise=True), k=2,
+         case=("without-replacement", "without-replacement"))  # judged against q, not q without x_1, the second child moves p
 def test_every_verifier_emits_exactly_p_at_a_node_with_the_children_it_assumes(p, q, k, case):
     verifier, children = case
     assert emitted_at_node(p, q, k, children, verifier) == p

@@ -92,13 +92,18 @@ def mixed_batch_audit(engine: EngineClient, target: str, logits: Logits, prompt:
     for role, base, lossy in (("engine", seed, None), ("control", seed + 10**6, control)):
         if role == "control" and control is None:
             break
-        replies, error, seconds = timed(run, base, lossy)
+        replies, failure, seconds = timed(run, base, lossy)
         if role == "engine":
             audit.seconds = seconds
         else:
             audit.control_seconds = seconds
-        if error:
-            audit.error = error if role == "engine" else f"the control raised {error}"
+        if failure is not None:
+            if role == "control":
+                audit.control_error = failure.message
+            elif failure.refused:
+                audit.refused = failure.message
+            else:
+                audit.error = failure.message
             return audit
         for k, (r, law, reply) in enumerate(zip(requests, laws, replies, strict=True)):
             audit.requests.append({"role": role, "label": r.label, "seed": base + k * n, "n": n,

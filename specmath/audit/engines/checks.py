@@ -8,6 +8,23 @@ one sampler's N samples (the engine's or its control's) against both, each at le
 profile), with the smallest TV it detects with probability ``power`` (``specmath.stats.detectable_tv``).
 A ``Check`` is the G-test record ``specmath.stats.GTest`` and the sampler's role. ``GenerateAudit`` gathers the checks,
 timings and what was measured beside them (the engine's drafting, its quantisation, a pathwise check).
+
+Every audit that ran ends in one verdict of ``VERDICTS`` (the first word of ``GenerateAudit.verdict``), judged in
+this order, and ``EXIT_STATUS`` maps it to ``specmath audit-generate``'s exit status:
+
+* ``REFUSED`` (3): the engine rejected the request (``EngineRefused``: a reply ``{"error", "refused": true}``, an
+  endpoint's HTTP 400), with its message;
+* ``ENGINE ERROR`` (2): the engine raised, crashed (``{"error", "engine_dead": true}``) or broke the protocol, with
+  its message and its version;
+* ``LOSS`` (1): the engine's G-test rejected the exact law (with the TV measured, the TV the test detects and a
+  reproducer: the command and seed that draw the same samples), or it broke its promise of the same tokens as plain
+  decoding (``LOSS (pathwise)``, with the seed);
+* ``INCONCLUSIVE`` (3): the engine passed but its negative control was not caught (the test could not have seen the
+  loss it targets), the control itself failed to run, or the engine drafted no token (it did not speculate);
+* ``PASS`` (0): the engine passed and its control was caught (``PASS (no negative control)`` where none ran).
+
+A crashed or refused engine is never PASS and never LOSS. An engine that cannot run here (its package is not
+installed) is no audit: ``GenerateAudit.skipped`` says why, its verdict is None, and it leaves the exit status alone.
 """
 
 from __future__ import annotations
@@ -26,11 +43,26 @@ from specmath.laws import Law
 from specmath.sampling_options import SamplingOptions
 from specmath.settings import CI, AuditSettings
 from specmath.stats import GTest, detectable_tv, g_test
+from specmath.validation import check_real
 
-__all__ = ["ENGINE_CHECKS", "Check", "GenerateAudit", "ExactLaws", "exact_laws", "check_samples", "timed"]
+__all__ = ["ENGINE_CHECKS", "MAX_CELLS", "POOLED", "VERDICTS", "EXIT_STATUS", "Check", "GenerateAudit", "ExactLaws", "Failure", "exact_laws",
+           "check_samples", "timed", "exit_status", "verdict_word", "memoised", "detectable_tvs", "n_for_tv"]
 
 #: the G-tests of one sampler (first token, first two tokens): each runs at family_level / ENGINE_CHECKS
 ENGINE_CHECKS = 2
+#: the most cells of each G-test: the likeliest are kept, the rest pooled into one. Power costs N ~ lambda(dof) / 4 TV^2
+#: (``specmath.stats.detectable_tv``); 16 cells detect a TV of 0.05 at N = 8200, the hundreds that T = 1 has at
+#: expected count >= 5 need N = 32000. The TV detected is on the test's cells, so a loss that only moves mass among
+#: the pooled unlikely outcomes is detected as a smaller TV (or seen as an impossible outcome)
+MAX_CELLS = 16
+#: the cell of the two-token test that pools the unlikely cells beyond MAX_CELLS
+POOLED = "pooled"
+#: the verdicts of an audit that ran, in the order they are judged (the module's docstring)
+VERDICTS = ("REFUSED", "ENGINE ERROR", "LOSS", "INCONCLUSIVE", "PASS")
+#: ``specmath audit-generate``'s exit status for each verdict (2 is also a mistake in the arguments)
+EXIT_STATUS = {"PASS": 0, "LOSS": 1, "ENGINE ERROR": 2, "REFUSED": 3, "INCONCLUSIVE": 3}
+#: several audits: the exit status of the first of these verdicts among them (a loss outranks an error, ...)
+_STATUS_ORDER = ("LOSS", "ENGINE ERROR", "REFUSED", "INCONCLUSIVE", "PASS")
 
 
 @dataclass(frozen=True)
@@ -41,37 +73,101 @@ class ExactLaws:
     cells: dict
     frequent: set
     joints: dict = field(default_factory=dict)  # frequent x1 -> (V,) P(x1, .), to tell a negligible x2
+    pooled: frozenset = frozenset()  # two-token cells merged into POOLED (the least likely, beyond MAX_CELLS)
+    first_kept: frozenset | None = None  # the first token's own cells (None: every frequent token)
 
     def cell_of(self, sample: Sequence[int]):
         """The cell of the two-token test a sample (x1, x2) falls in; the sample itself where it is impossible."""
         x1, x2 = sample[0], sample[1]
         if x1 not in self.frequent:
-            return (OTHER,) if self.first[x1] >= NEGLIGIBLE else (x1, x2)
-        if (x1, x2) in self.cells:
-            return (x1, x2)
-        joint = self.joints.get(x1)
-        return (x1, x2) if joint is not None and joint[x2] < NEGLIGIBLE else (x1, OTHER)
+            cell = (OTHER,) if self.first[x1] >= NEGLIGIBLE else (x1, x2)
+        elif (x1, x2) in self.cells or (x1, x2) in self.pooled:
+            cell = (x1, x2)
+        else:
+            joint = self.joints.get(x1)
+            cell = (x1, x2) if joint is not None and joint[x2] < NEGLIGIBLE else (x1, OTHER)
+        return POOLED if cell in self.pooled else cell
 
     def first_cells(self) -> dict:
         """The first token's law on the test's cells: the frequent tokens (expected count >= 5 at this N are
-        exactly ``frequent``), the others pooled into OTHER, as the G-test pools them; tokens of negligible
-        law (``engine_law.NEGLIGIBLE``) stay out, so that one sampled is an impossible outcome."""
-        cells = {x: float(self.first[x]) for x in self.frequent}
+        exactly ``frequent``; the MAX_CELLS - 1 most likely of them), the others pooled into OTHER, as the G-test
+        pools them; tokens of negligible law (``engine_law.NEGLIGIBLE``) stay out, so that one sampled is an
+        impossible outcome."""
+        kept = self.frequent if self.first_kept is None else self.first_kept
+        cells = {x: float(self.first[x]) for x in kept}
         rest = float(self.first[self.first >= NEGLIGIBLE].sum() - sum(cells.values()))
         if rest > 0:
             cells[OTHER] = rest
         return cells
 
     def first_cell_of(self, x1: int):
-        return x1 if x1 in self.frequent or self.first[x1] < NEGLIGIBLE else OTHER
+        kept = self.frequent if self.first_kept is None else self.first_kept
+        return x1 if x1 in kept or self.first[x1] < NEGLIGIBLE else OTHER
+
+
+def _capped(cells: dict, most: int) -> tuple[dict, frozenset]:
+    """The ``most - 1`` likeliest cells and one POOLED cell of the rest's mass (when there are more than ``most``)."""
+    if len(cells) <= most:
+        return cells, frozenset()
+    order = sorted(cells, key=lambda c: (-cells[c], repr(c)))  # ties broken by name: the same cells in every process
+    kept = {c: cells[c] for c in order[:most - 1]}
+    rest = order[most - 1:]
+    kept[POOLED] = math.fsum(cells[c] for c in rest)
+    return kept, frozenset(rest)
 
 
 def exact_laws(logits: Logits, prompt: Sequence[int], options: SamplingOptions, semantics: EngineSemantics,
-               n: int) -> ExactLaws:
-    """Both laws of an audit of N samples, from ``logits`` (``engine_law``)."""
+               n: int, max_cells: int | None = None) -> ExactLaws:
+    """Both laws of an audit of N samples, from ``logits`` (``engine_law``), each test on at most ``max_cells`` cells
+    (default ``MAX_CELLS``; the likeliest kept, the rest pooled)."""
+    most = MAX_CELLS if max_cells is None else max_cells
     p1 = first_token_law(logits, prompt, options, semantics)
     cells, joints = two_token_rows(logits, prompt, options, semantics, n, p1=p1)
-    return ExactLaws(p1, cells, set(joints), joints)
+    cells, pooled = _capped(cells, most)
+    frequent = set(joints)
+    first_kept = None
+    if len(frequent) > most - 1:
+        first_kept = frozenset(sorted(frequent, key=lambda x: (-p1[x], x))[:most - 1])
+    return ExactLaws(p1, cells, frequent, joints, pooled, first_kept)
+
+
+def memoised(logits: Logits) -> Logits:
+    """``logits`` that asks the engine once per context (the laws at several N share their contexts)."""
+    rows: dict[tuple, np.ndarray] = {}
+
+    def cached(contexts: list[list[int]]) -> np.ndarray:
+        missing = [c for c in dict.fromkeys(tuple(c) for c in contexts) if c not in rows]
+        if missing:
+            rows.update(zip(missing, logits([list(c) for c in missing]), strict=True))
+        return np.stack([rows[tuple(c)] for c in contexts])
+
+    return cached
+
+
+def detectable_tvs(laws: ExactLaws, n: int, settings: AuditSettings = CI) -> tuple[float, float]:
+    """The TVs the two tests of N samples detect with probability ``settings.power`` (first token, first two)."""
+    level = settings.family_level / ENGINE_CHECKS
+    return (detectable_tv(Law.from_weights(laws.first_cells()), n, level, settings.power),
+            detectable_tv(Law.from_weights(laws.cells), n, level, settings.power))
+
+
+def n_for_tv(logits: Logits, prompt: Sequence[int], options: SamplingOptions, semantics: EngineSemantics,
+             target_tv: float, settings: AuditSettings = CI, *, most: int = 50_000) -> int:
+    """The smallest N (to 2 %) at which both tests detect a TV of ``target_tv`` with probability ``settings.power``
+    (a test of a single cell, a deterministic token, detects nothing and counts for nothing), at most ``most``.
+
+    The detectable TV is sqrt(lambda(dof) / 4N) (``specmath.stats.detectable_tv``), and the cells (expected
+    count >= 5) grow with N, so dof does too: N is scaled by (detectable / target)^2 until it holds."""
+    check_real(target_tv, "target TV", min_value=0, max_value=1, open_min=True)
+    logits = memoised(logits)
+    n = 1000
+    for _ in range(12):
+        laws = exact_laws(logits, prompt, options, semantics, n)
+        worst = max((tv for tv in detectable_tvs(laws, n, settings) if math.isfinite(tv)), default=0.0)
+        if worst <= target_tv or n >= most:
+            return min(n, most)
+        n = min(most, math.ceil(n * (worst / target_tv) ** 2 * 1.02))
+    return n
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,21 +214,46 @@ def check_samples(samples: Sequence[Sequence[int]], role: str, laws: ExactLaws,
     return out
 
 
-def timed(fn: Callable, *args) -> tuple[object | None, str | None, float]:
-    """(result, None, seconds), or (None, "ExcType: first line", seconds) when ``fn`` raised: an engine's
-    own failure is reported as an error, never as a loss."""
+@dataclass(frozen=True)
+class Failure:
+    """Why an engine's request gave no samples: its message (``ExcType: first line``) and whether it refused."""
+
+    message: str
+    refused: bool = False
+
+
+def timed(fn: Callable, *args) -> tuple[object | None, Failure | None, float]:
+    """(result, None, seconds), or (None, ``Failure``, seconds) when ``fn`` raised: an engine's own failure is
+    reported as its error or its refusal (``EngineRefused``), never as a loss."""
+    from specmath.audit.engines.protocol import EngineRefused
+
     start = time.perf_counter()
     try:
         result = fn(*args)
     except Exception as exc:  # noqa: BLE001 - any exception of the engine under audit is its error
         message = str(exc).splitlines()[0] if str(exc) else ""
-        return None, f"{type(exc).__name__}: {message}"[:200], time.perf_counter() - start
+        failure = Failure(f"{type(exc).__name__}: {message}"[:300], refused=isinstance(exc, EngineRefused))
+        return None, failure, time.perf_counter() - start
     return result, None, time.perf_counter() - start
+
+
+def verdict_word(verdict: str | None) -> str | None:
+    """The verdict of ``VERDICTS`` a verdict line starts with (None for an audit that did not run)."""
+    if verdict is None:
+        return None
+    return next(word for word in VERDICTS if verdict.startswith(word))
+
+
+def exit_status(verdicts: Sequence[str | None]) -> int:
+    """The exit status of several audits' verdicts: ``EXIT_STATUS`` of the first of LOSS, ENGINE ERROR, REFUSED,
+    INCONCLUSIVE found among them; 0 when every audit that ran passed (audits that did not run count for nothing)."""
+    words = {verdict_word(v) for v in verdicts} - {None}
+    return next((EXIT_STATUS[w] for w in _STATUS_ORDER if w in words), 0)
 
 
 @dataclass
 class GenerateAudit:
-    """An engine x target x options audit: its checks, its control's, timings, or why it did not run."""
+    """An engine x target x options audit: its checks, its control's, timings, its verdict, or why it did not run."""
 
     engine: str
     pair: str
@@ -140,11 +261,16 @@ class GenerateAudit:
     n: int
     prompt: list[int] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
-    error: str | None = None  # the engine raised: an error, never a verdict on losslessness
-    skipped: str | None = None
+    error: str | None = None  # the engine raised or crashed: ENGINE ERROR, never a verdict on losslessness
+    refused: str | None = None  # the engine rejected the request (its message): REFUSED
+    skipped: str | None = None  # it cannot run here (not installed): no audit, no verdict
+    engine_version: str | None = None  # what the engine says it is (a JSON-lines engine's ``info``)
+    seed: int = 0  # call i of the engine is seeded seed + i (its control's: seed + CONTROL_SEED_OFFSET + i)
+    reproducer: str | None = None  # the command that draws the same samples (the caller knows how it was reached)
     seconds: float = 0.0  # the engine's N generate calls
     control_seconds: float = 0.0
     control: str = ""  # what the control does wrong
+    control_error: str | None = None  # the control's engine raised: INCONCLUSIVE (it is not the engine under audit)
     drafted: int | None = None  # tokens the engine drafted and how many were accepted, when it says
     accepted: int | None = None
     quantisation_tv: float | None = None  # TV(first law from the engine's logits, from transformers' forward)
@@ -157,14 +283,7 @@ class GenerateAudit:
     @property
     def error_kind(self) -> str | None:
         """REFUSED (the engine rejected the request) or ENGINE ERROR (it crashed), None when it ran."""
-        from specmath.audit.engines.protocol import error_kind
-
-        return error_kind(self.error)
-
-    @property
-    def speculated(self) -> bool:
-        """The engine drafted while it sampled, by its own count (True where it gives none)."""
-        return self.drafted is None or self.drafted > 0
+        return "REFUSED" if self.refused else "ENGINE ERROR" if self.error else None
 
     @property
     def engine_passed(self) -> bool:
@@ -180,35 +299,64 @@ class GenerateAudit:
 
     @property
     def passed(self) -> bool:
-        """Lossless as far as this run can tell: the engine passes and its control (where one ran) is caught."""
-        return (self.error is None and self.skipped is None and self.engine_passed and self.speculated
-                and (self.control_caught or not self.has_control)
-                and not (self.pathwise and self.pathwise.get("differences")))
+        """The verdict is PASS: the engine passes and its control (where one ran) is caught."""
+        return verdict_word(self.verdict) == "PASS"
+
+    def _loss(self) -> str | None:
+        """The LOSS line: the rejected check's measured and detectable TV and p-value, or the pathwise seed."""
+        again = f"; reproduce: {self.reproducer}" if self.reproducer else f"; seed {self.seed}"
+        failed = [c for c in self.checks if c.role == "engine" and not c.passed]
+        if failed:
+            c = failed[-1]  # the first two tokens when both failed: the law the controls target
+            impossible = f", impossible outcomes {[list(x) if isinstance(x, tuple) else x for x in c.impossible]}" \
+                if c.impossible else ""
+            return (f"LOSS: {c.name}: measured TV {_short(c.measured_tv)}, detectable TV {_short(c.detectable_tv)}, "
+                    f"p = {c.p_value:.2g} at level {c.level:.2g}{impossible}{again}")
+        if self.pathwise and self.pathwise.get("differences"):
+            first = self.pathwise["first"]
+            return (f"LOSS (pathwise): {self.pathwise['differences']} of {self.pathwise['seeds']} seeds differ from "
+                    f"plain decoding, first seed {first['seed']} at token {first['position']} ({first['speculative']} "
+                    f"vs {first['plain']}){again}")
+        return None
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> str | None:
+        """One of ``VERDICTS`` and why (the module's docstring); None for an audit that did not run."""
         if self.skipped:
-            return "SKIPPED: " + self.skipped
+            return None
+        if self.refused:
+            return f"REFUSED: {self.refused}"
         if self.error:
-            dead = self.error.startswith("EngineDead:")  # the engine said it crashed: ENGINE ERROR, with its message
-            return f"{'REFUSED' if self.error_kind == 'REFUSED' else 'ENGINE ERROR' if dead else 'ERROR'}: {self.error}"
-        if not self.engine_passed:
-            return "FAIL"
-        if self.pathwise and self.pathwise.get("differences"):
-            return "FAIL (pathwise)"
-        if not self.speculated:
-            return "INCONCLUSIVE (the engine drafted no token: its speculation never ran)"
+            return f"ENGINE ERROR: {self.error} ({self.engine_version or self.engine})"
+        loss = self._loss()
+        if loss:
+            return loss
+        if self.drafted == 0:
+            return "INCONCLUSIVE: the engine drafted no token: it did not speculate, so no drafted row was audited"
+        if self.control_error:
+            return f"INCONCLUSIVE: the negative control did not run ({self.control_error})"
         if not self.has_control:
-            return "pass (no negative control)"
-        return "pass" if self.control_caught else "INCONCLUSIVE (control not caught)"
+            return "PASS (no negative control)"
+        if not self.control_caught:
+            two = self.detectable("first two tokens", "control")
+            return (f"INCONCLUSIVE: the negative control ({self.control}) was not caught at N = {self.n}: the loss it "
+                    f"makes is below what the test detects here (detectable TV {_short(two)})")
+        return "PASS"
 
     def detectable(self, name: str, role: str = "engine") -> float:
         return next((c.detectable_tv for c in self.checks if c.role == role and c.name == name), math.nan)
 
     def to_json(self) -> dict:
         return {"engine": self.engine, "pair": self.pair, "config": self.config, "n": self.n, "prompt": self.prompt,
-                "passed": self.passed, "verdict": self.verdict, "error": self.error, "skipped": self.skipped,
-                "seconds": self.seconds, "control_seconds": self.control_seconds, "control": self.control,
-                "drafted": self.drafted, "accepted": self.accepted, "quantisation_tv": self.quantisation_tv,
-                "pathwise": self.pathwise, "notes": self.notes, "error_kind": self.error_kind,
-                "requests": self.requests, "checks": [c.to_json() for c in self.checks]}
+                "verdict": self.verdict, "passed": self.passed, "error": self.error, "refused": self.refused,
+                "skipped": self.skipped, "engine_version": self.engine_version, "seed": self.seed,
+                "reproducer": self.reproducer, "seconds": self.seconds, "control_seconds": self.control_seconds,
+                "control": self.control, "control_error": self.control_error,
+                "control_caught": self.control_caught if self.has_control else None, "drafted": self.drafted,
+                "accepted": self.accepted, "quantisation_tv": self.quantisation_tv, "pathwise": self.pathwise,
+                "notes": self.notes, "error_kind": self.error_kind, "requests": self.requests,
+                "checks": [c.to_json() for c in self.checks]}
+
+
+def _short(x: float | None) -> str:
+    return "-" if x is None or math.isnan(x) else "inf" if math.isinf(x) else f"{x:.3f}"

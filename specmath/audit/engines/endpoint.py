@@ -38,7 +38,9 @@ the deployment serves, ``api_key`` (``$SPECMATH_API_KEY`` by default) goes in an
 The endpoint gives no logits here: the exact law comes from ``--target``, the model the server serves
 (the same weights: a quantised server is then measured together with its quantisation), and the engine's
 semantics from ``--semantics`` (vLLM's order by default). No plain path, no controls: the pathwise check and
-the control need an engine that runs them.
+the control need an engine that runs them. A request the server rejects with HTTP 400 or 422 (a validation error:
+vLLM refuses min_p and logit_bias with speculative decoding so) is the engine's refusal, REFUSED; any other
+failure is its error, ENGINE ERROR.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ SPEC_METRICS = {"drafted": "vllm:spec_decode_num_draft_tokens_total",
                 "drafts": "vllm:spec_decode_num_drafts_total"}
 #: samples per request by semantics: vLLM's n is relied on (the module docstring), others get one per request
 SAMPLES_PER_REQUEST = {"vllm": 500}
+
+#: the HTTP statuses of a request the server validated and rejected: the verdict is REFUSED, not ENGINE ERROR
+_REJECTED = (400, 422)
 
 
 def completion_request(prompt: list[int], seed: int, max_new_tokens: int, options: SamplingOptions,
@@ -217,7 +222,7 @@ class EndpointEngine(EngineClient):
         except urllib.error.HTTPError as exc:
             detail = " ".join(exc.read().decode(errors="replace")[:300].split())
             # 400 / 422: the server rejected the request (vLLM: a validation error), REFUSED; 5xx: it failed on it
-            kind = EngineRefused if exc.code in (400, 422) else EngineDead if exc.code >= 500 else EngineProtocolError
+            kind = EngineRefused if exc.code in _REJECTED else EngineDead if exc.code >= 500 else EngineProtocolError
             raise kind(f"the endpoint answered HTTP {exc.code}: {detail}") from exc
         except (urllib.error.URLError, OSError) as exc:
             raise EngineProtocolError(f"cannot reach the endpoint {self.url}: {getattr(exc, 'reason', exc)}") from exc

@@ -22,14 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from specmath.audit.engines.protocol import (
-    EngineClient,
-    EngineDead,
-    EngineProtocolError,
-    EngineRefused,
-    Generation,
-    check_tokens,
-)
+from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation, check_tokens, engine_failure
 from specmath.audit.engines.registry import EngineEntry, EngineOpening
 from specmath.audit.engines.semantics import EngineSemantics
 from specmath.validation import InvalidArgument
@@ -59,6 +52,7 @@ class JsonLinesEngine(EngineClient):
             raise InvalidArgument(f"the engine {argv[0]!r} did not answer {{\"op\": \"info\"}}: {exc}") from exc
         self.info = info
         self.name = name or str(info.get("engine", argv[0]))
+        self.version = str(info["engine"]) if info.get("engine") else None
         self.semantics = EngineSemantics.from_json({"name": self.name, **info})
         self.vocab_size = int(info["vocab_size"]) if info.get("vocab_size") else None
         self.has_logits = bool(info.get("logits"))
@@ -96,13 +90,8 @@ class JsonLinesEngine(EngineClient):
             raise EngineProtocolError(f"the engine's reply to {op!r} is not JSON: {line[:120]!r}") from exc
         if not isinstance(reply, dict):
             raise EngineProtocolError(f"the engine's reply to {op!r} is not a JSON object: {line[:120]!r}")
-        if "error" in reply:
-            if reply.get("refused"):
-                raise EngineRefused(f"the engine refused {op!r}: {reply['error']}")
-            if reply.get("engine_dead"):
-                version = getattr(self, "info", {}).get("engine")  # the message names the engine and its version
-                raise EngineDead(f"the engine{f' ({version})' if version else ''} crashed on {op!r}: {reply['error']}")
-            raise EngineProtocolError(f"the engine failed {op!r}: {reply['error']}")
+        if "error" in reply:  # refused, dead, or failed: the protocol's error kinds
+            raise engine_failure(reply, repr(op))
         return reply
 
     def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control) -> Generation:

@@ -16,8 +16,9 @@ tokens here: a call must not stop before ``max_new_tokens``. A function may carr
 ``plain`` (the same engine without speculation, same signature: it enables the pathwise check).
 
 **A subprocess** (``--engine-cmd "CMD"``, any language): one JSON object per line on its stdin, one
-reply per line on its stdout (``{"error": "..."}`` for a failed request; ``"refused": true`` beside it when the
-engine rejected the request before running it, ``"engine_dead": true`` when it crashed on it)::
+reply per line on its stdout (``{"error": "..."}`` for a failed request; ``{"error": "...", "refused": true}`` for a
+request the engine rejects, a validation error: REFUSED; ``{"error": "...", "engine_dead": true}`` when the engine
+crashed and takes no more requests: ENGINE ERROR)::
 
     {"op": "info"} -> {"engine": "name and version", "vocab_size": V, "order": [stages],
                        "history": "prompt+generated" | "generated" | {penalty: ...}, "window": 64 | null,
@@ -50,7 +51,8 @@ clients of the same protocol in the same process.
 
 ``EngineClient`` is the Python side of all of them; replies are checked here (n lists of at least M ints
 in [0, V)), and a reply that breaks the protocol is an ``EngineProtocolError``: reported as the
-engine's error, never as a loss. ``specmath.audit.engines.registry`` names the engines and how each is opened.
+engine's error (ENGINE ERROR), never as a loss; a request the engine rejects is an ``EngineRefused`` (REFUSED), one
+it died on an ``EngineDead`` (ENGINE ERROR, the engine takes no more requests). ``specmath.audit.engines.registry`` names the engines and how each is opened.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ from specmath.audit.engines.semantics import EngineSemantics, semantics_named
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
-__all__ = ["EngineProtocolError", "EngineRefused", "EngineDead", "error_kind", "Generation", "EngineClient", "CallableEngine", "load_function", "check_tokens",
+__all__ = ["EngineProtocolError", "EngineRefused", "EngineDead", "engine_failure", "Generation", "EngineClient", "CallableEngine", "load_function", "check_tokens",
            "function_engine"]
 
 
@@ -76,19 +78,21 @@ class EngineProtocolError(RuntimeError):
 
 
 class EngineRefused(EngineProtocolError):
-    """The engine rejected the request before running it (``{"error", "refused": true}``): a REFUSED row."""
+    """The engine rejected the request before running it (a validation error): the verdict is REFUSED."""
 
 
 class EngineDead(EngineProtocolError):
-    """The engine crashed on the request (``{"error", "engine_dead": true}``): an ENGINE ERROR row."""
+    """The engine crashed on the request and takes no more (vLLM's ``EngineDeadError``): ENGINE ERROR."""
 
 
-def error_kind(error: str | None) -> str | None:
-    """The verdict word of an engine's failure as ``checks.timed`` records it ("ExcType: message"): REFUSED for
-    ``EngineRefused``, ENGINE ERROR for any other exception, None for no failure."""
-    if error is None:
-        return None
-    return "REFUSED" if error.startswith(f"{EngineRefused.__name__}:") else "ENGINE ERROR"
+def engine_failure(reply: dict, what: str) -> EngineProtocolError:
+    """The exception of an error reply ``{"error": MESSAGE}`` (``"refused": true``: EngineRefused; ``"engine_dead":
+    true``: EngineDead); ``what`` names the request."""
+    if reply.get("refused"):
+        return EngineRefused(f"the engine refused {what}: {reply['error']}")
+    if reply.get("engine_dead"):
+        return EngineDead(f"the engine died on {what}: {reply['error']}")
+    return EngineProtocolError(f"the engine failed on {what}: {reply['error']}")
 
 
 @dataclass
@@ -125,6 +129,7 @@ class EngineClient:
     """An engine under audit, whatever reaches it. Subclasses implement ``_generate`` (and ``_logits``)."""
 
     name = "engine"
+    version: str | None = None  # what the engine says it is, for an ENGINE ERROR's report
     semantics: EngineSemantics
     vocab_size: int | None = None
     has_logits = False  # the engine gives its own non-speculative logits

@@ -53,8 +53,8 @@ Adding an engine is one entry in ``ENGINES``:
 Then: a test of the engine in ``tests/audit/engines/`` (``test_engine_registry.py`` loads every entry's factory;
 ``test_gguf_engines.py`` opens each GGUF entry that is built and holds its ``info`` reply to the entry), a row in the
 engine table of ``docs/how-to/audit-an-engine.md`` (torch) or ``docs/how-to/audit-engines-beyond-python.md`` (the
-others), and its N in ``OPTIONS_TABLE_N`` (``specmath.commands.audit_generate_command``) if it belongs in the
-committed options table (``scripts/measure_engines.py``).
+others), and, if it belongs in the committed options table (``scripts/measure_engines.py``), a GGUF entry (each row
+chooses its own N, ``specmath.audit.engines.table_runs.TARGET_TV``).
 
 ``SPECMATH_ENGINES_DIR`` names another ``engines`` folder (default: the one beside the package).
 """

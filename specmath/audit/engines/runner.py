@@ -15,6 +15,10 @@ A negative control (``NegativeControl``) runs the same checks: a generate reques
 (a control the engine names, or an option row's bug at drafted rows: ``specmath.audit.engines.rows.Control``),
 in the same engine or one of the same kind. Where the engine promises that speculative output equals plain
 output seed by seed, ``AuditPlan.pathwise_seeds`` > 0 adds the pathwise check (``specmath.audit.engines.pathwise``).
+
+The engine's failures are its verdict (``specmath.audit.engines.checks.VERDICTS``): a refused request is REFUSED,
+any other exception of the engine ENGINE ERROR (of its pathwise check's plain path too); the control's engine
+failing leaves the audit INCONCLUSIVE, as the control is not the engine under audit.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from specmath.audit.engines.checks import GenerateAudit, check_samples, exact_laws, timed
+from specmath.audit.engines.checks import Failure, GenerateAudit, check_samples, exact_laws, timed
 from specmath.audit.engines.law import Logits, first_token_law, tv_distance
 from specmath.audit.engines.pathwise import pathwise_check
 from specmath.audit.engines.protocol import EngineClient
@@ -45,6 +49,7 @@ class AuditPlan:
     seed: int = 0
     label: str | None = None  # the options' name in the report (default: ``options.label()``)
     pathwise_seeds: int = 0  # > 0: also compare speculative with plain output over that many seeds
+    reproducer: str | None = None  # the command that runs this plan again (the same samples), for a LOSS's report
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,8 @@ def run_engine_audit(engine: EngineClient, target: str, plan: AuditPlan, *, refe
         raise InvalidArgument("the engine audit compares sampled laws: temperature must be > 0")
     engine.semantics.check_supports(options)
     audit = GenerateAudit(engine.name, target, plan.label or options.label(), n, prompt=list(plan.prompt),
-                          control=control.description if control else "")
+                          control=control.description if control else "", engine_version=engine.version,
+                          seed=plan.seed, reproducer=plan.reproducer)
     logits = engine.logits if engine.has_logits else reference
     if logits is None:
         raise InvalidArgument(f"{engine.name} does not give its logits: name the model it serves with --target")
@@ -94,20 +100,29 @@ def run_engine_audit(engine: EngineClient, target: str, plan: AuditPlan, *, refe
     if engine.has_logits and reference is not None:
         audit.quantisation_tv = tv_distance(laws.first, first_token_law(reference, plan.prompt, options,
                                                                         engine.semantics))
-    result, audit.error, audit.seconds = timed(_generate, engine, plan, plan.seed, None, audit.requests)
-    if result is None:
+    result, failure, audit.seconds = timed(_generate, engine, plan, plan.seed, None, audit.requests)
+    if failure is not None:
+        _record_failure(audit, failure)
         return audit
     samples, audit.drafted, audit.accepted = result
     audit.checks += check_samples(samples, "engine", laws)
     if control is not None:
-        controls, error, audit.control_seconds = timed(_generate, control.engine, plan,
-                                                       plan.seed + CONTROL_SEED_OFFSET, control.request, audit.requests)
-        if error:
-            audit.error = f"the control raised {error}"
-            return audit
-        audit.checks += check_samples(controls[0], "control", laws)
+        controls, failure, audit.control_seconds = timed(_generate, control.engine, plan,
+                                                         plan.seed + CONTROL_SEED_OFFSET, control.request,
+                                                         audit.requests)
+        if failure is not None:
+            audit.control_error = failure.message
+        else:
+            audit.checks += check_samples(controls[0], "control", laws)
     if plan.pathwise_seeds and engine.has_plain:
-        audit.pathwise, error, _ = timed(pathwise_check, engine, plan.prompt, options, plan.pathwise_seeds, plan.seed)
-        if error:
-            audit.error = f"the pathwise check raised {error}"
+        audit.pathwise, failure, _ = timed(pathwise_check, engine, plan.prompt, options, plan.pathwise_seeds, plan.seed)
+        if failure is not None:
+            _record_failure(audit, failure, "the pathwise check: ")
     return audit
+
+
+def _record_failure(audit: GenerateAudit, failure: Failure, where: str = "") -> None:
+    if failure.refused:
+        audit.refused = where + failure.message
+    else:
+        audit.error = where + failure.message

@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from specmath.audit.engines.checks import ENGINE_CHECKS
+from specmath.audit.engines.checks import ENGINE_CHECKS, VERDICTS
 from specmath.tables import markdown_table
 
-__all__ = ["options_table", "engine_summary", "describe_audit", "fmt"]
+__all__ = ["options_table", "engine_summary", "describe_audit", "fmt", "verdict_of"]
 
 
 def fmt(x, spec: str = ".3f") -> str:
@@ -27,6 +27,14 @@ def fmt(x, spec: str = ".3f") -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     return "inf" if math.isinf(x) else format(x, spec)
+
+
+def verdict_of(record: dict) -> str:
+    """The verdict word of a record (``VERDICTS``), "not run" for an engine that could not run."""
+    verdict = record["verdict"]
+    if verdict is None:
+        return "not run"
+    return next((w for w in VERDICTS if verdict.startswith(w)), verdict.split(":")[0].split(" (")[0])
 
 
 def _check(record: dict, role: str, name: str) -> dict | None:
@@ -49,7 +57,7 @@ def options_table(records: Iterable[dict]) -> str:
                 continue
             seconds = r["seconds"] if role == "engine" else r["control_seconds"]
             if role == "engine":
-                verdict = r["verdict"]
+                verdict = verdict_of(r)
             else:
                 verdict = ("caught" if not (first["passed"] and two["passed"]) else "not caught") if first else "-"
             detectable = f"{fmt(first and first['detectable_tv'])} / {fmt(two and two['detectable_tv'])}"
@@ -82,15 +90,20 @@ def engine_summary(records: Iterable[dict]) -> str:
                      f"tokens differ ({promise})")
         verdicts: dict[str, int] = {}
         for r in rows:
-            key = r["verdict"].split(":")[0].split(" (")[0]
+            key = verdict_of(r)
             verdicts[key] = verdicts.get(key, 0) + 1
         lines.append([
-            name, str(rows[0]["n"]),
+            name, _n_range([r["n"] for r in rows]),
             f"{sum(r['seconds'] for r in rows) / calls:.2f} / {sum(r['control_seconds'] for r in rows) / calls:.2f}",
             f"{accepted} of {drafted}" if drafted else "-",
             f"{min(tvs):.4f} to {max(tvs):.4f}" if tvs else "-", paths,
             ", ".join(f"{v} {k}" for k, v in verdicts.items())])
     return markdown_table(header, lines)
+
+
+def _n_range(ns: list[int]) -> str:
+    """N of an engine's rows: one number, or "least to most" where each row chose its own."""
+    return str(ns[0]) if min(ns) == max(ns) else f"{min(ns)} to {max(ns)}"
 
 
 def describe_audit(audit) -> str:

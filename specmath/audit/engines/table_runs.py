@@ -16,11 +16,12 @@ Every engine is an entry of ``specmath.audit.engines.registry`` and every run en
 
 from __future__ import annotations
 
+import shlex
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from specmath.audit.engines.checks import GenerateAudit
+from specmath.audit.engines.checks import GenerateAudit, n_for_tv
 from specmath.audit.engines.protocol import EngineClient
 from specmath.audit.engines.registry import EngineEntry, EngineOpening, engine_entry
 from specmath.audit.engines.rows import OPTION_ROWS, OptionRow, candidate_texts, choose_prompt
@@ -30,13 +31,17 @@ from specmath.sampling_options import SamplingOptions
 from specmath.settings import CI
 from specmath.validation import InvalidArgument, check_integer
 
-__all__ = ["OpenEngine", "open_engine", "PAIR_CONFIGS", "run_on_pair", "run_row", "run_options_table",
-           "table_record"]
+__all__ = ["OpenEngine", "open_engine", "PAIR_CONFIGS", "TARGET_TV", "MOST_CALLS", "run_on_pair", "run_row", "run_options_table",
+           "table_record", "option_flags", "reproducer_command"]
 
 #: a GGUF engine's n-gram drafter needs the prompt longer than n-gram + drafted tokens + 1 (llama.cpp ngram-simple)
 _MIN_NGRAM_PROMPT = 8
 #: the torch engines' table: these option rows, without their row controls (each engine brings its own)
 PAIR_CONFIGS = ("T=1", "T=0.7 top-k 20", "top-p 0.9")
+#: the TV every row of the options table detects with probability 0.99 at its level (it chooses its N for it)
+TARGET_TV = 0.05
+#: the most generate calls a row chooses (per sampler): within 10 minutes of a row on 2 cores for llama-cpp-ngram
+MOST_CALLS = 30_000
 
 
 @dataclass
@@ -75,6 +80,26 @@ def open_engine(entry: EngineEntry | str, opening: EngineOpening) -> OpenEngine:
     return OpenEngine(engine, control, entry.lookup or engine.lookup, entry.describe(opening.spec), entry)
 
 
+def option_flags(options: SamplingOptions) -> list[str]:
+    """``specmath audit-generate``'s flags for ``options`` (the options that are on)."""
+    flags = []
+    for name, value in options.to_json().items():
+        if name == "logit_bias":
+            flags += [arg for token, bias in value for arg in ("--logit-bias", f"{token}={bias:g}")]
+        elif name != "temperature" or value != 1:
+            flags += ["--" + name.replace("_", "-"), f"{value:g}" if isinstance(value, float) else str(value)]
+    return flags
+
+
+def reproducer_command(engine: Sequence[str], model: Sequence[str], sampling: Sequence[str], n: int, seed: int,
+                       extra: Sequence[str] = ()) -> str:
+    """The ``specmath audit-generate`` line that draws the same samples: the engine's arguments (its name, or
+    ``--endpoint URL`` ...), the model's (``--target smollm2``), the sampling's (``--option ROW`` or
+    ``option_flags``), N and the seed (call i is seeded seed + i)."""
+    return shlex.join(["specmath", "audit-generate", *engine, *model, *sampling, "--n", str(n), "--seed", str(seed),
+                       *extra])
+
+
 def _named_control(opened: OpenEngine) -> NegativeControl | None:
     """The engine's own named control (the first its entry lists), run in the engine itself."""
     if not opened.entry.controls or opened.control_engine is None:
@@ -102,13 +127,17 @@ def run_on_pair(entry: EngineEntry | str, pair: str, options: SamplingOptions, *
     entry.engine_semantics().check_supports(options)
     loaded = load_audit_pair(pair)
     with open_engine(entry, EngineOpening(loaded)) as opened:
-        return run_engine_audit(opened.engine, pair, AuditPlan(loaded.prompt_for(entry.lookup), options, n, seed),
-                                control=_named_control(opened))
+        again = reproducer_command([entry.name], ["--pair", pair], option_flags(options), n, seed)
+        plan = AuditPlan(loaded.prompt_for(entry.lookup), options, n, seed, reproducer=again)
+        return run_engine_audit(opened.engine, pair, plan, control=_named_control(opened))
 
 
-def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int, seed: int = 0,
-            prompt: list[int] | None = None, pathwise_seeds: int = 0) -> tuple[GenerateAudit, SamplingOptions, float]:
+def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int | None, seed: int = 0,
+            prompt: list[int] | None = None, pathwise_seeds: int = 0, reproducer: str | None = None,
+            target_tv: float = TARGET_TV) -> tuple[GenerateAudit, SamplingOptions, float]:
     """(the audit of one row, the options it ran, its control's shift bound at the prompt: NaN for a given prompt).
+    ``n`` None: the N at which both tests detect ``target_tv`` with probability 0.99 (``checks.n_for_tv``, at most
+    ``MOST_CALLS``). ``reproducer``: the command that runs it again (default: ``--option ROW`` on ``target``).
 
     The law comes from the engine's own logits where it gives them, else from the target's forward; the target's
     forward also states the quantisation of an engine that gives its logits (``GenerateAudit.quantisation_tv``).
@@ -122,13 +151,19 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int, 
                                                lookup=opened.lookup, min_length=minimum)
     elif row.bias:
         raise InvalidArgument(f"the {row.name!r} row chooses its own prompt and biased token: leave out --prompt")
+    if n is None:
+        n = n_for_tv(logits, prompt, options, engine.semantics, target_tv, most=MOST_CALLS)
     # the target's forward: the law of an engine without logits; beside a GGUF engine's own, its quantisation
     reference = target.reference if target.gguf is not None or not engine.has_logits else None
     control = None
     if opened.control_engine is not None:
         control = NegativeControl(row.control.description, row.control.protocol(engine.semantics),
                                   opened.control_engine)
-    plan = AuditPlan(prompt, options, n, seed, label=row.name, pathwise_seeds=pathwise_seeds)
+    if reproducer is None and row.name in OPTION_ROWS:
+        model = str(target.gguf or target.folder) if target.name.endswith(".gguf") or target.folder else target.name
+        reproducer = reproducer_command([opened.entry.name], ["--target", model], ["--option", row.name], n, seed,
+                                        ["--pathwise", str(pathwise_seeds)] if pathwise_seeds else [])
+    plan = AuditPlan(prompt, options, n, seed, label=row.name, pathwise_seeds=pathwise_seeds, reproducer=reproducer)
     return run_engine_audit(engine, target.name, plan, reference=reference, control=control), options, shift
 
 
@@ -139,10 +174,12 @@ def table_record(audit: GenerateAudit, *, row: OptionRow, options: SamplingOptio
             "control_shift_bound": shift, "engine_description": description, "prompt_text": prompt_text}
 
 
-def run_options_table(engines: Iterable[str], target: AuditTarget, *, n: dict[str, int], seed: int = 0,
+def run_options_table(engines: Iterable[str], target: AuditTarget, *, n: dict[str, int] | None = None, seed: int = 0,
                       rows: Iterable[str] | None = None, pathwise_seeds: int = 50, draft: str | None = None,
-                      progress=print) -> list[dict]:
-    """Every option row for every named GGUF engine on ``target``: the records of ``table_record``."""
+                      target_tv: float = TARGET_TV, progress=print, on_record=None) -> list[dict]:
+    """Every option row for every named GGUF engine on ``target``: the records of ``table_record``. An engine's N is
+    ``n[engine]`` where given, otherwise each row's own, the N that detects ``target_tv`` (``run_row``).
+    ``on_record(record)`` is called after each row (a long run keeps what it finished)."""
     records = []
     for name in engines:
         start = time.perf_counter()
@@ -151,12 +188,16 @@ def run_options_table(engines: Iterable[str], target: AuditTarget, *, n: dict[st
         try:
             for row_name in rows or OPTION_ROWS:
                 row = OPTION_ROWS[row_name]
-                audit, options, shift = run_row(opened, target, row, n=n.get(name, 1000), seed=seed,
-                                                pathwise_seeds=pathwise_seeds if row_name == "T=1" else 0)
+                audit, options, shift = run_row(opened, target, row, n=(n or {}).get(name), seed=seed,
+                                                pathwise_seeds=pathwise_seeds if row_name == "T=1" else 0,
+                                                target_tv=target_tv)
                 record = table_record(audit, row=row, options=options, shift=shift, description=opened.description,
                                       prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
                 record["engine_start_seconds"] = startup
+                record["target_tv"] = target_tv
                 records.append(record)
+                if on_record is not None:
+                    on_record(record)
                 progress(f"{name:22s} {row_name:24s} N {audit.n:5d} {audit.verdict}  engine {audit.seconds:.0f} s, "
                          f"control {audit.control_seconds:.0f} s")
         finally:

@@ -48,7 +48,7 @@ def test_tiny_rows_engine_passes_and_its_lossy_control_is_caught(engine):
         assert audit.error is None, audit.error
         assert audit.engine_passed, (config, [c.to_json() for c in audit.checks])
         assert audit.control_caught, (config, "control not caught", [c.to_json() for c in audit.checks])
-        assert audit.passed and audit.verdict == "pass"
+        assert audit.passed and audit.verdict == "PASS"
         assert all(c.detectable_tv < 0.3 for c in audit.checks)
 
 
@@ -129,20 +129,51 @@ def test_engines(monkeypatch):
     return use
 
 
-def test_an_engine_that_raises_is_an_error_not_a_loss(test_engines, capsys):
+def test_an_engine_that_raises_is_an_engine_error_not_a_loss(test_engines, capsys):
     test_engines("tiny_engines:exploding_engine")
     audit = run_on_pair("specmath", "tiny", SamplingOptions(), n=50)
-    assert audit.verdict == "ERROR: RuntimeError: engine exploded" and not audit.passed and not audit.checks
+    assert audit.verdict == "ENGINE ERROR: RuntimeError: engine exploded (specmath)"
+    assert not audit.passed and not audit.checks
     assert main(["audit-generate", "specmath", "--pair", "tiny", "--n", "50"]) == 2
     out = capsys.readouterr().out
-    assert "ERROR: RuntimeError: engine exploded" in out and "FAIL" not in out
+    assert "ENGINE ERROR: RuntimeError: engine exploded" in out and "LOSS" not in out
 
 
-def test_a_lossy_engine_fails_with_exit_status_one(test_engines):
+def test_a_lossy_engine_is_a_loss_with_its_tvs_and_reproducer_and_exit_status_one(test_engines, capsys):
     test_engines("tiny_engines:lossy_engine")
-    audit = run_on_pair("specmath", "tiny", SamplingOptions(), n=2000)
-    assert audit.verdict == "FAIL" and not audit.engine_passed
-    assert main(["audit-generate", "specmath", "--pair", "tiny", "--n", "2000"]) == 1
+    audit = run_on_pair("specmath", "tiny", SamplingOptions(0.8), n=2000, seed=5)
+    assert audit.verdict.startswith("LOSS: first two tokens: measured TV ") and not audit.engine_passed
+    assert audit.verdict.endswith("reproduce: specmath audit-generate specmath --pair tiny --temperature 0.8 "
+                                  "--n 2000 --seed 5")
+    two = audit.checks[1]
+    assert f"measured TV {two.measured_tv:.3f}, detectable TV {two.detectable_tv:.3f}" in audit.verdict
+    assert main(["audit-generate", "specmath", "--pair", "tiny", "--n", "2000", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"].startswith("LOSS") and report["reproducer"].endswith("--n 2000 --seed 0")
+
+
+def test_a_refusing_engine_and_an_uncaught_control_exit_three_and_are_never_pass_or_loss(test_engines, capsys):
+    test_engines("tiny_engines:refusing_engine")
+    audit = run_on_pair("specmath", "tiny", SamplingOptions(), n=50)
+    assert audit.verdict == "REFUSED: EngineRefused: this option is not supported with speculative decoding"
+    assert main(["audit-generate", "specmath", "--pair", "tiny", "--n", "50", "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["verdict"].startswith("REFUSED: ")
+    test_engines("tiny_engines:harmless_control_engine")
+    assert main(["audit-generate", "specmath", "--pair", "tiny", "--n", "500", "--json"]) == 3
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"].startswith("INCONCLUSIVE: the negative control (specmath, residual drawn from p) was "
+                                        "not caught at N = 500") and report["control_caught"] is False
+
+
+def test_a_table_exits_with_its_first_verdict_among_loss_error_refused_inconclusive():
+    from specmath.audit.engines.checks import EXIT_STATUS, VERDICTS, exit_status
+
+    assert EXIT_STATUS == {"PASS": 0, "LOSS": 1, "ENGINE ERROR": 2, "REFUSED": 3, "INCONCLUSIVE": 3}
+    assert set(VERDICTS) == set(EXIT_STATUS)
+    assert exit_status(["PASS", "INCONCLUSIVE: why", "LOSS: first token", "ENGINE ERROR: x (v)"]) == 1
+    assert exit_status(["PASS", "REFUSED: no", "ENGINE ERROR: x (v)"]) == 2
+    assert exit_status(["PASS (no negative control)", "REFUSED: no", None]) == 3
+    assert exit_status(["PASS", None]) == 0 and exit_status([None]) == 0
 
 
 def test_a_control_that_is_not_lossy_makes_the_run_inconclusive():
@@ -153,7 +184,7 @@ def test_a_control_that_is_not_lossy_makes_the_run_inconclusive():
         audit = run_engine_audit(opened.engine, "tiny", AuditPlan(pair.prompt, SamplingOptions(), 500),
                                  control=correct)
     assert audit.engine_passed and not audit.control_caught and not audit.passed
-    assert audit.verdict.startswith("INCONCLUSIVE")
+    assert audit.verdict.startswith("INCONCLUSIVE: the negative control (correct too) was not caught")
 
 
 def test_cli_json_has_engine_pair_passed_and_checks(capsys):
@@ -202,7 +233,8 @@ def test_an_engine_that_cannot_run_here_is_skipped_in_the_table_and_a_mistake_al
     missing = Requirement("its package is missing", program="no-such-program-here")
     monkeypatch.setitem(ENGINES, "hf-lookup", dataclasses.replace(ENGINES["hf-lookup"], requires=(missing,)))
     audit = run_on_pair("hf-lookup", "tiny", SamplingOptions(), n=10)
-    assert audit.skipped == "its package is missing" and audit.verdict == "SKIPPED: its package is missing"
+    assert audit.skipped == "its package is missing" and audit.verdict is None  # no audit, no verdict
+    assert audit.to_json()["verdict"] is None and audit.to_json()["skipped"] == "its package is missing"
     assert not audit.checks and audit.control == "specmath prompt lookup, residual drawn from p"
     assert main(["audit-generate", "hf-lookup", "--pair", "tiny", "--n", "10"]) == 2
     assert "engine 'hf-lookup' cannot run here: its package is missing" in capsys.readouterr().err

@@ -76,7 +76,7 @@ def test_a_python_function_engine_from_the_command_line(capsys, monkeypatch):
     status = main(["audit-generate", "tiny_engines:tiny_speculative", "--target", "tiny", "--n", "600",
                    "--temperature", "0.8", "--json"])
     report = json.loads(capsys.readouterr().out)
-    assert status == 0 and report["verdict"] == "pass (no negative control)", report
+    assert status == 0 and report["verdict"] == "PASS (no negative control)", report
     assert report["engine"] == "tiny_engines:tiny_speculative" and report["n"] == 600
 
 
@@ -85,5 +85,5 @@ def test_a_subprocess_engine_from_the_command_line_takes_its_semantics_from_its_
     status = main(["audit-generate", "--engine-cmd", f"{sys.executable} {TOY}", "--target", "tiny", "--n", "400",
                    "--min-p", "0.2", "--pathwise", "5", "--json"])
     report = json.loads(capsys.readouterr().out)
-    assert status == 0 and report["verdict"] == "pass (no negative control)", report
+    assert status == 0 and report["verdict"] == "PASS (no negative control)", report
     assert report["pathwise"]["promised"] and report["pathwise"]["differences"] == 0

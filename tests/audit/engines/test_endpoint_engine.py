@@ -22,7 +22,7 @@ import urllib.request
 import pytest
 
 from specmath.audit.engines.endpoint import EndpointEngine, completion_request, completion_tokens
-from specmath.audit.engines.protocol import EngineProtocolError
+from specmath.audit.engines.protocol import EngineProtocolError, EngineRefused
 from specmath.audit.engines.registry import engines_dir
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
@@ -50,6 +50,37 @@ def test_token_ids_are_read_from_vllm_and_llama_server_replies():
     with pytest.raises(InvalidArgument, match="must be an http\\(s\\) URL"):
         EndpointEngine("localhost:8080")
     assert EndpointEngine("http://h:1/v1").url == "http://h:1/v1/completions"
+
+
+def test_a_validation_error_is_a_refusal_and_a_server_error_is_not():
+    import http.server
+    import threading
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.loads(self.server.answer[1]).__repr__().encode()
+            self.send_response(self.server.answer[0])
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        engine = EndpointEngine(f"http://127.0.0.1:{server.server_port}", vocab_size=10)
+        server.answer = (400, '"The min_p and logit_bias sampling parameters are not yet supported"')
+        with pytest.raises(EngineRefused, match="HTTP 400: .*min_p and logit_bias"):
+            engine.generate([1, 2], 1, 0, 2, SamplingOptions(min_p=0.1))
+        server.answer = (500, '"EngineDeadError"')
+        with pytest.raises(EngineProtocolError, match="HTTP 500") as caught:
+            engine.generate([1, 2], 1, 0, 2, SamplingOptions())
+        assert not isinstance(caught.value, EngineRefused)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def missing_build_tool() -> str | None:
@@ -118,6 +149,6 @@ def test_llama_server_with_ngram_speculation_passes_from_the_command_line(llama_
                    "--prompt", "the cat sat on the mat. the cat sat on the mat. the", "--n", "150", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert report["error"] is None, report["error"]
-    assert status == 0 and report["verdict"] == "pass (no negative control)", report["checks"]
+    assert status == 0 and report["verdict"] == "PASS (no negative control)", report["checks"]
     assert report["engine"] == f"endpoint {llama_server}/v1/completions" and report["n"] == 150
     assert all(c["detectable_tv"] < 0.4 for c in report["checks"])

@@ -53,7 +53,7 @@ def _engine(*flags):
 def test_a_python_function_engine_passes_against_the_exact_law():
     engine = CallableEngine(toy_generate, vocab_size=toy.V)
     audit = run_engine_audit(engine, "toy", AuditPlan(PROMPT, OPTIONS, 2000, seed=3), reference=toy_logits)
-    assert audit.error is None and audit.passed and audit.verdict == "pass (no negative control)"
+    assert audit.error is None and audit.passed and audit.verdict == "PASS (no negative control)"
     assert all(c.detectable_tv < 0.15 for c in audit.checks)
 
 
@@ -65,15 +65,26 @@ def test_a_subprocess_engine_passes_and_the_same_engine_made_lossy_fails():
         assert audit.pathwise["promised"] and audit.pathwise["differences"] == 0
     with _engine("--lossy") as lossy:
         audit = run_engine_audit(lossy, "toy", AuditPlan(PROMPT, OPTIONS, 2000, seed=1))
-        assert audit.verdict == "FAIL" and audit.error is None
+        assert audit.verdict.startswith("LOSS: first two tokens: measured TV") and audit.error is None
         two = audit.checks[1]
         assert not two.passed and two.measured_tv > two.detectable_tv
+        assert f"measured TV {two.measured_tv:.3f}, detectable TV {two.detectable_tv:.3f}" in audit.verdict
+        assert audit.verdict.endswith("; seed 1")  # no reproducer command given: the seed the samples came from
 
 
-def test_a_broken_reply_is_an_error_not_a_loss():
+def test_a_broken_reply_is_an_engine_error_and_a_rejected_request_is_refused_never_a_loss():
     with _engine("--crash") as engine:
         audit = run_engine_audit(engine, "toy", AuditPlan(PROMPT, SamplingOptions(), 10))
-    assert audit.verdict.startswith("ERROR: EngineProtocolError") and not audit.checks
+    assert audit.verdict.startswith("ENGINE ERROR: EngineProtocolError") and not audit.checks
+    assert audit.verdict.endswith("(toy)")  # the engine's version, as its info names it
+    with _engine("--refuse") as engine:
+        audit = run_engine_audit(engine, "toy", AuditPlan(PROMPT, SamplingOptions(), 10))
+    assert audit.verdict == ("REFUSED: EngineRefused: the engine refused 'generate': min_p is not supported with "
+                             "speculative decoding") and not audit.passed and audit.error is None
+    with _engine("--die") as engine:
+        audit = run_engine_audit(engine, "toy", AuditPlan(PROMPT, SamplingOptions(), 10))
+    assert audit.verdict.startswith("ENGINE ERROR: EngineDead: the engine died on 'generate': RuntimeError: max()")
+    assert audit.refused is None and not audit.passed
     with pytest.raises(EngineProtocolError, match="returned 1 token lists for n = 2"):
         check_tokens([[1, 2]], 2, 2, 12)
     with pytest.raises(EngineProtocolError, match="returned token 12, not an id in \\[0, 12\\)"):
@@ -95,7 +106,8 @@ def test_an_engine_that_promises_plain_output_and_breaks_it_fails_with_the_seed_
     engine = CallableEngine(speculative, vocab_size=toy.V)
     audit = run_engine_audit(engine, "toy", AuditPlan(PROMPT, SamplingOptions(), 300, seed=0, pathwise_seeds=10),
                              reference=toy_logits)
-    assert audit.verdict == "FAIL (pathwise)" and audit.pathwise["differing_seeds"] == [7]
+    assert audit.verdict.startswith("LOSS (pathwise): 1 of 10 seeds differ from plain decoding, first seed 7")
+    assert audit.pathwise["differing_seeds"] == [7]
     assert audit.pathwise["first"]["seed"] == 7 and audit.pathwise["first"]["position"] == 15
 
 

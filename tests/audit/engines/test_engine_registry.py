@@ -99,7 +99,7 @@ def test_a_json_lines_engine_in_its_own_interpreter_on_a_model_folder_is_one_ent
         assert opened.control_engine is None and opened.lookup  # the toy takes no controls
         audit, _, _ = run_row(opened, target, OPTION_ROWS["T=1"], n=400, prompt=[31, 26, 29, 31, 26])
     # the law from the engine's own logits at N = 400: a correct engine passes with probability >= 1 - 1e-6
-    assert audit.error is None and audit.verdict == "pass (no negative control)", [c.to_json() for c in audit.checks]
+    assert audit.error is None and audit.verdict == "PASS (no negative control)", [c.to_json() for c in audit.checks]
     with pytest.raises(InvalidArgument, match="toy-folder: no model folder at /no/draft"):
         open_engine(entry.name, EngineOpening(target, draft="/no/draft"))
     assert entry.name in offered_engines()

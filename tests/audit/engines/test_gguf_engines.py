@@ -80,7 +80,7 @@ def test_llama_cpp_speculative_loop_under_min_p_passes_its_control_is_caught_and
         audit = run_engine_audit(engine, "smollm2", AuditPlan(prompt, row.options, 200, seed=0, pathwise_seeds=10),
                                  control=control)
         assert audit.error is None, audit.error
-        assert audit.passed and audit.verdict == "pass", [c.to_json() for c in audit.checks]
+        assert audit.passed and audit.verdict == "PASS", [c.to_json() for c in audit.checks]
         assert audit.accepted > 0  # drafts were made and kept: the control had drafted rows to spoil
         control = [c for c in audit.checks if c.role == "control"]
         assert not control[1].passed and control[1].measured_tv > control[1].detectable_tv

@@ -99,13 +99,13 @@ def test_the_t1_row_fails_as_shipped_its_control_is_caught_and_the_fixed_engine_
     shipped, _, _ = run_row(ngram, target, row, n=1000)
     print(shipped.verdict, [c.to_json() for c in shipped.checks])
     assert shipped.drafted and shipped.drafted > 0 and shipped.control_caught
-    assert shipped.verdict == "FAIL", "claim vllm-cpu-expand-uninitialised: vLLM 0.32's CPU drafted rows are lossy"
+    assert shipped.verdict.startswith("LOSS: first two tokens"), "claim vllm-cpu-expand-uninitialised"
     assert [r["seed"] for r in shipped.requests] == [0, 10**6] and all(r["counters"] for r in shipped.requests)
     fixed = JsonLinesEngine([*ngram.entry.command_line(TARGET), "--fix", "expand,empty-top-k"], name="vllm-ngram --fix")
     with OpenEngine(fixed, fixed, True, "vllm-ngram, fixed in-process", ngram.entry) as opened:
         audit, _, _ = run_row(opened, target, row, n=1000)
     print(audit.verdict, [c.to_json() for c in audit.checks])
-    assert audit.verdict == "pass" and audit.accepted > 0
+    assert audit.verdict == "PASS" and audit.accepted > 0
 
 
 def _serve():

@@ -4,8 +4,10 @@
 on the tiny pair, behind the protocol ``generate(prompt_ids, n, seed, **options) -> n token lists``.
 It takes temperature, top-k and top-p (specmath's torch warp, Hugging Face's order: ``semantics = "hf"``).
 
-``exploding_engine`` and ``lossy_engine`` are registry factories (``specmath.audit.engines.registry``) of broken pair
-engines, for the tests: one raises, one draws the residual from p on its production path.
+``exploding_engine``, ``lossy_engine``, ``refusing_engine`` and ``harmless_control_engine`` are registry factories
+(``specmath.audit.engines.registry``) of pair engines for the tests of the verdicts: one raises (ENGINE ERROR), one
+draws the residual from p on its production path (LOSS), one rejects every request (REFUSED), one whose control is
+not lossy (INCONCLUSIVE).
 """
 
 from __future__ import annotations
@@ -47,3 +49,26 @@ def lossy_engine(entry, opening):
             return super()._rows(prompt, n, seed, m, options, "residual-from-p")
 
     return Lossy(entry, opening.target)
+
+
+def refusing_engine(entry, opening):
+    """A pair engine that rejects every generate request, as vLLM rejects min_p with speculative decoding."""
+    from specmath.audit.engines.protocol import EngineRefused
+    from specmath.audit.engines.torch_engines import SpecmathEngine
+
+    class Refusing(SpecmathEngine):
+        def _rows(self, prompt, n, seed, m, options, mode):
+            raise EngineRefused("this option is not supported with speculative decoding")
+
+    return Refusing(entry, opening.target)
+
+
+def harmless_control_engine(entry, opening):
+    """specmath's engine whose control runs the engine's own, lossless path: a control no N can catch."""
+    from specmath.audit.engines.torch_engines import SpecmathEngine
+
+    class Harmless(SpecmathEngine):
+        def _rows(self, prompt, n, seed, m, options, mode):
+            return super()._rows(prompt, n, seed, m, options, "engine" if mode != "plain" else mode)
+
+    return Harmless(entry, opening.target)

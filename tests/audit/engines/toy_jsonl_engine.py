@@ -6,7 +6,8 @@ penalty (llama.cpp's order, penalties over prompt and generated tokens), with sp
 verified by sample-match, so its output equals its plain output seed by seed. ``--lossy`` skips min-p and the
 logit bias at drafted rows (the vLLM #42744 shape); ``--crash`` answers garbage to ``generate``; ``--model PATH``
 (a registry entry's ``{target}``) is named in its ``info`` reply. As vLLM's engine does (engines/vllm):
-``--refuse`` answers ``{"error", "refused": true}`` to ``generate``, ``--dead`` ``{"error", "engine_dead": true}``;
+``--refuse`` rejects every ``generate`` (``{"error", "refused": true}``), ``--die`` (or ``--dead``) dies on it
+(``{"error", "engine_dead": true}``);
 ``--per-request K`` declares ``calls_per_request`` K and ``--lookup`` ``drafter: lookup``; ``--drafted D``
 reports D drafted tokens per request with counters before and after; ``batch`` runs several requests.
 """
@@ -93,8 +94,8 @@ def main() -> None:
         elif crash:
             reply = {"tokens": [[V + 5]]}
         elif refuse:
-            reply = {"error": "ValidationError: min_p is not supported with speculation", "refused": True}
-        elif dead:
+            reply = {"error": "min_p is not supported with speculative decoding", "refused": True}
+        elif dead or "--die" in sys.argv:
             reply = {"error": "RuntimeError: max(): Expected reduction dim", "engine_dead": True}
         else:
             requests = request["requests"] if request["op"] == "batch" else [request]

@@ -1,0 +1,62 @@
+"""The static-cache pass compiled: ``torch.compile`` on a CPU, CUDA graphs (``mode="reduce-overhead"``) on a GPU.
+
+Notation: gamma = draft tokens per round; a *width* n is the number of tokens one pass feeds (plain
+decoding and each draft step: 1; the target's verification: gamma + 1; a draft catching up: 2).
+
+``compiled(static_cache.static_pass, device_kind)`` is that pass under ``torch.compile(dynamic=False)``:
+every input shape (B, n) and capacity L gets its own graph, specialised to those sizes, which is what
+makes it fast and capturable; a round meets at most a few widths, so a run compiles a few graphs.
+Why this and not the alternatives:
+
+* ``dynamic=False`` over ``dynamic=True``: symbolic shapes cost guards and generic kernels on every
+  call, and on a GPU CUDA graphs need static shapes anyway; the widths of a run are few.
+* the whole pass as one graph, not one graph per layer: a 32-layer model called layer by layer pays
+  the compiled function's guard check and call 32 times, about what Python dispatch cost eagerly.
+* on CUDA, ``mode="reduce-overhead"`` (Inductor's CUDA-graph trees) over capturing ``torch.cuda.CUDAGraph``
+  by hand: it records one graph per shape, keeps the inputs' static copies and treats the KV buffers
+  of ``StaticKV`` (module buffers) as static addresses, which is the bookkeeping gpt-fast writes by hand;
+  one code path then serves the CPU and the GPU.
+* sampling and accept/reject stay eager: they draw from explicit ``torch.Generator`` objects (the
+  seeded, pinned tokens), which a compiled graph would not replay draw for draw; they are a few small
+  kernels against the pass's hundreds.
+
+Compile time: Dynamo traces in each new process; Inductor's FX graph cache (on by default) keeps the
+generated kernels on disk, in ``$TORCHINDUCTOR_CACHE_DIR`` (default ``/tmp/torchinductor_$USER``), so a
+second process with the same model shapes skips code generation and C++ compilation. The bench reports
+its warm-up (where the compiling happens) apart from the timed runs.
+
+Default off (``DecodeOptions.compile = False``, ``specmath bench --no-compile``), by measurement: on the
+project's shared 2-core CPU compiled plain decoding of the bundled pair was 1.8-2.5x faster than eager
+(three interleaved repeats), but compiling took 2-8 minutes a process with Inductor's cache warm, more than a bench or a test
+of a few hundred tokens saves (``docs/measurements/cpu_2026-12-01_decode_speed.md``). On a GPU it is
+not yet measured (``scripts/gpu_check.py --speed``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import torch
+
+__all__ = ["compiled", "compile_mode"]
+
+#: distinct (width, capacity, batch, dtype) shapes one process may compile for the pass (Dynamo's default is 8)
+RECOMPILE_LIMIT = 64
+
+
+def compile_mode(device: torch.device | str) -> str | None:
+    """``"reduce-overhead"`` (CUDA graphs) on a GPU, None (Inductor's default: fused C++/OpenMP kernels) on a CPU."""
+    return "reduce-overhead" if torch.device(device).type == "cuda" else None
+
+
+@functools.cache
+def compiled(function: Callable, device_kind: str) -> Callable:
+    """``function`` (``static_pass``) compiled for a device kind ("cpu", "cuda"), one graph per shape, built once."""
+    import torch._dynamo
+
+    config = torch._dynamo.config
+    for name in ("recompile_limit", "cache_size_limit"):  # renamed in torch 2.6; set whichever exists
+        if hasattr(config, name):
+            setattr(config, name, max(getattr(config, name), RECOMPILE_LIMIT))
+    return torch.compile(function, dynamic=False, fullgraph=True, mode=compile_mode(device_kind))

@@ -1,0 +1,223 @@
+"""A KV cache of fixed shape indexed by position, and the cached Llama pass over it: the capturable step.
+
+Notation: p = target law, q = draft law, gamma = draft tokens per round, L = the cache's capacity in slots.
+
+``StaticRowCache`` has ``cache.RowCache``'s interface (``feed``, ``feed_block``, ``prefill``, ``keep``,
+``lengths``, ``forwards``), so plain decoding, speculative decoding and ``drafts.ModelDraft`` run on it
+unchanged; ``DecodeOptions(compile=True)`` selects it (``cache_class_for``, ``draft_for``). Unlike the
+``RowCache`` it never changes a tensor's shape between passes of the same width:
+
+* storage: per layer, keys and values (B, KV heads, L, D), zero-filled once (an unwritten slot must be
+  finite: attention weights it by exactly 0, and 0 * NaN would be NaN);
+* a pass over n tokens of row b writes slots len_b .. len_b + n - 1 (``index_put`` at those positions)
+  and attends over all L slots with the mask  key j visible to new token i  iff  j <= len_b + i,
+  so the shapes depend on (B, n, L) only and one compiled graph serves every step of width n;
+* rollback (``keep``) lowers len_b on the host: the rejected slots are simply written over by the next
+  pass (gpt-fast's ``KVCache``, indexed by ``input_pos``). Rows of different lengths need no holes and
+  no mask of holes: each row has its own len_b. No device read, ever.
+
+L grows (to the next multiple of ``SLOT_BLOCK``, the buffers copied) only when a pass would not fit; a
+compiled step then meets a new shape and compiles it once.
+
+The pass itself is ``lean_llama``'s: the same layers (stacked projections, RoPE at position len_b + i,
+``scaled_dot_product_attention``), so its logits agree with ``LeanLlama``'s and Hugging Face's up to
+summation order (float64: ~1e-15; the tests state the tolerance). ``compiled_steps.compiled`` wraps the pass of
+each width in ``torch.compile``; ``StaticRowCache(compiled=False)`` runs the same pass eagerly, which
+is how the tests exercise the capturable logic without compiling.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from functools import partial
+
+import torch
+
+from specmath.lm.cache import RowCache
+from specmath.lm.compiled_steps import compiled
+from specmath.lm.lean_llama import LeanLlama, lean_unsupported
+
+__all__ = ["StaticRowCache", "StaticKV", "static_pass", "lean_of", "cache_class_for", "draft_for", "SLOT_BLOCK",
+           "static_unsupported"]
+
+#: the capacity L grows in blocks of this many slots (each new L is one more compiled shape)
+SLOT_BLOCK = 256
+
+_LEAN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> its LeanLlama, built once
+
+
+def static_unsupported(model: torch.nn.Module) -> str | None:
+    """Why ``StaticRowCache`` cannot run ``model`` (it runs Llama-architecture models via ``LeanLlama``), or None."""
+    return None if isinstance(model, LeanLlama) else lean_unsupported(model)
+
+
+def lean_of(model: torch.nn.Module) -> LeanLlama:
+    """``model`` as a ``LeanLlama`` (itself if it is one), built once per model and kept while the model lives."""
+    if isinstance(model, LeanLlama):
+        return model
+    lean = _LEAN.get(model)
+    if lean is None:
+        reason = lean_unsupported(model)
+        if reason is not None:
+            raise ValueError(f"the compiled decoders run Llama-architecture models only: {reason}")
+        lean = _LEAN[model] = LeanLlama(model)
+    return lean
+
+
+class StaticKV(torch.nn.Module):
+    """Per layer keys and values (B, KV, L, D) as buffers (static addresses: what CUDA graphs replay over)."""
+
+    def __init__(self, layers: int, batch: int, kv_heads: int, capacity: int, head_dim: int,
+                 dtype: torch.dtype, device: torch.device) -> None:
+        super().__init__()
+        self.layers = layers
+        for i in range(layers):
+            self.register_buffer(f"k{i}", torch.zeros(batch, kv_heads, capacity, head_dim, dtype=dtype, device=device))
+            self.register_buffer(f"v{i}", torch.zeros(batch, kv_heads, capacity, head_dim, dtype=dtype, device=device))
+
+    @property
+    def capacity(self) -> int:
+        return self.k0.shape[2]
+
+    def grown(self, capacity: int) -> StaticKV:
+        """A copy with ``capacity`` slots, the first L slots of every row copied."""
+        B, KV, L, D = self.k0.shape
+        new = StaticKV(self.layers, B, KV, capacity, D, self.k0.dtype, self.k0.device)
+        for name, buf in self.named_buffers():
+            getattr(new, name)[:, :, :L] = buf
+        return new
+
+
+class _Writer:
+    """What a ``lean_llama`` layer calls as its cache: write the new keys/values at their positions, return all L."""
+
+    def __init__(self, kv: StaticKV, rows: torch.Tensor, positions: torch.Tensor) -> None:
+        self.kv, self.rows, self.positions = kv, rows, positions
+
+    def update(self, k: torch.Tensor, v: torch.Tensor, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        keys, values = getattr(self.kv, f"k{layer}"), getattr(self.kv, f"v{layer}")
+        # keys[b, :, positions[b, i]] = k[b, :, i]: advanced indices (B, 1) and (B, n) around a slice put (B, n) first
+        keys[self.rows, :, self.positions] = k.transpose(1, 2)
+        values[self.rows, :, self.positions] = v.transpose(1, 2)
+        return keys, values
+
+
+def static_pass(lean: LeanLlama, kv: StaticKV, ids: torch.Tensor, positions: torch.Tensor, last_only: bool = False
+                ) -> torch.Tensor:
+    """Logits (B, n, V) (``last_only``: (B, 1, V)) of ``ids`` (B, n) at ``positions`` (B, n), written into ``kv``.
+
+    Token i of row b sits at position m = positions[b, i] and sees slots j <= m. Every shape is fixed
+    by (B, n, L): this is the function ``compiled_steps`` compiles, once per width n.
+    """
+    B, n = ids.shape
+    h = lean.embed_tokens(ids)
+    # RoPE angles m theta_j in float32, as LlamaRotaryEmbedding computes them, then the model's dtype
+    angles = positions[..., None].float() * lean.inv_freq
+    angles = torch.cat([angles, angles], dim=-1)
+    cos, sin = angles.cos().to(h.dtype)[:, None], angles.sin().to(h.dtype)[:, None]  # (B, 1, n, D)
+    slots = torch.arange(kv.capacity, device=ids.device)
+    mask = (slots[None, None, :] <= positions[:, :, None])[:, None]  # (B, 1, n, L)
+    writer = _Writer(kv, torch.arange(B, device=ids.device)[:, None], positions)
+    for layer in lean.layers:
+        h = layer(h, cos, sin, mask, writer)
+    h = lean.norm(h)
+    if last_only:
+        h = h[:, -1:]
+    return lean.lm_head(h)
+
+
+class StaticRowCache:
+    """``RowCache``'s interface over a ``StaticKV``: row b's next position is its length; rollback = a lower length."""
+
+    def __init__(self, model: torch.nn.Module, batch: int, vocab_size: int | None = None, pad_id: int = 0, *,
+                 compiled: bool = False) -> None:
+        self.model = model
+        self.lean = lean_of(model)
+        self.device = next(self.lean.parameters()).device
+        self.dtype = self.lean.embed_tokens.weight.dtype
+        self.vocab_size = vocab_size
+        self.pad_id = pad_id
+        self.lengths = [0] * batch
+        self.forwards = 0
+        self.compiled = compiled
+        self.kv: StaticKV | None = None
+
+    @property
+    def batch(self) -> int:
+        return len(self.lengths)
+
+    def _reserve(self, needed: int) -> None:
+        if self.kv is not None and needed <= self.kv.capacity:
+            return
+        capacity = -(-needed // SLOT_BLOCK) * SLOT_BLOCK
+        if self.kv is None:
+            layer = self.lean.layers[0]
+            self.kv = StaticKV(len(self.lean.layers), self.batch, layer.kv_heads, capacity, layer.head_dim,
+                               self.dtype, self.device)
+        else:
+            self.kv = self.kv.grown(capacity)
+
+    @torch.inference_mode()
+    def feed(self, rows: Sequence[Sequence[int]], logits: bool = True) -> torch.Tensor | None:
+        """Append row b's tokens ``rows[b]`` (any lengths, some may be empty); return logits (B, n, V) (as ``RowCache.feed``)."""
+        if len(rows) != self.batch:
+            raise ValueError(f"feed got {len(rows)} rows for a cache of batch {self.batch}")
+        counts = [len(r) for r in rows]
+        n = max(counts)
+        if n == 0:
+            raise ValueError("feed got no tokens in any row")
+        ids = torch.full((self.batch, n), self.pad_id, dtype=torch.long)
+        for b, r in enumerate(rows):
+            ids[b, : len(r)] = torch.as_tensor(list(r), dtype=torch.long)
+        return self.feed_block(ids.to(self.device), counts, logits)
+
+    @torch.inference_mode()
+    def feed_block(self, ids: torch.Tensor, counts: Sequence[int] | None = None, logits: bool = True) -> torch.Tensor | None:
+        """Append ``ids`` (B, n) already on the device: row b's first counts[b] columns are tokens, the rest padding.
+
+        A padding column is written past the row's new length, where the next pass writes over it.
+        """
+        B, n = ids.shape
+        if B != self.batch or n == 0:
+            raise ValueError(f"feed_block got ids of shape {tuple(ids.shape)} for a cache of batch {self.batch}")
+        counts = [n] * B if counts is None else list(counts)
+        self._reserve(max(self.lengths) + n)
+        start = torch.tensor(self.lengths, device=self.device)[:, None]
+        positions = start + torch.arange(n, device=self.device)[None, :]  # (B, n): len_b + i
+        if self.compiled and logits:
+            out = compiled(static_pass, self.device.type)(self.lean, self.kv, ids, positions)
+        else:
+            out = static_pass(self.lean, self.kv, ids, positions, last_only=not logits)
+        self.forwards += 1
+        self.lengths = [length + k for length, k in zip(self.lengths, counts, strict=True)]
+        if not logits:
+            return None
+        if self.vocab_size is not None:
+            out = out[..., : self.vocab_size]  # padded vocabularies: only the first vocab_size columns are tokens
+        return out
+
+    def prefill(self, rows: Sequence[Sequence[int]]) -> None:
+        """Feed each row's context (an eager pass: prompt lengths vary, so compiling them would compile each)."""
+        self.feed(rows, logits=False)
+
+    def keep(self, keep: Sequence[int]) -> None:
+        """Roll back: row b keeps its first keep[b] tokens; the slots after them are written over by the next pass."""
+        if any(k > n or k < 0 for k, n in zip(keep, self.lengths, strict=True)):
+            raise ValueError(f"cannot keep {list(keep)} tokens of rows holding {self.lengths}")
+        self.lengths = list(keep)
+
+
+def cache_class_for(options) -> type | partial:
+    """The cache the decoders build for ``options`` (a ``DecodeOptions``): compiled static, or ``RowCache``."""
+    return partial(StaticRowCache, compiled=True) if getattr(options, "compile", False) else RowCache
+
+
+def draft_for(draft, options):
+    """``draft`` with the caches ``options`` asks for: a ``ModelDraft`` on compiled static caches where
+    ``options.compile``; any other draft (prompt lookup, tables, drafts with caches of their own) as it is."""
+    from specmath.lm.drafts import ModelDraft
+
+    if type(draft) is ModelDraft and getattr(options, "compile", False) and draft.cache_class is RowCache:
+        return ModelDraft(draft.model, draft.vocab_size, cache_class=cache_class_for(options))
+    return draft

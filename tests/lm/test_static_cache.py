@@ -1,0 +1,132 @@
+"""The static KV cache and its pass: the same logits as the growing cache, the same tokens from every decoder.
+
+The eager tests run ``static_cache.static_pass`` uncompiled: the logic a compiled graph captures
+(positions, writes, the mask over all L slots, rollback by length) without the minutes of compiling on
+a shared CPU. The slow tests compile it and check the pinned tokens.
+
+Tolerance: the static pass attends over all L slots (the unwritten ones weighted by exactly 0) where
+the growing cache attends over its S slots, so the two sums run in a different order; in float64 the
+logits then agree to ~1e-15 relative, and we allow 1e-10 absolute (logits of a few units). Tokens are
+compared with ``==``: a float64 draw flips only when a uniform falls within ~1e-15 of a boundary (see
+test_pinned_tokens.py), probability ~1e-12 over these runs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
+
+import specmath.lm.plain_decode as plain_decode  # noqa: E402
+import specmath.lm.speculative_decode as speculative_decode  # noqa: E402
+from specmath.lm.cache import RowCache  # noqa: E402
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
+from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
+from specmath.lm.static_cache import SLOT_BLOCK, StaticRowCache, cache_class_for, draft_for  # noqa: E402
+from specmath.validation import InvalidArgument  # noqa: E402
+
+TOLERANCE = 1e-10  # float64 logits, two summation orders (module docstring)
+
+
+@pytest.fixture(scope="module")
+def models():
+    target = tiny_llama(0, sharpness=4.0).double()
+    return target, noisy_copy(target, 0.3, 1)
+
+
+def test_the_static_pass_gives_the_growing_caches_logits_across_feeds_and_rollbacks(models):
+    target, _ = models
+    grow, static = RowCache(target, 2), StaticRowCache(target, 2)
+    rows = [[1, 2, 3, 4, 5], [6, 7]]
+    grow.prefill(rows)
+    static.prefill(rows)
+    steps = [([[8, 9, 10], [11]], [6, 3]), ([[3, 3], [4, 4]], [7, 4]), ([[5]], None)]
+    for feed, keep in steps[:2]:
+        a, b = grow.feed(feed), static.feed(feed)
+        for row, tokens in enumerate(feed):
+            n = len(tokens)
+            assert (a[row, :n] - b[row, :n]).abs().max() < TOLERANCE
+        grow.keep(keep)
+        static.keep(keep)
+        assert static.lengths == grow.lengths == keep
+    assert static.forwards == grow.forwards == 3
+    with pytest.raises(ValueError, match="cannot keep"):
+        static.keep([9, 9])
+
+
+def test_the_static_cache_grows_past_its_capacity_and_keeps_what_it_held(models):
+    target, _ = models
+    grow, static = RowCache(target, 1), StaticRowCache(target, 1)
+    prompt = [list(range(1, 40)) * 7][0][: SLOT_BLOCK - 1]
+    grow.prefill([prompt])
+    static.prefill([prompt])
+    assert static.kv.capacity == SLOT_BLOCK
+    a, b = grow.feed([[1, 2, 3]]), static.feed([[1, 2, 3]])  # needs SLOT_BLOCK + 2 slots
+    assert static.kv.capacity == 2 * SLOT_BLOCK
+    assert (a - b).abs().max() < TOLERANCE
+
+
+@pytest.mark.parametrize("options", [DecodeOptions(gamma=3, seed=0), DecodeOptions(gamma=3, seed=[1, 2]),
+                                     DecodeOptions(gamma=4, seed=2, verify="block"),
+                                     DecodeOptions(gamma=4, seed=3, draft_threshold=0.5)], ids=str)
+def test_every_decoder_emits_the_same_tokens_on_the_static_cache(models, monkeypatch, options):
+    target, draft = models
+    prompts = [[1, 2, 3, 1, 2], [5, 6]]
+    plain = plain_decode.plain_generate(target, prompts, 20, options)
+    spec = speculative_decode.speculative_generate(target, draft, prompts, 20, options)
+    lookup = speculative_decode.speculative_generate(target, PromptLookupDraft(), prompts, 20, options)
+    # the eager static pass in place of the growing cache, in both decoders and the model draft
+    monkeypatch.setattr(plain_decode, "cache_class_for", lambda options: StaticRowCache)
+    monkeypatch.setattr(speculative_decode, "cache_class_for", lambda options: StaticRowCache)
+    assert plain_decode.plain_generate(target, prompts, 20, options).tokens == plain.tokens
+    static_spec = speculative_decode.speculative_generate(target, ModelDraft(draft, cache_class=StaticRowCache),
+                                                          prompts, 20, options)
+    assert static_spec.tokens == spec.tokens
+    assert (static_spec.accepted_hist, static_spec.rounds) == (spec.accepted_hist, spec.rounds)
+    assert speculative_decode.speculative_generate(target, PromptLookupDraft(), prompts, 20, options).tokens == lookup.tokens
+
+
+def test_the_compile_option_selects_the_static_caches_and_is_checked(models):
+    target, draft = models
+    assert cache_class_for(DecodeOptions()) is RowCache
+    assert cache_class_for(DecodeOptions(compile=True)).keywords == {"compiled": True}
+    wrapped = draft_for(ModelDraft(draft), DecodeOptions(compile=True))
+    assert wrapped.cache_class.func is StaticRowCache
+    lookup = PromptLookupDraft()
+    assert draft_for(lookup, DecodeOptions(compile=True)) is lookup
+    with pytest.raises(InvalidArgument, match="compile must be True or False"):
+        DecodeOptions(compile="yes")
+    assert DecodeOptions(compile=True).to_json() == {}  # the bench JSON has a key of its own for it
+
+
+@pytest.mark.slow
+def test_the_compiled_pass_emits_the_eager_tokens(models):
+    """torch.compile of the pass (one graph per width): float64 tokens equal to the eager decoders'."""
+    target, draft = models
+    prompts = [[1, 2, 3, 1, 2]]
+    for options in (DecodeOptions(gamma=2, seed=0), DecodeOptions(gamma=2, seed=0, compile=True)):
+        plain = plain_decode.plain_generate(target, prompts, 16, options)
+        spec = speculative_decode.speculative_generate(target, draft, prompts, 16, options)
+        if not options.compile:
+            expected = (plain.tokens, spec.tokens, spec.accepted_hist)
+    assert (plain.tokens, spec.tokens, spec.accepted_hist) == expected
+
+
+@pytest.mark.slow
+def test_the_compiled_decoders_sample_the_exact_law():
+    """The histogram check on the compiled path: N = 3000, vocabulary 16, level 1e-6, power 0.99 at the
+    detectable TV (~0.08 for one token); the lossy control must still be rejected at the same N."""
+    from specmath.lm.histogram import lossless_report
+    from specmath.settings import AuditSettings
+
+    target = tiny_llama(0, vocab_size=16, sharpness=6.0)
+    draft = noisy_copy(target, 0.5, 1)
+    report = lossless_report(target, draft, [1, 2, 3], DecodeOptions(gamma=3, compile=True),
+                             settings=AuditSettings(n=3000), batch_size=3000)
+    for key in ("first_token", "first_two_tokens"):
+        assert report[key].passed and report[key].detectable_tv < 0.15, f"{key}: p={report[key].p_value:.2e}"
+    for key in ("negative_control_first_token", "negative_control_first_two_tokens"):
+        assert report[key].rejects
