@@ -61,7 +61,7 @@ def table(records: list[dict]) -> str:
                     drafted, accepted = mine[0]["drafted"], mine[0]["accepted"]
                 seconds = (r["seconds"] if role == "engine" else r["control_seconds"]) if k == 0 else None
                 if role == "engine" and k == 0:
-                    verdict = r["verdict"].replace("|", "/")
+                    verdict = verdict_word(r["verdict"]).replace("|", "/")
                     if r.get("pathwise") and r["row"] == "seeds":
                         p = r["pathwise"]
                         verdict += (f" (alone vs batched, {p['seeds']} samples x {p['max_new_tokens']} tokens: "
@@ -71,7 +71,7 @@ def table(records: list[dict]) -> str:
                     if len(verdict) > 200:
                         verdict = verdict[:197] + "..."
                 elif role == "engine":
-                    verdict = "pass" if first["passed"] and two["passed"] else "FAIL"
+                    verdict = "PASS" if first["passed"] and two["passed"] else "LOSS"
                 else:
                     verdict = "caught" if not (first["passed"] and two["passed"]) else "NOT caught"
                 n = str(r["n"]) if first else (str(r["pathwise"]["seeds"]) if r.get("pathwise") else str(r["n"]))
@@ -87,6 +87,19 @@ def table(records: list[dict]) -> str:
                     fmt(seconds, ".0f"), _per_1000(seconds, r["n"] * len(labels)) if first and seconds else "-",
                     verdict]) + " |")
     return "\n".join(lines)
+
+
+#: the words audit-generate wrote before its verdicts came from the fixed set, and the verdict each one is: a
+#: record keeps what its run printed, the page speaks the set (PASS, LOSS, ENGINE ERROR, REFUSED, INCONCLUSIVE)
+_EARLIER_WORDS = (("FAIL", "LOSS"), ("pass", "PASS"))
+
+
+def verdict_word(recorded: str) -> str:
+    """A recorded verdict in the fixed set's words: ``FAIL (pathwise)`` -> ``LOSS (pathwise)``, the rest as recorded."""
+    for earlier, word in _EARLIER_WORDS:
+        if recorded == earlier or recorded.startswith(earlier + " ") or recorded.startswith(earlier + ":"):
+            return word + recorded[len(earlier):]
+    return recorded
 
 
 def speed(records: list[dict]) -> str:
