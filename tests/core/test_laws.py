@@ -95,7 +95,7 @@ def test_laws_that_differ_by_float_rounding_are_unequal():
     tiny = Fraction(1, 10**17)
     half = Law({"A": Fraction(1, 2), "B": Fraction(1, 2)})
     nudged = Law({"A": Fraction(1, 2) + tiny, "B": Fraction(1, 2) - tiny})
-    assert float(nudged["A"]) == float(half["A"])
+    assert float(nudged["A"]) == float(half["A"])  # Fraction -> float is correctly rounded (IEEE 754): the same on every CPU
     assert nudged != half and not (nudged == half)
     assert half != {"A": Fraction(1, 2) + tiny, "B": Fraction(1, 2) - tiny}  # a Mapping compares the same way
     assert tv_distance(nudged, half) == tiny
