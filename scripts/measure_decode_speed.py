@@ -77,6 +77,18 @@ def run_one(name: str, argv: list[str], busy: int, out: Path) -> dict:
     return {**record, **data}
 
 
+def cpu_device() -> str:
+    """The CPU in words, as the measurement pages name it: cores, architecture, model and the vector units the
+    kernels may use (AVX2 or AVX-512, with or without AMX)."""
+    try:
+        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        flags = []
+    units = [name for name, flag in (("AVX2", "avx2"), ("AVX-512", "avx512f"), ("AMX", "amx_tile")) if flag in flags]
+    record = machine_record()
+    return f"{record['cpu_count']}-core {record['machine']} {record['processor']} ({', '.join(units) or 'no AVX2'})"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None, help="default: data/measurements/cpu_<date>_decode_speed")
@@ -87,7 +99,7 @@ def main() -> int:
         parser.error(f"--busy must be 0 or more, got {args.busy}")
     out = Path(args.out) if args.out else ROOT / "data" / "measurements" / f"cpu_{datetime.date.today()}_decode_speed"
     out.mkdir(parents=True, exist_ok=True)
-    env = machine_record(threads=1, command="scripts/measure_decode_speed.py " + " ".join(sys.argv[1:]))
+    env = machine_record(device=cpu_device(), cuda=None, driver=None, cpu_threads=1, command="scripts/measure_decode_speed.py " + " ".join(sys.argv[1:]))
     (out / "environment.json").write_text(json.dumps(env, indent=1) + "\n")
     names = args.only or list(RUNS)
     passes = [0] + ([args.busy] if args.busy else [])

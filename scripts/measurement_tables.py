@@ -235,6 +235,14 @@ def fields(m: Measurement) -> dict[str, str]:
     return out
 
 
+def against(value: float, goal: float, at_least: bool = True) -> str:
+    """'met' or 'missed' for a measured ``value`` against ``goal`` (at least it, or at most it); a missed lower
+    bound says by how much of the goal."""
+    if (value >= goal) if at_least else (value <= goal):
+        return "met"
+    return f"missed by {100 * (1 - value / goal):.0f}%" if at_least else "missed"
+
+
 def speed_fields(m: Measurement) -> dict[str, str]:
     """The placeholders of an eager-against-compiled folder (``benchmarks/decode_speed.py``'s ``speed-*`` runs and
     ``specmath bench --json`` runs saved as ``cli-bench-*``): a table per kind of run and named numbers of each."""
@@ -270,9 +278,10 @@ def speed_fields(m: Measurement) -> dict[str, str]:
         out[f"{key}_floor"] = rate(roof["plain_eager"]["floor_tokens_per_s"])
         out[f"{key}_fraction_eager"] = f"{100 * roof['plain_eager']['fraction']:.0f}%"
         out[f"{key}_fraction_compiled"] = f"{100 * roof['plain_compiled']['fraction']:.0f}%"
-        out[f"{key}_plain_goal_gap"] = f"{100 * (1 - r['compiled_over_eager_plain']['median'] / 2.5):.0f}%"
+        out[f"{key}_plain_goal"] = against(r["compiled_over_eager_plain"]["median"], 2.5)
         if "speculative_over_plain_compiled" in r:
-            out[f"{key}_spec_goal_gap"] = f"{100 * (1 - r['speculative_over_plain_compiled']['median'] / 2.0):.0f}%"
+            out[f"{key}_spec_goal"] = against(r["speculative_over_plain_compiled"]["median"], 2.0)
+        out[f"{key}_fraction_goal"] = against(roof["plain_compiled"]["fraction"], 0.5)
         out[f"{key}_t1_compiled_ms"] = span([rep["one_token_pass_s"]["compiled"] for rep in r["repeats"]], ms)
         out[f"{key}_floor_ms"] = ms(roof["plain_eager"]["weight_bytes"] / (roof["plain_eager"]["bandwidth_GB_per_s"] * 1e9))
     for name, r in cli.items():
@@ -289,11 +298,14 @@ def speed_fields(m: Measurement) -> dict[str, str]:
         out[f"{key}_predicted"] = two(predicted["median"])
         out[f"{key}_predicted_range"] = f"{two(predicted['min'])}-{two(predicted['max'])}"
         out[f"{key}_model_error"] = f"{100 * r['model_error']:+.0f}%"
+        out[f"{key}_model_goal"] = against(abs(r["model_error"]), 0.15, at_least=False)
         out[f"{key}_loads"] = span([x for rep in r["repeats"] for x in rep["load_average"]], lambda x: f"{x:.0f}")
         out[f"{key}_plain"] = rate(r["tokens_per_s"]["plain"])
         out[f"{key}_speculative"] = rate(r["tokens_per_s"]["speculative"])
         out[f"{key}_t1_ms"] = ms(r["costs"]["target_1_token_s"])
         out[f"{key}_warmup_s"] = f"{r['warmup_s']:.0f}"
+        out[f"{key}_c"] = three(r["cost_ratio_c"])
+        out[f"{key}_k"] = two(r["k"])
         out[f"{key}_fraction"] = f"{100 * r['roofline']['fraction']:.0f}%"
     return out
 

@@ -25,11 +25,12 @@ generated kernels on disk, in ``$TORCHINDUCTOR_CACHE_DIR`` (default ``/tmp/torch
 second process with the same model shapes skips code generation and C++ compilation. The bench reports
 its warm-up (where the compiling happens) apart from the timed runs.
 
-Default off (``DecodeOptions.compile = False``, ``specmath bench --no-compile``), by measurement: on the
-project's shared 2-core CPU compiled plain decoding of the bundled pair was 1.8-2.5x faster than eager
-(three interleaved repeats), but compiling took 2-8 minutes a process with Inductor's cache warm, more than a bench or a test
-of a few hundred tokens saves (``docs/measurements/cpu_2026-12-01_decode_speed.md``). On a GPU it is
-not yet measured (``scripts/gpu_check.py --speed``).
+Default off (``DecodeOptions.compile = False``, ``specmath bench --no-compile``), by measurement
+(``docs/measurements/cpu_2026-12-01_decode_speed.md``, 1 thread of a 2-core CPU): compiled plain decoding of
+the bundled pair ran 3.3 times eager on the machine as it was and 2.8 times beside two CPU-bound processes,
+but the warm-up that compiles its graphs took 15-25 s a process with Inductor's cache warm (and minutes on a
+machine loaded far beyond that), more than a bench or a test of a few hundred tokens saves. On a GPU it is not
+yet measured (``scripts/gpu_check.py --speed``).
 """
 
 from __future__ import annotations
