@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from generated_blocks import write_or_check  # noqa: E402  (scripts/generated_blocks.py)
 
 from specmath.audit.engines.table import engine_summary, options_table  # noqa: E402
 
@@ -41,14 +42,6 @@ def blocks(records: list[dict], env: dict) -> dict[str, str]:
     return {"table": options_table(records), "summary": engine_summary(records), "environment": environment}
 
 
-def render(page: str, generated: dict[str, str]) -> str:
-    for name, text in generated.items():
-        # the block between the markers, empty or not
-        pattern = re.compile(rf"(<!-- engine-table:{name} -->\n)(?:.*?\n)?(<!-- /engine-table:{name} -->)", re.S)
-        page = pattern.sub(lambda m, text=text: m.group(1) + text + "\n" + m.group(2), page)
-    return page
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a page is not what it would be written as")
@@ -56,18 +49,7 @@ def main() -> int:
     records = json.loads((MEASUREMENT / "engines-smollm2.json").read_text())
     env = json.loads((MEASUREMENT / "environment.json").read_text())
     generated = blocks(records, env)
-    stale = []
-    for path in PAGES:
-        text = path.read_text()
-        new = render(text, generated)
-        if new != text:
-            stale.append(path)
-            if not args.check:
-                path.write_text(new)
-    if args.check and stale:
-        print("out of date (run scripts/engine_pages.py):", ", ".join(str(p.relative_to(ROOT)) for p in stale))
-        return 1
-    return 0
+    return write_or_check(PAGES, "engine-table", generated, "scripts/engine_pages.py", args.check)
 
 
 if __name__ == "__main__":

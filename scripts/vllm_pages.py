@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from generated_blocks import write_or_check  # noqa: E402  (scripts/generated_blocks.py)
 
 from specmath.audit.engines.table import fmt  # noqa: E402
 
@@ -166,30 +167,12 @@ def blocks() -> dict[str, str]:
             "environment": environment(envs)}
 
 
-def render(page: str, generated: dict[str, str]) -> str:
-    for name, text in generated.items():
-        pattern = re.compile(rf"(<!-- vllm-table:{name} -->\n)(?:.*?\n)?(<!-- /vllm-table:{name} -->)", re.S)
-        page = pattern.sub(lambda m, text=text: m.group(1) + text + "\n" + m.group(2), page)
-    return page
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a page is not what it would be written as")
     args = parser.parse_args()
     generated = blocks()
-    stale = []
-    for path in PAGES:
-        text = path.read_text()
-        new = render(text, generated)
-        if new != text:
-            stale.append(path)
-            if not args.check:
-                path.write_text(new)
-    if args.check and stale:
-        print("out of date (run scripts/vllm_pages.py): " + ", ".join(str(p.relative_to(ROOT)) for p in stale))
-        return 1
-    return 0
+    return write_or_check(PAGES, "vllm-table", generated, "scripts/vllm_pages.py", args.check)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import torch
 from transformers import DynamicCache
 
-__all__ = ["RowCache", "WriteOverCache", "new_cache"]
+__all__ = ["RowCache", "WriteOverCache", "new_cache", "padded_rows"]
 
 try:  # the per-layer cache API of transformers >= 5
     from transformers.cache_utils import Cache, DynamicLayer
@@ -113,6 +113,23 @@ def new_cache() -> DynamicCache:
     return WriteOverCache() if WriteOverCache is not None else DynamicCache()
 
 
+def padded_rows(rows: Sequence[Sequence[int]], batch: int, pad_id: int) -> tuple[torch.Tensor, list[int]]:
+    """Row b's tokens ``rows[b]`` (any lengths, some may be empty) as a (batch, n) host tensor padded with ``pad_id``
+    after each row, n the longest row, and the counts; what every cache's ``feed`` hands to its ``feed_block``."""
+    if len(rows) != batch:
+        raise ValueError(f"feed got {len(rows)} rows for a cache of batch {batch}")
+    counts = [len(r) for r in rows]
+    n = max(counts)
+    if n == 0:
+        raise ValueError("feed got no tokens in any row")
+    if min(counts) == n:
+        return torch.tensor([list(r) for r in rows], dtype=torch.long), counts
+    ids = torch.full((batch, n), pad_id, dtype=torch.long)
+    for b, r in enumerate(rows):
+        ids[b, : len(r)] = torch.as_tensor(list(r), dtype=torch.long)
+    return ids, counts
+
+
 class RowCache:
     """KV cache of ``model`` for a batch of sequences of different lengths."""
 
@@ -140,18 +157,7 @@ class RowCache:
         Logits of padding slots are meaningless; row b's logits for its i-th new token are at [b, i].
         ``logits=False`` (prefill) skips the LM head over the new tokens and returns None.
         """
-        if len(rows) != self.batch:
-            raise ValueError(f"feed got {len(rows)} rows for a cache of batch {self.batch}")
-        counts = [len(r) for r in rows]
-        n = max(counts)
-        if n == 0:
-            raise ValueError("feed got no tokens in any row")
-        if min(counts) == n:
-            ids = torch.tensor([list(r) for r in rows], dtype=torch.long)
-        else:
-            ids = torch.full((self.batch, n), self.pad_id, dtype=torch.long)
-            for b, r in enumerate(rows):
-                ids[b, : len(r)] = torch.as_tensor(list(r), dtype=torch.long)
+        ids, counts = padded_rows(rows, self.batch, self.pad_id)
         return self.feed_block(ids.to(self.device), counts, logits)
 
     @torch.inference_mode()

@@ -34,7 +34,7 @@ from functools import partial
 
 import torch
 
-from specmath.lm.cache import RowCache
+from specmath.lm.cache import RowCache, padded_rows
 from specmath.lm.compiled_steps import compiled
 from specmath.lm.lean_llama import LeanLlama, lean_unsupported
 
@@ -161,15 +161,7 @@ class StaticRowCache:
     @torch.inference_mode()
     def feed(self, rows: Sequence[Sequence[int]], logits: bool = True) -> torch.Tensor | None:
         """Append row b's tokens ``rows[b]`` (any lengths, some may be empty); return logits (B, n, V) (as ``RowCache.feed``)."""
-        if len(rows) != self.batch:
-            raise ValueError(f"feed got {len(rows)} rows for a cache of batch {self.batch}")
-        counts = [len(r) for r in rows]
-        n = max(counts)
-        if n == 0:
-            raise ValueError("feed got no tokens in any row")
-        ids = torch.full((self.batch, n), self.pad_id, dtype=torch.long)
-        for b, r in enumerate(rows):
-            ids[b, : len(r)] = torch.as_tensor(list(r), dtype=torch.long)
+        ids, counts = padded_rows(rows, self.batch, self.pad_id)
         return self.feed_block(ids.to(self.device), counts, logits)
 
     @torch.inference_mode()
