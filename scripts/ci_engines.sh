@@ -6,8 +6,17 @@
 # under min-p, N = 200, with its control and the pathwise check over 10 seeds) and node-llama-cpp's penalty defect
 # (about a minute in all on 2 quiet cores). Without node >= 20, npm, g++ or git it says so and exits 0: the rest of CI does
 # not need them. ENGINES_SERVER=1 also builds llama-server (about 8 minutes on 2 cores) and runs the endpoint test.
+#
+#   scripts/ci_engines.sh [build|test|all]     (default all: the build, then the tests)
+#
+# .ci/run calls `build` beside make test and `test` after it (a second make engines finds the build done).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+phase="${1:-all}"
+case "$phase" in
+  build|test|all) ;;
+  *) echo "ci_engines: the phase must be build, test or all, not '$phase'" >&2; exit 2 ;;
+esac
 for tool in node npm g++ git; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "ci_engines: $tool is not installed; the GGUF engine rows are skipped (node >= 20 with npm, g++, git)"
@@ -22,6 +31,9 @@ if [ "${ENGINES_SERVER:-0}" = 1 ]; then
   make engines-server
 else
   make engines
+fi
+if [ "$phase" = build ]; then
+  exit 0
 fi
 tests=(tests/audit/engines/test_gguf_engines.py)
 if [ "${ENGINES_SERVER:-0}" = 1 ]; then

