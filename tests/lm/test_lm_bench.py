@@ -36,11 +36,11 @@ def test_bench_skips_hf_where_it_has_no_counterpart_and_says_so_with_none():
         probs, ids = torch.softmax(torch.randn(30, 48, generator=g), -1).topk(8, -1)
         rows.append((tokens, 2, ids, probs))
     table = build_ngram_table(rows, order=1, keep=8, min_count=1)
-    alone = bench_pair(tiny_pair(target, NgramDraft(table)), None, 8, DecodeOptions(gamma=2), progress=False)
+    alone = bench_pair(tiny_pair(target, NgramDraft(table)), None, 8, DecodeOptions(gamma=2), progress=False, repeats=1)
     assert alone.tokens_per_s.hf_assisted is None and alone.speedup_vs_hf_assisted is None
     assert alone.to_json()["new_tokens"]["hf_assisted"] == 0
     both = bench_pair(tiny_pair(target, LookupNgramDraft(PromptLookupDraft(), NgramDraft(table))), [[1, 2, 3, 1, 2]], 8,
-                      DecodeOptions(gamma=2), progress=False)
+                      DecodeOptions(gamma=2), progress=False, repeats=1)
     assert both.tokens_per_s.hf_assisted > 0 and both.speedup_vs_hf_assisted > 0
 
 
@@ -48,7 +48,7 @@ def test_bench_skips_hf_where_it_has_no_counterpart_and_says_so_with_none():
 def test_bench_measures_plain_speculative_and_hf_assisted_on_the_same_pair(lookup):
     target = tiny_llama(0, sharpness=4.0)
     draft = PromptLookupDraft() if lookup else ModelDraft(noisy_copy(target, 0.3, 1))
-    r = bench_pair(tiny_pair(target, draft), [[1, 2, 3, 1, 2], [5, 6]], 12, DecodeOptions(gamma=3), progress=False)
+    r = bench_pair(tiny_pair(target, draft), [[1, 2, 3, 1, 2], [5, 6]], 12, DecodeOptions(gamma=3), progress=False, repeats=1)
     rates = r.to_json()["tokens_per_s"]
     assert set(rates) == {"plain", "speculative", "hf_assisted"}
     assert all(v > 0 for v in rates.values())
@@ -67,7 +67,7 @@ def test_bench_stops_every_decoder_at_eos_and_takes_decoder_options():
     pair = tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1)))
     pair.eos_token_id = 7
     r = bench_pair(pair, None, 40, DecodeOptions(gamma=2, sampling=SamplingOptions(0), draft_threshold=0.25),
-                   progress=False, hf=False)
+                   progress=False, repeats=1, hf=False)
     data = r.to_json()
     assert data["decode_options"] == {"draft_threshold": 0.25}  # gamma, verify, sampling have keys of their own
     assert (data["gamma"], data["verify"], data["sampling"]["temperature"]) == (2, "token", 0.0)
@@ -87,15 +87,15 @@ def test_measured_costs_give_k_for_each_gamma_and_gamma_auto_picks_the_model_opt
     assert all(costs.k(g) > 0 and costs.c(g) > 0 for g in GAMMAS)
     calibration = choose_gamma(pair, [1, 2, 3, 4], context=20, tokens=12)
     assert calibration.gamma in GAMMAS and calibration.scores[calibration.gamma] == max(calibration.scores.values())
-    r = bench_pair(pair, None, 8, calibrate_gamma=True, progress=False, hf=False)
+    r = bench_pair(pair, None, 8, calibrate_gamma=True, progress=False, repeats=1, hf=False)
     assert r.gamma in GAMMAS and r.to_json()["gamma_calibration"]["acceptance_by_position"]
     assert r.options.gamma == r.gamma == r.to_json()["gamma"]
     with pytest.raises(InvalidArgument, match="the bench takes an int"):
-        bench_pair(pair, None, 8, DecodeOptions(gamma=lambda r: 2), progress=False, hf=False)
+        bench_pair(pair, None, 8, DecodeOptions(gamma=lambda r: 2), progress=False, repeats=1, hf=False)
     with pytest.raises(InvalidArgument, match="options.seed .* must be an int >= 0"):
-        bench_pair(pair, None, 8, DecodeOptions(seed=[1, 2]), progress=False, hf=False)
+        bench_pair(pair, None, 8, DecodeOptions(seed=[1, 2]), progress=False, repeats=1, hf=False)
     with pytest.raises(InvalidArgument, match="max_new_tokens"):
-        bench_pair(pair, None, 0, progress=False, hf=False)
+        bench_pair(pair, None, 0, progress=False, repeats=1, hf=False)
 
 
 def test_the_mid_run_cache_length_is_the_mean_prompt_plus_half_the_new_tokens():
@@ -165,7 +165,7 @@ def test_the_model_counts_a_confidence_stop_as_a_shorter_round():
     """With a stop threshold rounds propose fewer drafts: the model's tokens per round is the measured one."""
     target = tiny_llama(0, sharpness=4.0)
     pair = tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1)))
-    r = bench_pair(pair, [[1, 2, 3, 1, 2]], 24, DecodeOptions(gamma=4, draft_threshold=0.6), progress=False, hf=False)
+    r = bench_pair(pair, [[1, 2, 3, 1, 2]], 24, DecodeOptions(gamma=4, draft_threshold=0.6), progress=False, repeats=1, hf=False)
     assert r.drafts_per_round < 4, "the threshold should stop some rounds early on this pair"
     assert sum(r.rounds_by_width[:4]) > 0 and len(r.rounds_by_width) == 5
     assert abs(r.predicted_tokens_per_round - r.mean_tokens_per_round) < 1e-9
@@ -174,8 +174,28 @@ def test_the_model_counts_a_confidence_stop_as_a_shorter_round():
 def test_the_bench_profiles_the_rounds_when_asked():
     target = tiny_llama(0, sharpness=4.0)
     r = bench_pair(tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1))), None, 8, DecodeOptions(gamma=2),
-                   progress=False, hf=False, profile=True)
+                   progress=False, repeats=1, hf=False, profile=True)
     profile = r.to_json()["profile"]
     assert profile["rounds"] >= 1 and set(profile["ms_per_round"]) == {"draft", "target", "accept_reject", "cache", "other"}
     assert "profile" not in bench_pair(tiny_pair(target, PromptLookupDraft()), None, 4, DecodeOptions(gamma=2),
-                                       progress=False, hf=False).to_json()
+                                       progress=False, repeats=1, hf=False).to_json()
+
+
+def test_repeats_each_time_both_decoders_and_the_result_is_their_median():
+    target = tiny_llama(0, sharpness=4.0)
+    r = bench_pair(tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1))), None, 8, DecodeOptions(gamma=2),
+                   progress=False, hf=False, repeats=3)
+    assert len(r.repeats) == 3
+    for repeat in r.repeats:
+        assert repeat.plain > 0 and repeat.speculative > 0 and repeat.hf_assisted == 0
+        assert repeat.predicted_speedup > 0 and repeat.bandwidth > 0  # the model's costs and the copy loop, per repeat
+        assert len(repeat.load_average) == 2
+    record = r.to_json()
+    ratios = sorted(rep["measured_speedup"] for rep in record["repeats"])
+    assert record["measured_speedup"]["median"] == ratios[1]  # the same floats, picked: no arithmetic between them
+    assert (record["measured_speedup"]["min"], record["measured_speedup"]["max"]) == (ratios[0], ratios[2])
+    assert r.seconds.plain == sorted(rep.plain for rep in r.repeats)[1]
+    # one repeat's tokens are counted (every repeat decodes the same prompts with the same seeds)
+    assert r.new_tokens.plain == r.new_tokens.speculative == 8 * r.prompts
+    with pytest.raises(InvalidArgument, match="repeats"):
+        bench_pair(tiny_pair(target, PromptLookupDraft()), None, 4, progress=False, hf=False, repeats=0)
