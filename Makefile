@@ -46,12 +46,14 @@ demo: $(STAMP)
 ## the test suite (exact proofs, property tests, torch path, every notebook executed and exported)
 test: $(STAMP)
 	$(PY) -m ruff check specmath tests scripts benchmarks notebooks solutions
-	# one torch thread per worker: two xdist workers each spinning two OpenMP threads on two cores
+	# one torch thread per worker: xdist workers each spinning two OpenMP threads on two cores
 	# slow every torch test several-fold (.ci/run then repeats the torch tests on 2 threads).
+	# Three workers on two cores: a third fills the time the others wait on their subprocesses (the CLI,
+	# notebook kernels, Chromium), and on a machine busy with other work three get a larger share of it.
 	# The notebooks run in tests/course/test_notebooks_run.py, through specmath.course.execute: its cell
 	# timeout only guards against a hang, and its client looks for each cell's reply every 2 s (a single
 	# long poll of the shell socket can miss a reply on a busy machine and wait out the whole timeout)
-	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --durations=15 tests
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 3 --dist loadfile --durations=15 tests
 
 ## the inner loop: no notebooks, no audits, no slow marks (markers: tests/conftest.py)
 test-fast: $(STAMP)
