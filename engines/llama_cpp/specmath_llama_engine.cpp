@@ -13,11 +13,19 @@
 //                                       -> {"tokens": [[M ids] x N], "drafted": d, "accepted": a}
 // A request it cannot take (a bad field, an unknown op) is answered {"error", "refused": true}; a failure while
 // running one (llama_decode) {"error"}.
-// Call i samples with seed S + i. Each call is a fresh generation: memory cleared, a new sampler that first
-// accepts the prompt (as llama-server does, so penalties see the prompt), then llama.cpp's loop: draft with
-// common_speculative_draft, evaluate [last, draft...] in one batch, keep common_sampler_sample_and_accept_n's
-// tokens (sample-match: the target's sampler draws at each position, drafts are kept while they match).
-// The plain path is the same loop with no draft, so one emitted token per uniform in both.
+// Call i samples with seed S + i. Each call is a fresh generation: a new sampler that first accepts the prompt
+// (as llama-server does, so penalties see the prompt), then llama.cpp's loop: draft with common_speculative_draft,
+// evaluate [last, draft...] in one batch, keep common_sampler_sample_and_accept_n's tokens (sample-match: the
+// target's sampler draws at each position, drafts are kept while they match). The plain path is the same loop with
+// no draft, so one emitted token per uniform in both.
+// With -np B (llama.cpp's own flag; llama-server's slots) the calls run B at a time, one sequence each, as a
+// server's B parallel slots do: every round drafts for all B sequences in one common_speculative_draft and verifies
+// all their [last, draft...] rows in one llama_decode. Why: a 1-token pass of a small model on one CPU thread costs
+// about as much as a 16-token one, so B sequences share each pass, and the audit gains samples per second. The
+// prompt but its last token is evaluated once per sequence and kept from call to call, as llama-server's prompt
+// cache does for each slot. Each sequence has a KV stream of its own (-c / -np cells), as llama-server's slots have
+// when -np is given: with one unified cache shared by sequences at different positions, llama.cpp b1-0ad4a86 gave
+// the second sequence other tokens than it gives alone (the pathwise test in tests/audit/engines catches that).
 //
 // "control" makes the loop lossy on purpose (a negative control for the audit): at drafted positions (batch
 // index >= 1, sampled only because the previous draft matched) it samples with the options in "drafted" and,
@@ -54,6 +62,8 @@ struct engine {
     llama_tokens cached;          // the tokens in the target's memory, positions 0, 1, ...: reused across requests
     bool spec_synced = false;     // the draft side (its memory, spec) has processed exactly `cached` too
     int n_vocab = 0;
+    int n_parallel = 1;           // calls run side by side, one sequence each (-np)
+    int n_loaded = 0;             // sequences 0 .. n_loaded-1 hold the prompt head `cached`
 };
 
 static std::string base64(const unsigned char * data, size_t n) {
@@ -101,6 +111,7 @@ static void clear_memory(engine & e) {
     }
     e.cached.clear();
     e.spec_synced = false;
+    e.n_loaded = 0;
 }
 
 // the target's memory cut back to the longest common prefix with `tokens` (llama-server's prompt cache): how many
@@ -115,32 +126,43 @@ static size_t keep_common_prefix(engine & e, const llama_tokens & tokens) {
     return k;
 }
 
-// both memories hold exactly the prompt but its last token (llama.cpp's speculative-simple layout), evaluated
-// once per prompt and cut back to it for every call, as llama-server's prompt cache does
-static void load_prompt_head(engine & e, const llama_tokens & prompt) {
+// both memories hold exactly the prompt but its last token (llama.cpp's speculative-simple layout) in each of the
+// sequences 0 .. n_seq-1: evaluated once per prompt and sequence and cut back to it for every call, as
+// llama-server's prompt cache does for each slot
+static void load_prompt_head(engine & e, const llama_tokens & prompt, int n_seq) {
     const llama_tokens head_tokens(prompt.begin(), prompt.end() - 1);
-    if (e.spec_synced && e.cached == head_tokens) {
-        llama_memory_seq_rm(llama_get_memory(e.ctx), 0, head_tokens.size(), -1);
+    if (head_tokens.size() + 2 > llama_n_ctx_seq(e.ctx)) {
+        throw std::invalid_argument("the prompt holds " + std::to_string(prompt.size()) + " tokens; a sequence holds " +
+                                    std::to_string(llama_n_ctx_seq(e.ctx)) + " (-c divided by -np): shorten it");
+    }
+    if (!(e.spec_synced && e.cached == head_tokens)) {
+        clear_memory(e);
+        e.cached = head_tokens;
+        e.spec_synced = true;
+        e.n_loaded = 0;
+    }
+    for (llama_seq_id s = 0; s < e.n_loaded; ++s) {
+        llama_memory_seq_rm(llama_get_memory(e.ctx), s, head_tokens.size(), -1);
         if (e.ctx_dft) {
-            llama_memory_seq_rm(llama_get_memory(e.ctx_dft), 0, head_tokens.size(), -1);
+            llama_memory_seq_rm(llama_get_memory(e.ctx_dft), s, head_tokens.size(), -1);
         }
-        return;
     }
-    clear_memory(e);
-    if (head_tokens.empty()) {
-        return;
+    // a sequence of its own per call (one KV stream each): one head batch per sequence, the first time it is used
+    for (; e.n_loaded < n_seq; ++e.n_loaded) {
+        if (head_tokens.empty()) {
+            continue;
+        }
+        llama_batch head = llama_batch_init(head_tokens.size(), 0, 1);
+        for (size_t i = 0; i < head_tokens.size(); ++i) {
+            common_batch_add(head, head_tokens[i], i, {e.n_loaded}, false);
+        }
+        const bool ok = llama_decode(e.ctx, head) == 0 && (!e.spec || common_speculative_process(e.spec.get(), head));
+        llama_batch_free(head);
+        if (!ok) {
+            e.spec_synced = false;
+            throw std::runtime_error("decoding the prompt failed");
+        }
     }
-    llama_batch head = llama_batch_init(head_tokens.size(), 0, 1);
-    for (size_t i = 0; i < head_tokens.size(); ++i) {
-        common_batch_add(head, head_tokens[i], i, {0}, false);
-    }
-    const bool ok = llama_decode(e.ctx, head) == 0 && (!e.spec || common_speculative_process(e.spec.get(), head));
-    llama_batch_free(head);
-    if (!ok) {
-        throw std::runtime_error("decoding the prompt failed");
-    }
-    e.cached = head_tokens;
-    e.spec_synced = true;
 }
 
 // decode tokens[from, to) at their positions; logits only for the last one when `last_logits`
@@ -165,9 +187,10 @@ struct history_rule {
 };
 
 // the control's sampling at drafted positions: its own chain, fed the history it is meant to see
-static std::vector<llama_token> sample_and_accept_lossy(engine & e, common_sampler * smpl, const llama_tokens & draft,
-                                                        const json & control, const json & options, uint32_t seed,
-                                                        const llama_tokens & seen, const history_rule & rule) {
+static std::vector<llama_token> sample_and_accept_lossy(engine & e, common_sampler * smpl, const std::vector<int> & idxs,
+                                                        const llama_tokens & draft, const json & control,
+                                                        const json & options, uint32_t seed, const llama_tokens & seen,
+                                                        const history_rule & rule) {
     json drafted = options;
     drafted.update(control.value("drafted", json::object()));
     common_params_sampling sp = sampling_params(drafted, seed ^ 0x9e3779b9u);
@@ -178,7 +201,7 @@ static std::vector<llama_token> sample_and_accept_lossy(engine & e, common_sampl
     const bool stale = control.value("stale_history", false);
     std::vector<llama_token> out;
     for (size_t i = 0; i <= draft.size(); ++i) {
-        const llama_token id = common_sampler_sample(i == 0 ? smpl : at_drafts.get(), e.ctx, i);
+        const llama_token id = common_sampler_sample(i == 0 ? smpl : at_drafts.get(), e.ctx, idxs[i]);
         if (rule.counts(id)) {
             common_sampler_accept(smpl, id, true);
             if (!stale) {
@@ -198,50 +221,87 @@ struct call_stats {
     long accepted = 0;
 };
 
-static llama_tokens generate_one(engine & e, const llama_tokens & prompt, int max_new, const json & options, uint32_t seed,
-                                 bool speculative, const json & control, call_stats & stats) {
-    load_prompt_head(e, prompt);
-    common_params_sampling sp = sampling_params(options, seed);
-    common_sampler_ptr smpl(common_sampler_init(e.model, sp));
+// one call in flight: its sequence, sampler, penalty history and tokens so far
+struct call_state {
+    llama_seq_id seq = 0;
+    uint32_t seed = 0;
+    common_sampler_ptr smpl;
+    llama_tokens seen;     // the tokens the penalties count so far
+    llama_tokens context;  // the tokens before `last`
+    llama_tokens out, draft;
+    llama_token last = 0;
+    int n_past = 0;
+    int at = 0;            // the batch index of `last` in this round's batch
+};
+
+// calls seeds[0], seeds[1], ... run side by side, call k in sequence k (k < n_parallel); their tokens, in order
+static std::vector<llama_tokens> generate_group(engine & e, const llama_tokens & prompt, const std::vector<uint32_t> & seeds,
+                                                int max_new, const json & options, bool speculative,
+                                                const json & control, call_stats & stats) {
+    common_speculative * spec = speculative ? e.spec.get() : nullptr;
+    if (speculative && !spec) {
+        throw std::runtime_error("no speculative decoding configured: start the engine with --spec-type (and -md)");
+    }
+    const int n_seq = seeds.size();
+    load_prompt_head(e, prompt, n_seq);
     history_rule rule;
     if (!control.is_null()) {
         rule.prompt = control.value("history", std::string("prompt+generated")) == "prompt+generated";
         rule.ignored = control.value("ignored", std::vector<llama_token>());
     }
-    llama_tokens seen;  // the tokens the penalties count so far
-    for (llama_token t : prompt) {
-        if (rule.prompt && rule.counts(t)) {
-            common_sampler_accept(smpl.get(), t, false);
-            seen.push_back(t);
+    std::vector<call_state> calls(n_seq);
+    for (int k = 0; k < n_seq; ++k) {
+        call_state & c = calls[k];
+        c.seq = k;
+        c.seed = seeds[k];
+        common_params_sampling sp = sampling_params(options, c.seed);
+        c.smpl.reset(common_sampler_init(e.model, sp));
+        for (llama_token t : prompt) {
+            if (rule.prompt && rule.counts(t)) {
+                common_sampler_accept(c.smpl.get(), t, false);
+                c.seen.push_back(t);
+            }
+        }
+        c.context.assign(prompt.begin(), prompt.end() - 1);
+        c.last = prompt.back();
+        c.n_past = prompt.size() - 1;
+        if (spec) {
+            common_speculative_begin(spec, c.seq, c.context);
         }
     }
-    common_speculative * spec = speculative ? e.spec.get() : nullptr;
-    if (speculative && !spec) {
-        throw std::runtime_error("no speculative decoding configured: start the engine with --spec-type (and -md)");
-    }
-    llama_tokens context(prompt.begin(), prompt.end() - 1);
-    llama_token last = prompt.back();
-    int n_past = prompt.size() - 1;
-    if (spec) {
-        common_speculative_begin(spec, 0, context);
-    }
-    llama_tokens out, draft;
+    llama_memory_t mem = llama_get_memory(e.ctx);
     llama_batch batch = llama_batch_init(llama_n_batch(e.ctx), 0, 1);
-    while ((int) out.size() < max_new) {
-        draft.clear();
+    std::vector<call_state *> running;
+    for (auto & c : calls) {
+        running.push_back(&c);
+    }
+    std::vector<llama_pos> pos_max(n_seq);
+    while (!running.empty()) {
         if (spec) {
-            const llama_pos pos_max = llama_memory_seq_pos_max(llama_get_memory(e.ctx), 0);
-            const int room = std::min((int) llama_n_ctx(e.ctx) - n_past - 2, max_new - (int) out.size() - 1);
-            common_speculative_get_draft_params(spec, 0) = {true, std::max(room, 0), n_past, last, &context, &draft};
+            for (call_state * c : running) {
+                c->draft.clear();
+                pos_max[c->seq] = llama_memory_seq_pos_max(mem, c->seq);
+                const int room = std::min((int) llama_n_ctx_seq(e.ctx) - c->n_past - 2, max_new - (int) c->out.size() - 1);
+                common_speculative_get_draft_params(spec, c->seq) =
+                    {true, std::max(room, 0), c->n_past, c->last, &c->context, &c->draft};
+            }
             common_speculative_draft(spec);
             if (e.ctx_dft) {
-                llama_memory_seq_rm(llama_get_memory(e.ctx_dft), 0, pos_max + 1, -1);
+                for (call_state * c : running) {
+                    llama_memory_seq_rm(llama_get_memory(e.ctx_dft), c->seq, pos_max[c->seq] + 1, -1);
+                }
             }
         }
         common_batch_clear(batch);
-        common_batch_add(batch, last, n_past++, {0}, true);
-        for (size_t i = 0; i < draft.size(); ++i) {
-            common_batch_add(batch, draft[i], n_past + i, {0}, true);
+        for (call_state * c : running) {
+            if (batch.n_tokens + 1 + (int) c->draft.size() > (int) llama_n_batch(e.ctx)) {
+                throw std::runtime_error("a round's batch exceeds -b: lower -np or raise -b");
+            }
+            c->at = batch.n_tokens;
+            common_batch_add(batch, c->last, c->n_past++, {c->seq}, true);
+            for (size_t i = 0; i < c->draft.size(); ++i) {
+                common_batch_add(batch, c->draft[i], c->n_past + i, {c->seq}, true);
+            }
         }
         if (llama_decode(e.ctx, batch) != 0) {
             throw std::runtime_error("llama_decode failed on a draft batch");
@@ -249,31 +309,46 @@ static llama_tokens generate_one(engine & e, const llama_tokens & prompt, int ma
         if (spec && !common_speculative_process(spec, batch)) {
             throw std::runtime_error("common_speculative_process failed");
         }
-        const llama_tokens ids = control.is_null()
-            ? common_sampler_sample_and_accept_n(smpl.get(), e.ctx, draft)
-            : sample_and_accept_lossy(e, smpl.get(), draft, control, options, seed, seen, rule);
-        stats.drafted += draft.size();
-        stats.accepted += ids.size() - 1;
-        if (spec) {
-            common_speculative_accept(spec, 0, ids.size() - 1);
-        }
-        n_past += ids.size() - 1;
-        for (llama_token id : ids) {
-            context.push_back(last);
-            last = id;
-            if (rule.counts(id)) {
-                seen.push_back(id);
+        std::vector<call_state *> still;
+        for (call_state * c : running) {
+            std::vector<int> idxs(c->draft.size() + 1);
+            for (size_t i = 0; i < idxs.size(); ++i) {
+                idxs[i] = c->at + i;
             }
-            out.push_back(id);
+            const llama_tokens ids = control.is_null()
+                ? common_sampler_sample_and_accept_n(c->smpl.get(), e.ctx, idxs, c->draft)
+                : sample_and_accept_lossy(e, c->smpl.get(), idxs, c->draft, control, options, c->seed, c->seen, rule);
+            stats.drafted += c->draft.size();
+            stats.accepted += ids.size() - 1;
+            if (spec) {
+                common_speculative_accept(spec, c->seq, ids.size() - 1);
+            }
+            c->n_past += ids.size() - 1;
+            for (llama_token id : ids) {
+                c->context.push_back(c->last);
+                c->last = id;
+                if (rule.counts(id)) {
+                    c->seen.push_back(id);
+                }
+                c->out.push_back(id);
+            }
+            llama_memory_seq_rm(mem, c->seq, c->n_past, -1);
+            if (e.ctx_dft) {
+                llama_memory_seq_rm(llama_get_memory(e.ctx_dft), c->seq, c->n_past, -1);
+            }
+            if ((int) c->out.size() < max_new) {
+                still.push_back(c);
+            }
         }
-        llama_memory_seq_rm(llama_get_memory(e.ctx), 0, n_past, -1);
-        if (e.ctx_dft) {
-            llama_memory_seq_rm(llama_get_memory(e.ctx_dft), 0, n_past, -1);
-        }
+        running.swap(still);
     }
     llama_batch_free(batch);
-    out.resize(max_new);  // a round may emit more than asked for
-    return out;
+    std::vector<llama_tokens> tokens;
+    for (auto & c : calls) {
+        c.out.resize(max_new);  // a round may emit more than asked for
+        tokens.push_back(std::move(c.out));
+    }
+    return tokens;
 }
 
 static json handle(engine & e, const json & req) {
@@ -287,7 +362,7 @@ static json handle(engine & e, const json & req) {
                 {"history", "prompt+generated"}, {"window", 64}, {"plain", true},
                 {"options", {"temperature", "top_k", "top_p", "min_p", "logit_bias", "repetition_penalty",
                              "penalty_window", "presence_penalty", "frequency_penalty"}},
-                {"same_tokens_as_plain", true},
+                {"same_tokens_as_plain", true}, {"parallel", e.n_parallel},
                 {"logits", true}, {"controls", true}};
     }
     if (op == "logits") {
@@ -300,6 +375,10 @@ static json handle(engine & e, const json & req) {
             // as the plain path computes them: the context but its last token in one batch, then the last token;
             // a prefix already in memory is kept (a first token's contexts share the prompt)
             e.spec_synced = false;
+            for (llama_seq_id s = 1; s < e.n_parallel; ++s) {  // the other sequences' calls are done with
+                llama_memory_seq_rm(llama_get_memory(e.ctx), s, -1, -1);
+            }
+            e.n_loaded = 0;
             size_t k = keep_common_prefix(e, ctx_tokens);
             if (k == ctx_tokens.size()) {  // its logits are not kept: evaluate its last token again
                 k = keep_common_prefix(e, llama_tokens(ctx_tokens.begin(), ctx_tokens.end() - 1));
@@ -327,8 +406,14 @@ static json handle(engine & e, const json & req) {
         call_stats stats;
         json tokens = json::array();
         const auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < n; ++i) {
-            tokens.push_back(generate_one(e, prompt, max_new, options, seed + i, speculative, control, stats));
+        for (int i = 0; i < n; i += e.n_parallel) {
+            std::vector<uint32_t> seeds;
+            for (int k = i; k < std::min(n, i + e.n_parallel); ++k) {
+                seeds.push_back(seed + k);
+            }
+            for (auto & t : generate_group(e, prompt, seeds, max_new, options, speculative, control, stats)) {
+                tokens.push_back(std::move(t));
+            }
         }
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return {{"tokens", tokens}, {"drafted", stats.drafted}, {"accepted", stats.accepted}, {"seconds", seconds}};
@@ -344,6 +429,12 @@ int main(int argc, char ** argv) {
     if (!common_params_parse(argc, argv, e.params, LLAMA_EXAMPLE_SPECULATIVE)) {
         return 2;
     }
+    if (e.params.n_parallel < 1) {
+        std::fprintf(stderr, "-np must be at least 1 (calls run side by side)\n");
+        return 2;
+    }
+    e.n_parallel = e.params.n_parallel;
+    e.params.kv_unified = false;  // a KV stream per sequence (see the header)
     const auto limits = common_speculative_get_output_limits(e.params.n_batch, e.params.n_parallel,
                                                              common_speculative_n_max(&e.params.speculative));
     e.params.n_outputs_max = limits.total;
@@ -368,7 +459,7 @@ int main(int argc, char ** argv) {
     e.n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(e.model));
     const auto & types = e.params.speculative.types;
     if (std::any_of(types.begin(), types.end(), [](auto t) { return t != COMMON_SPECULATIVE_TYPE_NONE; })) {
-        e.spec.reset(common_speculative_init(e.params.speculative, 1));
+        e.spec.reset(common_speculative_init(e.params.speculative, e.n_parallel));
         if (!e.spec) {
             std::fprintf(stderr, "common_speculative_init failed for --spec-type %s\n",
                          common_speculative_type_name_str(types).c_str());

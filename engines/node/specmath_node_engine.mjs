@@ -3,7 +3,7 @@
 // Notation: p = target law, q = draft law, gamma = draft tokens per round.
 //
 //   node specmath_node_engine.mjs --model TARGET.gguf --predictor lookup|draft [--draft DRAFT.gguf]
-//                                 [--gamma 4] [--threads 1] [--context 512]
+//                                 [--gamma 4] [--threads 1] [--context 512] [--parallel 1]
 //
 // One JSON object per line on stdin, one reply per line on stdout (protocol: specmath/audit/engines/protocol.py):
 // "info", "logits" (raw next-token logits of a plain sequence, float32 base64) and "generate".
@@ -15,6 +15,13 @@
 // included: the audit counts them as tokens). The sequence keeps the prompt from call to call (its state is cut back
 // to the common prefix, as LlamaCompletion does). Penalties follow LlamaCompletion's definition: the last
 // `penalty_window` (default 64) *generated* tokens, the newline token left out (penalizeNewLine off).
+// With --parallel B the calls run B at a time, each on a sequence of its own (a context of B speculative and B
+// plain sequences, each speculative one with its own predictor and, for a draft model, its own draft sequence):
+// node-llama-cpp evaluates the sequences of one context together, in one batch, as it does for any parallel use.
+// With the lookup predictor a call's tokens depend on its seed alone, not on the sequence or batch that ran it
+// (tests/audit/engines/test_gguf_engines.py). The draft predictor drafts in the background: how many drafted tokens
+// are ready when a round is verified depends on timing, so its tokens for a seed may differ between runs and
+// between batch sizes (node-llama-cpp promises no more; the law is what the audit tests).
 import { getLlama, InputLookupTokenPredictor, DraftSequenceTokenPredictor, TokenBias } from "node-llama-cpp";
 import { parseArgs } from "node:util";
 import readline from "node:readline";
@@ -27,6 +34,7 @@ const { values: args } = parseArgs({
         gamma: { type: "string", default: "4" },
         threads: { type: "string", default: "1" },
         context: { type: "string", default: "512" },
+        parallel: { type: "string", default: "1" },
     },
 });
 if (!args.model || !["lookup", "draft"].includes(args.predictor)) {
@@ -36,25 +44,32 @@ if (!args.model || !["lookup", "draft"].includes(args.predictor)) {
 const gamma = Number(args.gamma);
 const threads = Number(args.threads);
 const contextSize = Number(args.context);
+const parallel = Number(args.parallel);
+if (!Number.isInteger(parallel) || parallel < 1) {
+    process.stderr.write(`--parallel must be an integer >= 1, not ${args.parallel}\n`);
+    process.exit(2);
+}
 
 // prebuilt CPU binaries only: never compile llama.cpp at run time, never reach for a GPU
 const llama = await getLlama({ gpu: false, build: "never" });
 const model = await llama.loadModel({ modelPath: args.model });
-const context = await model.createContext({ contextSize, threads, sequences: 2 });
+const context = await model.createContext({ contextSize, threads, sequences: 2 * parallel });
 
-let predictor;
+let newPredictor;
 if (args.predictor === "lookup") {
-    predictor = new InputLookupTokenPredictor({ predictionLength: { max: gamma } });
+    newPredictor = () => new InputLookupTokenPredictor({ predictionLength: { max: gamma } });
 } else {
     const draftModel = args.draft && args.draft !== args.model ? await llama.loadModel({ modelPath: args.draft }) : model;
-    const draftContext = await draftModel.createContext({ contextSize, threads });
+    const draftContext = await draftModel.createContext({ contextSize, threads, sequences: parallel });
     // minTokens 1: wait for a draft each round; minConfidence 0: draft whatever the draft model's confidence.
     // With the defaults (0 and 0.6) the predictor drafts in the background, when ready and confident, which within
     // the first two tokens of a call is almost never: the audit would see plain decoding.
-    predictor = new DraftSequenceTokenPredictor(draftContext.getSequence(), { minTokens: 1, maxTokens: gamma, minConfidence: 0 });
+    newPredictor = () => new DraftSequenceTokenPredictor(draftContext.getSequence(),
+        { minTokens: 1, maxTokens: gamma, minConfidence: 0 });
 }
-const speculativeSequence = context.getSequence({ tokenPredictor: predictor });
-const plainSequence = context.getSequence();
+const speculativeSequences = Array.from({ length: parallel }, () => context.getSequence({ tokenPredictor: newPredictor() }));
+const plainSequences = Array.from({ length: parallel }, () => context.getSequence());
+const plainSequence = plainSequences[0];
 const newline = model.tokens.nl;
 
 // the sequence's state cut back to the prompt but its last token, which evaluate() then feeds (LlamaCompletion's way)
@@ -92,8 +107,8 @@ function evaluateOptions(options, seed, generated) {
     return out;
 }
 
-async function generateOne(prompt, seed, maxNew, options, speculative) {
-    const sequence = speculative ? speculativeSequence : plainSequence;
+async function generateOne(prompt, seed, maxNew, options, speculative, slot) {
+    const sequence = (speculative ? speculativeSequences : plainSequences)[slot];
     // what LlamaCompletion and LlamaChat tell the predictor before they generate (the lookup searches these tokens)
     sequence.tokenPredictor?.updateInputTokens?.(prompt.slice());
     const input = await loadPrompt(sequence, prompt);
@@ -143,6 +158,7 @@ async function handle(request) {
             plain: true,
             controls: false,
             same_tokens_as_plain: false,
+            parallel,
         };
     }
     if (request.op === "logits") {
@@ -152,13 +168,20 @@ async function handle(request) {
     }
     if (request.op === "generate") {
         const start = process.hrtime.bigint();
-        const before = speculativeSequence.tokenPredictions;
+        const predictions = () => speculativeSequences.reduce((sum, q) => ({
+            validated: sum.validated + q.tokenPredictions.validated, refuted: sum.refuted + q.tokenPredictions.refuted,
+        }), { validated: 0, refuted: 0 });
+        const before = predictions();
         const tokens = [];
-        for (let i = 0; i < request.n; i++) {
-            tokens.push(await generateOne(request.prompt, request.seed + i, request.max_new_tokens ?? 2,
-                request.options ?? {}, request.speculative !== false));
+        for (let i = 0; i < request.n; i += parallel) {
+            const group = [];
+            for (let k = 0; k < parallel && i + k < request.n; k++) {
+                group.push(generateOne(request.prompt, request.seed + i + k, request.max_new_tokens ?? 2,
+                    request.options ?? {}, request.speculative !== false, k));
+            }
+            tokens.push(...await Promise.all(group));
         }
-        const after = speculativeSequence.tokenPredictions;
+        const after = predictions();
         return {
             tokens,
             drafted: after.validated + after.refuted - before.validated - before.refuted,

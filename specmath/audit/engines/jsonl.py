@@ -33,6 +33,8 @@ __all__ = ["JsonLinesEngine", "command_engine", "given_command_engine"]
 class JsonLinesEngine(EngineClient):
     """A subprocess started from ``command`` (a string, split as a shell would, or an argument list)."""
 
+    own_process = True
+
     def __init__(self, command: str | list[str], *, name: str | None = None, cwd: str | Path | None = None,
                  env: dict | None = None):
         argv = shlex.split(command) if isinstance(command, str) else list(command)

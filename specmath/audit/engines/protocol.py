@@ -138,6 +138,7 @@ class EngineClient:
     same_tokens_as_plain = False  # it promises: speculative output == plain output for the same seed
     has_batch = False  # it runs several generate requests together (``JsonLinesEngine.batch``)
     lookup = False  # it says it drafts by lookup in the text so far (a JSON-lines engine's ``info["drafter"]``)
+    own_process = False  # it runs in a process of its own: its requests can run beside another engine's
     #: generate calls the audit asks for in one request (a slow engine shows progress between them), None: all N in
     #: one. Splitting N into requests from seed, seed + 250, ... is the same N calls only for an engine that seeds call
     #: i from seed + i; one that seeds batch b from seed + b (specmath's batched decoder) takes all N at once.

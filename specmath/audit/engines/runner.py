@@ -13,7 +13,8 @@ two tokens against the exact law (``specmath.audit.engines.checks``), computed f
 
 A negative control (``NegativeControl``) runs the same checks: a generate request with a lossy ``control``
 (a control the engine names, or an option row's bug at drafted rows: ``specmath.audit.engines.rows.Control``),
-in the same engine or one of the same kind. Where the engine promises that speculative output equals plain
+in the same engine or one of the same kind (in a second process of it where the engine is a subprocess, so that
+the control's calls run beside the engine's). Where the engine promises that speculative output equals plain
 output seed by seed, ``AuditPlan.pathwise_seeds`` > 0 adds the pathwise check (``specmath.audit.engines.pathwise``).
 
 The engine's failures are its verdict (``specmath.audit.engines.checks.VERDICTS``): a refused request is REFUSED,
@@ -24,7 +25,9 @@ failing leaves the audit INCONCLUSIVE, as the control is not the engine under au
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 from specmath.audit.engines.checks import Failure, GenerateAudit, check_samples, exact_laws, timed
 from specmath.audit.engines.law import Logits, first_token_law, tv_distance
@@ -80,6 +83,11 @@ def _generate(engine: EngineClient, plan: AuditPlan, seed: int, control: dict | 
     return tokens, drafted, accepted
 
 
+def _apart(engine: EngineClient, control: EngineClient) -> bool:
+    """The engine and its control run in two processes of their own, so their requests can run side by side."""
+    return control is not engine and engine.own_process and control.own_process
+
+
 def run_engine_audit(engine: EngineClient, target: str, plan: AuditPlan, *, reference: Logits | None = None,
                      control: NegativeControl | None = None) -> GenerateAudit:
     """N generate calls of ``engine`` on the plan's prompt (and of its control), tested against the exact law."""
@@ -100,16 +108,28 @@ def run_engine_audit(engine: EngineClient, target: str, plan: AuditPlan, *, refe
     if engine.has_logits and reference is not None:
         audit.quantisation_tv = tv_distance(laws.first, first_token_law(reference, plan.prompt, options,
                                                                         engine.semantics))
-    result, failure, audit.seconds = timed(_generate, engine, plan, plan.seed, None, audit.requests)
+    engine_requests, control_requests = [], []
+    run_engine = partial(timed, _generate, engine, plan, plan.seed, None, engine_requests)
+    run_control = None if control is None else partial(timed, _generate, control.engine, plan,
+                                                       plan.seed + CONTROL_SEED_OFFSET, control.request, control_requests)
+    if control is not None and _apart(engine, control.engine):
+        # two processes, one thread each: the control's calls run beside the engine's (a row on 2 cores takes
+        # the longer of the two, not their sum); the samples and the records are the same as one after the other
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            controlled = pool.submit(run_control)
+            (result, failure, audit.seconds), control_run = run_engine(), controlled.result()
+    else:
+        result, failure, audit.seconds = run_engine()
+        control_run = run_control() if failure is None and control is not None else None
+    audit.requests += engine_requests
     if failure is not None:
         _record_failure(audit, failure)
         return audit
     samples, audit.drafted, audit.accepted = result
     audit.checks += check_samples(samples, "engine", laws)
-    if control is not None:
-        controls, failure, audit.control_seconds = timed(_generate, control.engine, plan,
-                                                         plan.seed + CONTROL_SEED_OFFSET, control.request,
-                                                         audit.requests)
+    if control_run is not None:
+        controls, failure, audit.control_seconds = control_run
+        audit.requests += control_requests
         if failure is not None:
             audit.control_error = failure.message
         else:

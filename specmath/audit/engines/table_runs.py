@@ -66,13 +66,21 @@ class OpenEngine:
         self.close()
 
 
+def _control_engine(entry: EngineEntry, engine: EngineClient, opening: EngineOpening) -> EngineClient | None:
+    """Where a row's control runs: an engine that takes controls runs them itself, in a second process of it where
+    its entry says ``control_apart`` (``run_engine_audit`` then runs the control's calls beside the engine's);
+    another engine in its ``control_engine``; None: it has no control."""
+    if engine.has_controls:
+        return entry.open(opening) if entry.control_apart else engine
+    return engine_entry(entry.control_engine).open(opening) if entry.control_engine else None
+
+
 def open_engine(entry: EngineEntry | str, opening: EngineOpening) -> OpenEngine:
     """Start the engine on ``opening``; InvalidArgument when it cannot run here (not built, no such target)."""
     entry = engine_entry(entry) if isinstance(entry, str) else entry
     engine = entry.open(opening)
     try:
-        control = (engine if engine.has_controls else
-                   engine_entry(entry.control_engine).open(opening) if entry.control_engine else None)
+        control = _control_engine(entry, engine, opening)
     except Exception:
         engine.close()
         raise

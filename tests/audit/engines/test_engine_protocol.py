@@ -19,7 +19,7 @@ from specmath.audit.engines.jsonl import JsonLinesEngine
 from specmath.audit.engines.law import sampling_law
 from specmath.audit.engines.protocol import CallableEngine, EngineProtocolError, check_tokens
 from specmath.audit.engines.rows import OPTION_ROWS, Control, choose_prompt, control_shift, row_for
-from specmath.audit.engines.runner import AuditPlan, run_engine_audit
+from specmath.audit.engines.runner import AuditPlan, NegativeControl, run_engine_audit
 from specmath.audit.engines.semantics import SEMANTICS
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
@@ -144,3 +144,33 @@ def test_the_bias_row_bans_the_likely_second_token_at_the_prompt_where_skipping_
     assert prompt in candidates
     with pytest.raises(InvalidArgument, match="no candidate prompt is 9 tokens long"):
         choose_prompt(toy_logits, candidates, OPTION_ROWS["T=1"], semantics, lookup=False, min_length=9)
+
+
+def test_a_control_in_a_process_of_its_own_runs_beside_the_engine_with_the_same_samples_and_records(monkeypatch):
+    # run_engine_audit runs the control's calls beside the engine's when each has its own process; the audit
+    # must be the one it makes running them one after the other (the same checks, requests and verdict)
+    import specmath.audit.engines.runner as runner
+
+    submitted = []
+
+    class Pool(runner.ThreadPoolExecutor):
+        def submit(self, fn, *args, **kwargs):
+            submitted.append(fn)
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "ThreadPoolExecutor", Pool)
+    audits = []
+    for apart in (True, False):
+        with _engine("--controls") as engine, _engine("--controls") as second:
+            if not apart:
+                second.own_process = False  # as an in-process control: after the engine, in this thread
+            control = NegativeControl("min-p and the bias skipped at drafted rows", {"lossy": True}, second)
+            audits.append(run_engine_audit(engine, "toy", AuditPlan(PROMPT, OPTIONS, 1000, seed=1), control=control))
+            assert len(submitted) == 1  # the control's calls went to the second thread in the first audit only
+    beside, after = audits
+    assert beside.verdict == after.verdict == "PASS" and beside.control_error is None
+    assert [c.to_json() for c in beside.checks] == [c.to_json() for c in after.checks]
+    assert [(r["role"], r["seed"], r["n"]) for r in beside.requests] == [(r["role"], r["seed"], r["n"])
+                                                                         for r in after.requests]
+    assert [r["role"] for r in beside.requests] == ["engine"] * 4 + ["control"] * 4  # 250 calls a request
+    assert not beside.checks[3].passed  # the control was caught

@@ -2,6 +2,9 @@
 
 * llama.cpp's own speculative loop (``llama-cpp-ngram``) under min-p passes, its control (min-p skipped at
   drafted rows, the vLLM #42744 shape) is caught, and speculative output equals plain output seed by seed;
+* a llama.cpp call's tokens, and a node-llama-cpp lookup call's, depend on its seed alone: the engines run
+  ``GGUF_PARALLEL`` calls side by side, and give each seed the tokens it gets alone (8 tokens, 16 seeds,
+  speculative and plain, under a penalty that makes each token depend on all the history);
 * node-llama-cpp 3.22.1's lookup predictor fails the repeat-ban row: with a token predictor, the presence
   penalty at a drafted row does not count the token emitted at the row before it (a reproducer of the
   defect written up in docs/how-to/audit-an-engine.md).
@@ -17,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from specmath.audit.engines.registry import ENGINES, EngineOpening, engine_entry, engines_for
+from specmath.audit.engines.jsonl import JsonLinesEngine
+from specmath.audit.engines.registry import ENGINES, GGUF_PARALLEL, EngineOpening, engine_entry, engines_for
 from specmath.audit.engines.rows import OPTION_ROWS
 from specmath.audit.engines.runner import AuditPlan, NegativeControl, run_engine_audit
 from specmath.audit.engines.table_runs import open_engine
@@ -69,6 +73,7 @@ def test_each_gguf_engine_declares_what_its_registry_entry_says(name):
         assert opened.engine.has_logits and opened.engine.has_plain
         assert opened.engine.has_controls == bool(entry.controls) and (entry.control_engine is None) == bool(entry.controls)
         assert opened.control_engine is not None and opened.control_engine.has_controls
+        assert opened.control_engine is not opened.engine  # a process of its own: its calls run beside the engine's
 
 
 def test_llama_cpp_speculative_loop_under_min_p_passes_its_control_is_caught_and_it_matches_plain_decoding():
@@ -100,3 +105,28 @@ def test_node_llama_cpp_lookup_counts_no_penalty_for_the_token_before_a_drafted_
         assert not two.passed and (421, 421) in two.impossible and two.measured_tv > 0.5, two.to_json()
         plain = engine.generate(ids, 50, 0, 2, options, speculative=False).tokens
         assert all(row[1] != row[0] for row in plain)  # its plain path counts the penalty as documented
+
+
+def _one_at_a_time(name: str) -> JsonLinesEngine:
+    """The engine of ``name`` started with one call at a time (its entry's command, the batch size set to 1)."""
+    argv = ENGINES[name].command_line(_gguf())
+    flag = "-np" if "-np" in argv else "--parallel"
+    at = argv.index(flag) + 1
+    assert argv[at] == str(GGUF_PARALLEL) > "1"
+    return JsonLinesEngine([*argv[:at], "1", *argv[at + 1:]], name=name)
+
+
+@pytest.mark.parametrize("name", ["llama-cpp-ngram", "llama-cpp-draft", "node-llama-cpp-lookup"])
+def test_a_call_gets_the_tokens_of_its_seed_whatever_runs_beside_it(name):
+    # the calls of one request run GGUF_PARALLEL at a time, one sequence each: a call seeded S must emit what it
+    # emits alone, or a LOSS's reproducer (its seed) would not reproduce it. Each sequence keeps a KV stream of its
+    # own: with one unified cache (tried), llama.cpp gave the second sequence other tokens in 18 of 20 seeds.
+    prompt = [1195, 2644, 2643, 335, 260, 1171, 30, 260, 2644, 2643, 335, 260, 1171, 30, 260]
+    options = SamplingOptions(1.0, repetition_penalty=1.1)  # each token's law depends on the whole history
+    with _start(name) as batched, _one_at_a_time(name) as alone:
+        for speculative in (True, False):
+            together = batched.generate(prompt, 16, 7, 8, options, speculative=speculative)
+            single = alone.generate(prompt, 16, 7, 8, options, speculative=speculative)
+            assert together.tokens == single.tokens
+            if speculative:
+                assert together.accepted > 0 and together.accepted == single.accepted

@@ -8,6 +8,7 @@ logit bias at drafted rows (the vLLM #42744 shape); ``--crash`` answers garbage 
 (a registry entry's ``{target}``) is named in its ``info`` reply. As vLLM's engine does (engines/vllm):
 ``--refuse`` rejects every ``generate`` (``{"error", "refused": true}``), ``--die`` (or ``--dead``) dies on it
 (``{"error", "engine_dead": true}``);
+``--controls`` declares ``controls`` and samples a request with a ``control`` as ``--lossy`` does;
 ``--per-request K`` declares ``calls_per_request`` K and ``--lookup`` ``drafter: lookup``; ``--drafted D``
 reports D drafted tokens per request with counters before and after; ``batch`` runs several requests.
 """
@@ -88,6 +89,8 @@ def main() -> None:
                 reply["calls_per_request"] = int(sys.argv[sys.argv.index("--per-request") + 1])
             if "--lookup" in sys.argv:
                 reply["drafter"] = "lookup"
+            if "--controls" in sys.argv:
+                reply["controls"] = True
         elif request["op"] == "logits":
             reply = {"logits_b64": [base64.b64encode(logits(c).astype("<f4").tobytes()).decode()
                                     for c in request["contexts"]]}
@@ -100,7 +103,8 @@ def main() -> None:
         else:
             requests = request["requests"] if request["op"] == "batch" else [request]
             replies = [{"tokens": [generate_one(r["prompt"], r["seed"] + i, r["max_new_tokens"], r["options"],
-                                                r.get("speculative", True), lossy) for i in range(r["n"])]}
+                                                r.get("speculative", True), lossy or bool(r.get("control")))
+                                   for i in range(r["n"])]}
                        for r in requests]
             reply = {"replies": replies} if request["op"] == "batch" else replies[0]
             if drafted is not None:
