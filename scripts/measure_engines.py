@@ -8,7 +8,8 @@ Runs ``specmath audit-generate --options-table`` (every option row x the four GG
 50 seeds; each row at the N where both its tests detect a TV of ``--tv`` with probability 0.99, or at ``--n``)
 and writes ``DIR/engines-smollm2.json`` (one record per engine x row) and ``DIR/environment.json``
 (machine, load, versions, commit), after each row (a run cut short keeps the rows it finished; with
-``--append`` the records already in DIR are kept, those of the engines run again replaced). DIR defaults to
+``--append`` the records already in DIR are kept, each engine x row run again replaced where it stood, and
+the run's commit, engines and rows added to the environment's ``reruns``). DIR defaults to
 ``data/measurements/cpu_<machine>_<date>``. The docs render their tables from these files
 (``specmath.audit.engines.table``).
 
@@ -64,14 +65,21 @@ def main() -> None:
     target = load_target("smollm2")
     records = []
     if args.append and (out / "engines-smollm2.json").is_file():
-        records = [r for r in json.loads((out / "engines-smollm2.json").read_text()) if r["engine"] not in args.engines]
+        records = json.loads((out / "engines-smollm2.json").read_text())
         if (out / "environment.json").is_file():
-            env = {**json.loads((out / "environment.json").read_text()), "commit": env["commit"],
+            rerun_at = env["commit"]
+            env = {**json.loads((out / "environment.json").read_text()),
                    "load_average_at_start": env["load_average_at_start"]}
+            env.setdefault("reruns", []).append({"commit": rerun_at, "engines": args.engines, "rows": args.rows})
             start -= env.get("seconds", 0.0)
 
     def write(record: dict) -> None:  # after each row: a run cut short keeps the rows it finished
-        records.append(record)
+        key = (record["engine"], record["row"])
+        at = next((i for i, r in enumerate(records) if (r["engine"], r["row"]) == key), None)
+        if at is None:
+            records.append(record)
+        else:
+            records[at] = record
         env["seconds"] = time.perf_counter() - start
         env["load_average_at_end"] = os.getloadavg()
         (out / "engines-smollm2.json").write_text(json.dumps(records, indent=1) + "\n")

@@ -190,13 +190,19 @@ def candidate_texts(row: OptionRow) -> tuple[str, ...]:
 
 
 def choose_prompt(logits: Logits, candidates: Sequence[Sequence[int]], row: OptionRow, semantics: EngineSemantics, *,
-                  lookup: bool, min_length: int = 1) -> tuple[list[int], SamplingOptions, float]:
-    """(prompt ids, options, control shift): the candidate prompt where the row's control moves the law most."""
+                  lookup: bool, min_length: int = 1,
+                  drafts_at: Callable[[list[int], SamplingOptions], bool] | None = None,
+                  ) -> tuple[list[int], SamplingOptions, float]:
+    """(prompt ids, options, control shift): the candidate prompt where the row's control moves the law most.
+    ``drafts_at(prompt, options)``, where given, asks the engine itself whether it drafts there: candidates are
+    tried from the largest shift down, and the first it drafts at is chosen (a lookup's reach is modelled by
+    ``lookup_draft_token``, and an engine's own lookup may decline where it proposes a token: llama.cpp's
+    ngram-simple drafts nothing when fewer than n tokens follow the latest match, as at the end of "ha ha ha")."""
 
     def reach(c: Sequence[int], x1: int) -> float:
         return 1.0 if not lookup else float(lookup_draft_token(list(c)) == x1)
 
-    best = None
+    ranked = []
     for c in candidates:
         c = list(c)
         if len(c) < min_length:
@@ -205,9 +211,9 @@ def choose_prompt(logits: Logits, candidates: Sequence[Sequence[int]], row: Opti
         if row.bias:
             unbiased = dataclasses.replace(options, logit_bias=())
             options = row.with_bias_token(_bias_token(logits, c, row, unbiased, semantics))
-        shift = control_shift(logits, c, row, options, semantics, reach)
-        if best is None or shift > best[2]:
-            best = (c, options, shift)
+        ranked.append((c, options, control_shift(logits, c, row, options, semantics, reach)))
+    ranked.sort(key=lambda r: -r[2])  # stable: among equal shifts, the candidates' own order
+    best = next((r for r in ranked if drafts_at is None or drafts_at(r[0], r[1])), ranked[0] if ranked else None)
     if best is None:
         raise InvalidArgument(f"no candidate prompt is {min_length} tokens long: give a longer --prompt")
     return best

@@ -20,6 +20,7 @@ import shlex
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from specmath.audit.engines.checks import GenerateAudit, n_for_tv
 from specmath.audit.engines.protocol import EngineClient
@@ -140,6 +141,20 @@ def run_on_pair(entry: EngineEntry | str, pair: str, options: SamplingOptions, *
         return run_engine_audit(opened.engine, pair, plan, control=_named_control(opened))
 
 
+#: the probe of a candidate prompt: this many calls, one request (seeds far from the audit's own)
+_PROBE_CALLS, _PROBE_SEED = 16, 10**8
+
+
+def _drafts_at(engine: EngineClient, prompt: list[int], options: SamplingOptions) -> bool:
+    """Whether the engine drafts at ``prompt``: a probe request; True where the engine counts no drafts, or fails
+    (the audit's own request then meets that failure and reports it as the engine's verdict)."""
+    try:
+        drafted = engine.generate(prompt, _PROBE_CALLS, _PROBE_SEED, 2, options).drafted
+    except Exception:  # noqa: BLE001 - reported by the audit itself, as REFUSED or ENGINE ERROR
+        return True
+    return drafted is None or drafted > 0
+
+
 def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int | None, seed: int = 0,
             prompt: list[int] | None = None, pathwise_seeds: int = 0, reproducer: str | None = None,
             target_tv: float = TARGET_TV) -> tuple[GenerateAudit, SamplingOptions, float]:
@@ -156,7 +171,8 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
     if prompt is None:
         minimum = _MIN_NGRAM_PROMPT if opened.lookup else 1
         prompt, options, shift = choose_prompt(logits, target.candidates(candidate_texts(row)), row, engine.semantics,
-                                               lookup=opened.lookup, min_length=minimum)
+                                               lookup=opened.lookup, min_length=minimum,
+                                               drafts_at=partial(_drafts_at, engine) if opened.lookup else None)
     elif row.bias:
         raise InvalidArgument(f"the {row.name!r} row chooses its own prompt and biased token: leave out --prompt")
     if n is None:

@@ -146,6 +146,22 @@ def test_the_bias_row_bans_the_likely_second_token_at_the_prompt_where_skipping_
         choose_prompt(toy_logits, candidates, OPTION_ROWS["T=1"], semantics, lookup=False, min_length=9)
 
 
+def test_the_prompt_choice_passes_over_the_candidates_the_engine_does_not_draft_at():
+    candidates = [[a, (a * 5) % toy.V] * 3 for a in range(8)]
+    semantics, row = SEMANTICS["llama.cpp"], OPTION_ROWS["T=1"]
+    best, _, top = choose_prompt(toy_logits, candidates, row, semantics, lookup=True)
+    asked = []
+
+    def drafts_at(prompt, options):
+        asked.append(prompt)
+        return prompt != best  # the engine declines the best candidate
+
+    second, _, shift = choose_prompt(toy_logits, candidates, row, semantics, lookup=True, drafts_at=drafts_at)
+    assert second != best and asked == [best, second] and 0 < shift <= top  # asked from the largest shift down
+    # an engine that drafts at none: the best candidate still, its audit then INCONCLUSIVE (nothing drafted)
+    assert choose_prompt(toy_logits, candidates, row, semantics, lookup=True, drafts_at=lambda c, o: False)[0] == best
+
+
 def test_a_control_in_a_process_of_its_own_runs_beside_the_engine_with_the_same_samples_and_records(monkeypatch):
     # run_engine_audit runs the control's calls beside the engine's when each has its own process; the audit
     # must be the one it makes running them one after the other (the same checks, requests and verdict)

@@ -130,3 +130,15 @@ def test_a_call_gets_the_tokens_of_its_seed_whatever_runs_beside_it(name):
             assert together.tokens == single.tokens
             if speculative:
                 assert together.accepted > 0 and together.accepted == single.accepted
+
+
+def test_the_ngram_row_prompt_is_one_llama_cpp_drafts_at():
+    # "ha ha ha ...": prompt lookup proposes " ha", llama.cpp's ngram-simple (n-gram 2) does not draft there, since
+    # fewer than 2 tokens follow the latest match; the T=0.7 top-k 20 row chose it, and drafted nothing
+    from specmath.audit.engines.table_runs import _drafts_at
+
+    ha = [3250] + [421] * 10
+    with _start("llama-cpp-ngram") as engine:
+        assert not _drafts_at(engine, ha, SamplingOptions(0.7, top_k=20))
+        assert _drafts_at(engine, [1195, 2644, 2643, 335, 260, 1171, 30, 260, 2644, 2643, 335, 260, 1171, 30, 260],
+                          SamplingOptions(0.7, top_k=20))
