@@ -32,10 +32,7 @@ PROMPT = [1195, 2644, 2643, 335, 260, 1171, 30, 260, 2644, 2643, 335, 260, 1171,
 
 def engine_with_batch(name: str, batch: int) -> JsonLinesEngine:
     """The registry's engine ``name`` on the SmolLM2 GGUF, its calls side by side set to ``batch``."""
-    argv = ENGINES[name].command_line(locate_smollm2_gguf())
-    flag = "-np" if "-np" in argv else "--parallel"
-    at = argv.index(flag) + 1
-    return JsonLinesEngine([*argv[:at], str(batch), *argv[at + 1:]], name=name)
+    return JsonLinesEngine(ENGINES[name].command_line(locate_smollm2_gguf(), side_by_side=batch), name=name)
 
 
 def samples_per_second(engine: JsonLinesEngine, n: int, seed: int) -> float:

@@ -2,10 +2,10 @@
 
     .venv/bin/python scripts/engine_pages.py [--check]
 
-Reads ``data/measurements/<DIR>/engines-smollm2.json`` and ``environment.json`` (written by
-``scripts/measure_engines.py``) and rewrites, between their ``<!-- engine-table:NAME -->`` and
+Reads each measurement's ``data/measurements/<DIR>/engines-smollm2.json`` and ``environment.json`` (written by
+``scripts/measure_engines.py``; ``MEASUREMENTS``) and rewrites, between their ``<!-- engine-table:NAME -->`` and
 ``<!-- /engine-table:NAME -->`` markers, the tables of ``docs/how-to/audit-engines-beyond-python.md`` and
-``docs/measurements/engines-<date>.md``: the options table (engine x option x {engine, control}: N, power,
+``docs/measurements/engines-<date>.md`` (the newer measurement: its own page only): the options table (engine x option x {engine, control}: N, power,
 verdict, seconds), the per-engine summary and the environment. ``--check`` exits 1 if a page differs from what
 it would write (tests/audit/engines/test_engine_pages.py runs it).
 """
@@ -23,9 +23,40 @@ sys.path.insert(0, str(ROOT))
 from generated_blocks import write_or_check  # noqa: E402  (scripts/generated_blocks.py)
 
 from specmath.audit.engines.table import engine_summary, options_table  # noqa: E402
+from specmath.tables import markdown_table  # noqa: E402
 
-MEASUREMENT = ROOT / "data" / "measurements" / "cpu_x86_64_2026-11-30"
-PAGES = [ROOT / "docs" / "how-to" / "audit-engines-beyond-python.md", ROOT / "docs" / "measurements" / "engines-2026-11-30.md"]
+_DATA, _DOCS = ROOT / "data" / "measurements", ROOT / "docs"
+#: each measurement and the pages its tables are written into
+MEASUREMENTS = (
+    (_DATA / "cpu_x86_64_2026-11-30",
+     [_DOCS / "how-to" / "audit-engines-beyond-python.md", _DOCS / "measurements" / "engines-2026-11-30.md"]),
+    (_DATA / "cpu_x86_64_2026-12-01", [_DOCS / "measurements" / "engines-2026-12-01.md"]),
+)
+#: benchmarks/gguf_engine_throughput.py's results, by the measurement page they are shown on
+THROUGHPUT = {_DATA / "cpu_x86_64_2026-12-01": ROOT / "benchmarks" / "results" / "cpu_2026-12-01_gguf_throughput.json"}
+
+
+def throughput_table(results: list[dict]) -> str:
+    """Samples per second of each engine one call at a time and side by side: medians of the repeats."""
+    header = ["engine", "1 at a time, samples/s", "side by side, samples/s", "calls side by side", "ratio (range)",
+              "s per 1000 samples, side by side", "load average"]
+    rows = [[r["engine"], f"{r['one_at_a_time']:.1f}", f"{r['side_by_side']:.1f}", str(r["batch"]),
+             f"{r['ratio']:.2f}x ({r['ratio_range'][0]:.2f}-{r['ratio_range'][1]:.2f})",
+             f"{1000 / r['side_by_side']:.0f}",
+             f"{min(x['load_before'] for x in r['runs']):.1f}-{max(x['load_after'] for x in r['runs']):.1f}"]
+            for r in results]
+    return markdown_table(header, rows)
+
+
+def _side_by_side(env: dict) -> str:
+    calls = env.get("calls_side_by_side")
+    return "" if calls is None else (f" process, {calls} calls side by side in each, a row's control in a second "
+                                     "process beside the engine's")
+
+
+def _reruns(env: dict) -> str:
+    return "".join(f" Rerun at `{r['commit'][:7]}` (`--append`): {', '.join(r['engines'])}, rows "
+                   f"{', '.join(r['rows'] or ['all'])}." for r in env.get("reruns", []))
 
 
 def blocks(records: list[dict], env: dict) -> dict[str, str]:
@@ -33,12 +64,12 @@ def blocks(records: list[dict], env: dict) -> dict[str, str]:
     load = env["load_average_at_start"]
     environment = (f"- **Machine**: {env['processor'].strip()} ({env['machine']}), {env['cpu_count']} cores shared with "
                    f"other jobs (load average {load[0]:.1f} at the start, {env['load_average_at_end'][0]:.1f} at the end), "
-                   f"one thread per engine.\n"
+                   f"one thread per engine{_side_by_side(env)}.\n"
                    f"- **Versions**: Python {env['python']}, torch {env['torch']}, transformers {env['transformers']}, "
                    f"node {env['node']}, node-llama-cpp {env['node_llama_cpp']['node-llama-cpp']} "
                    f"(llama.cpp b1-0ad4a86, its prebuilt CPU libraries), {env['gxx']}.\n"
                    f"- **Commit**: `{env['commit']}`; **date** {env['date']}; the whole table took "
-                   f"{env['seconds'] / 60:.0f} minutes.")
+                   f"{env['seconds'] / 60:.0f} minutes.{_reruns(env)}")
     return {"table": options_table(records), "summary": engine_summary(records), "environment": environment}
 
 
@@ -46,10 +77,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a page is not what it would be written as")
     args = parser.parse_args()
-    records = json.loads((MEASUREMENT / "engines-smollm2.json").read_text())
-    env = json.loads((MEASUREMENT / "environment.json").read_text())
-    generated = blocks(records, env)
-    return write_or_check(PAGES, "engine-table", generated, "scripts/engine_pages.py", args.check)
+    status = 0
+    for folder, pages in MEASUREMENTS:
+        records = json.loads((folder / "engines-smollm2.json").read_text())
+        env = json.loads((folder / "environment.json").read_text())
+        generated = blocks(records, env)
+        if folder in THROUGHPUT:
+            generated["throughput"] = throughput_table(json.loads(THROUGHPUT[folder].read_text()))
+        status |= write_or_check(pages, "engine-table", generated, "scripts/engine_pages.py", args.check)
+    return status
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from run_record import machine_record, tool_output  # noqa: E402  (scripts/run_record.py)
 
-from specmath.audit.engines.registry import engines_dir, engines_for  # noqa: E402
+from specmath.audit.engines.registry import GGUF_PARALLEL, engines_dir, engines_for  # noqa: E402
 from specmath.audit.engines.table_runs import TARGET_TV, run_on_pair, run_options_table  # noqa: E402
 from specmath.audit.engines.target import load_target  # noqa: E402
 
@@ -40,7 +40,8 @@ from specmath.audit.engines.target import load_target  # noqa: E402
 def environment() -> dict:
     return machine_record(node=tool_output("node", "--version"),
                           node_llama_cpp=json.loads((engines_dir() / "node" / "package.json").read_text())["dependencies"],
-                          gxx=tool_output("g++", "--version").splitlines()[0], threads_per_engine=1)
+                          gxx=tool_output("g++", "--version").splitlines()[0], threads_per_engine=1,
+                          calls_side_by_side=GGUF_PARALLEL)
 
 
 def main() -> None:
@@ -67,10 +68,10 @@ def main() -> None:
     if args.append and (out / "engines-smollm2.json").is_file():
         records = json.loads((out / "engines-smollm2.json").read_text())
         if (out / "environment.json").is_file():
-            rerun_at = env["commit"]
-            env = {**json.loads((out / "environment.json").read_text()),
-                   "load_average_at_start": env["load_average_at_start"]}
-            env.setdefault("reruns", []).append({"commit": rerun_at, "engines": args.engines, "rows": args.rows})
+            rerun = {"commit": env["commit"], "engines": args.engines, "rows": args.rows,
+                     "load_average_at_start": env["load_average_at_start"]}
+            env = json.loads((out / "environment.json").read_text())
+            env.setdefault("reruns", []).append(rerun)
             start -= env.get("seconds", 0.0)
 
     def write(record: dict) -> None:  # after each row: a run cut short keeps the rows it finished

@@ -20,12 +20,12 @@
 // no draft, so one emitted token per uniform in both.
 // With -np B (llama.cpp's own flag; llama-server's slots) the calls run B at a time, one sequence each, as a
 // server's B parallel slots do: every round drafts for all B sequences in one common_speculative_draft and verifies
-// all their [last, draft...] rows in one llama_decode. Why: a 1-token pass of a small model on one CPU thread costs
-// about as much as a 16-token one, so B sequences share each pass, and the audit gains samples per second. The
+// all their [last, draft...] rows in one llama_decode. Why: on one CPU thread a pass over B sequences' rows costs
+// far less than B passes (benchmarks/gguf_engine_throughput.py), so the audit gains samples per second. The
 // prompt but its last token is evaluated once per sequence and kept from call to call, as llama-server's prompt
 // cache does for each slot. Each sequence has a KV stream of its own (-c / -np cells), as llama-server's slots have
 // when -np is given: with one unified cache shared by sequences at different positions, llama.cpp b1-0ad4a86 gave
-// the second sequence other tokens than it gives alone (the pathwise test in tests/audit/engines catches that).
+// the second sequence other tokens than it gives alone (tests/audit/engines/test_gguf_engines.py checks this).
 //
 // "control" makes the loop lossy on purpose (a negative control for the audit): at drafted positions (batch
 // index >= 1, sampled only because the previous draft matched) it samples with the options in "drafted" and,

@@ -71,7 +71,7 @@ from pathlib import Path
 
 from specmath.audit.engines.semantics import EngineSemantics, semantics_named
 from specmath.registry import Registry
-from specmath.validation import InvalidArgument, check_choice
+from specmath.validation import InvalidArgument, check_choice, check_integer
 
 __all__ = ["TARGET_KINDS", "EngineControl", "Requirement", "EngineEntry", "EngineOpening", "ENGINES",
            "JSON_LINES", "ROW_CONTROL", "GGUF_PARALLEL", "engines_dir", "engine_entry", "offered_engines", "engines_for"]
@@ -172,10 +172,18 @@ class EngineEntry:
         """The description, with what the user gave in place of ``{spec}`` (``{spec!r}``: quoted)."""
         return self.description.format(spec=spec or "")
 
-    def command_line(self, target: str | Path, draft: str | Path | None = None) -> list[str]:
-        """The ``command`` template filled in for ``target`` (and ``draft``, the target by default)."""
+    def command_line(self, target: str | Path, draft: str | Path | None = None, *,
+                     side_by_side: int | None = None) -> list[str]:
+        """The ``command`` template filled in for ``target`` (and ``draft``, the target by default);
+        ``side_by_side``: a GGUF engine's calls side by side instead of ``GGUF_PARALLEL`` (1: one at a time)."""
         fields = {"{target}": str(target), "{draft}": str(draft or target)}
-        return [fields.get(part, _filled(part)) for part in self.command]
+        argv = [fields.get(part, _filled(part)) for part in self.command]
+        if side_by_side is not None:
+            flag = next((f for f in _SIDE_BY_SIDE_FLAGS if f in argv), None)
+            if flag is None:
+                raise InvalidArgument(f"{self.name} runs no calls side by side: it takes no side_by_side")
+            argv[argv.index(flag) + 1] = str(check_integer(side_by_side, "side_by_side", min_value=1))
+        return argv
 
     def folder_for(self, target: str) -> tuple[Path, Path] | None:
         """(folder, draft folder) a folder engine runs the named ``target`` on, templates filled; None: none."""
@@ -207,9 +215,11 @@ _NODE_LLAMA = Requirement("node-llama-cpp is not installed: run `make engines` (
                           path="{engines}/node/node_modules/node-llama-cpp")
 #: llama.cpp's driver on a GGUF target, one CPU thread; then its speculation, then the context sizes
 _LLAMA = ("{engines}/build/specmath-llama-engine", "-m", "{target}")
-#: calls side by side in one GGUF engine (llama.cpp's -np sequences, node-llama-cpp's sequences): 8 share each pass,
-#: about 3x (llama-cpp-ngram) and 1.6-1.9x (the others) the samples per second of one at a time on one thread
+#: calls side by side in one GGUF engine (llama.cpp's -np sequences, node-llama-cpp's sequences): they share each
+#: pass of the model, which on one thread costs little more for 8 rows than for 1 (benchmarks/gguf_engine_throughput.py)
 GGUF_PARALLEL = 8
+#: the flags that set it: llama.cpp's parallel sequences, the node engine's
+_SIDE_BY_SIDE_FLAGS = ("-np", "--parallel")
 _LLAMA_SIZES = ("-t", "1", "-np", str(GGUF_PARALLEL), "-c", str(512 * GGUF_PARALLEL), "-b", "512", "--log-disable")
 _NODE_ENGINE = ("node", "{engines}/node/specmath_node_engine.mjs", "--model", "{target}", "--parallel", str(GGUF_PARALLEL))
 _RESIDUAL = "residual-from-p"

@@ -69,11 +69,11 @@ def options_table(records: Iterable[dict]) -> str:
 
 
 def engine_summary(records: Iterable[dict]) -> str:
-    """A Markdown table, one line per engine: N, seconds per call, drafts accepted, quantisation, pathwise."""
+    """A Markdown table, one line per engine: N, samples per second, drafts accepted, quantisation, pathwise."""
     by_engine: dict[str, list[dict]] = {}
     for r in records:
         by_engine.setdefault(r["engine"], []).append(r)
-    header = ["engine", "N per row", "s per call: engine / control", "drafted tokens kept", "quantisation TV (first token)",
+    header = ["engine", "N per row", "samples per s: engine / control", "drafted tokens kept", "quantisation TV (first token)",
               "pathwise (T=1, seeds x tokens)", "verdicts"]
     lines = []
     for name, rows in by_engine.items():
@@ -94,11 +94,16 @@ def engine_summary(records: Iterable[dict]) -> str:
             verdicts[key] = verdicts.get(key, 0) + 1
         lines.append([
             name, _n_range([r["n"] for r in rows]),
-            f"{sum(r['seconds'] for r in rows) / calls:.2f} / {sum(r['control_seconds'] for r in rows) / calls:.2f}",
+            f"{_rate(calls, sum(r['seconds'] for r in rows))} / {_rate(calls, sum(r['control_seconds'] for r in rows))}",
             f"{accepted} of {drafted}" if drafted else "-",
             f"{min(tvs):.4f} to {max(tvs):.4f}" if tvs else "-", paths,
             ", ".join(f"{v} {k}" for k, v in verdicts.items())])
     return markdown_table(header, lines)
+
+
+def _rate(calls: int, seconds: float) -> str:
+    """Generate calls (samples) per second of wall-clock time, "-" where none ran."""
+    return f"{calls / seconds:.1f}" if seconds > 0 else "-"
 
 
 def _n_range(ns: list[int]) -> str:

@@ -51,6 +51,15 @@ def _start(name: str):
     return ENGINES[name].open(EngineOpening(_gguf_target(_gguf())))
 
 
+def test_only_a_gguf_engine_takes_calls_side_by_side():
+    assert ENGINES["llama-cpp-ngram"].command_line("m.gguf", side_by_side=3)[-7:-5] == ["-np", "3"]
+    assert ENGINES["node-llama-cpp-draft"].command_line("m.gguf", side_by_side=2).count("2") == 1
+    with pytest.raises(InvalidArgument, match="vllm-ngram runs no calls side by side"):
+        ENGINES["vllm-ngram"].command_line("folder", side_by_side=2)
+    with pytest.raises(InvalidArgument, match="side_by_side"):
+        ENGINES["llama-cpp-ngram"].command_line("m.gguf", side_by_side=0)
+
+
 def test_an_engine_that_is_not_built_says_how_to_build_it(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECMATH_ENGINES_DIR", str(tmp_path))
     assert "run `make engines`" in ENGINES["llama-cpp-ngram"].unavailable()
@@ -108,12 +117,10 @@ def test_node_llama_cpp_lookup_counts_no_penalty_for_the_token_before_a_drafted_
 
 
 def _one_at_a_time(name: str) -> JsonLinesEngine:
-    """The engine of ``name`` started with one call at a time (its entry's command, the batch size set to 1)."""
-    argv = ENGINES[name].command_line(_gguf())
-    flag = "-np" if "-np" in argv else "--parallel"
-    at = argv.index(flag) + 1
-    assert argv[at] == str(GGUF_PARALLEL) > "1"
-    return JsonLinesEngine([*argv[:at], "1", *argv[at + 1:]], name=name)
+    """The engine of ``name`` started with one call at a time (its entry's command, one call side by side)."""
+    argv = ENGINES[name].command_line(_gguf(), side_by_side=1)
+    assert argv != ENGINES[name].command_line(_gguf()) and GGUF_PARALLEL > 1
+    return JsonLinesEngine(argv, name=name)
 
 
 @pytest.mark.parametrize("name", ["llama-cpp-ngram", "llama-cpp-draft", "node-llama-cpp-lookup"])
