@@ -101,6 +101,14 @@ class OptionRow:
     control: Control
     repetitive: bool = False  # choose the prompt among repetitive texts
     bias: str | None = None  # "ban-second": ban the likely second token; "boost-repeated": +10 on the repeated one
+    # the control where the engine's penalties count the prompt (llama.cpp), if not ``control``: there a token that
+    # a lookup drafts is already counted, so penalties counted from the batch's start change nothing
+    prompt_counted: Control | None = None
+
+    def control_for(self, semantics: EngineSemantics) -> Control:
+        """The row's control for an engine of these semantics."""
+        counts_prompt = not all(h == "generated" for h in semantics.history.values())
+        return self.prompt_counted if counts_prompt and self.prompt_counted is not None else self.control
 
     def with_bias_token(self, token: int) -> SamplingOptions:
         if self.bias is None:
@@ -125,7 +133,8 @@ OPTION_ROWS = {r.name: r for r in (
               Control(f"presence penalty {_SKIP}", {"presence_penalty": 0.0}), repetitive=True),
     OptionRow("frequency 1.5", SamplingOptions(1.0, frequency_penalty=1.5),
               Control("penalties counted from the batch's start at drafted rows (not position by position)", {},
-                      stale_history=True), repetitive=True),
+                      stale_history=True), repetitive=True,
+              prompt_counted=Control(f"frequency penalty {_SKIP}", {"frequency_penalty": 0.0})),
     OptionRow("repeat ban", SamplingOptions(1.0, presence_penalty=100.0, logit_bias=((_CHOSEN, BOOST),)),
               Control("penalties counted from the batch's start at drafted rows (not position by position)", {},
                       stale_history=True), repetitive=True, bias="boost-repeated"),
@@ -168,7 +177,7 @@ def control_shift(logits: Logits, c: Sequence[int], row: OptionRow, options: Sam
     shift = 0.0
     for x1, z in zip(first, logits([[*c, x1] for x1 in first]), strict=True):
         right = sampling_law(z, options, semantics, c, [x1])
-        wrong = row.control.second_law(z, c, x1, options, semantics)
+        wrong = row.control_for(semantics).second_law(z, c, x1, options, semantics)
         shift += p1[x1] * reach(c, x1) * 0.5 * float(np.abs(right - wrong).sum())
     return shift
 

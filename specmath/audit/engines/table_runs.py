@@ -181,8 +181,8 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
     reference = target.reference if target.gguf is not None or not engine.has_logits else None
     control = None
     if opened.control_engine is not None:
-        control = NegativeControl(row.control.description, row.control.protocol(engine.semantics),
-                                  opened.control_engine)
+        chosen = row.control_for(engine.semantics)
+        control = NegativeControl(chosen.description, chosen.protocol(engine.semantics), opened.control_engine)
     if reproducer is None and row.name in OPTION_ROWS:
         model = str(target.gguf or target.folder) if target.name.endswith(".gguf") or target.folder else target.name
         reproducer = reproducer_command([opened.entry.name], ["--target", model], ["--option", row.name], n, seed,

@@ -9,6 +9,7 @@ the law of the first two tokens by far more (its measured TV is asserted beside 
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -131,6 +132,26 @@ def test_each_row_control_is_its_bug_at_drafted_rows_and_its_shift_bound_is_zero
     assert control_shift(logits, [0], row, row.options, semantics, lambda c, x: 1.0) > 0.0
     assert row_for(SamplingOptions(frequency_penalty=1.0)).control.stale_history
     assert row_for(SamplingOptions(min_p=0.2)).control.drafted == {"min_p": 0.0}
+
+
+def test_a_penalty_row_whose_control_cannot_act_where_the_prompt_is_counted_has_one_that_can():
+    # counting from the batch's start misses only x1; where the penalties count the prompt (llama.cpp) and x1 was
+    # drafted by lookup, x1 is in the prompt already, so that control barely moves the frequency row's law
+    row, prompt = OPTION_ROWS["frequency 1.5"], [2, 22, 2, 22]
+    llama = SEMANTICS["llama.cpp"]
+    node = dataclasses.replace(llama, history={k: "generated" for k in llama.history})  # node-llama-cpp's info
+    assert row.control_for(node) is row.control and row.control.stale_history
+    assert row.control_for(llama).drafted == {"frequency_penalty": 0.0}
+    for name in ("presence 1.5", "repeat ban"):  # repeat ban: with the prompt counted, no drafted x1 survives it
+        assert OPTION_ROWS[name].control_for(llama) is OPTION_ROWS[name].control
+
+    def in_prompt(c, x1):
+        return float(x1 in c)
+
+    stale = control_shift(toy_logits, prompt, dataclasses.replace(row, prompt_counted=None), row.options, llama,
+                          in_prompt)
+    skipped = control_shift(toy_logits, prompt, row, row.options, llama, in_prompt)
+    assert skipped > 20 * stale > 0  # toy: 0.0097 against 0.0004
 
 
 def test_the_bias_row_bans_the_likely_second_token_at_the_prompt_where_skipping_the_ban_moves_the_law_most():
