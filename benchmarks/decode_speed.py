@@ -19,14 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from statistics import median
 
 import torch
 
-from specmath.lm.bench_result import load_average
+from specmath.lm.bench_result import cpu_burners, load_average
 from specmath.lm.cache import RowCache
 from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.pairs import load_named_pair
@@ -86,10 +85,7 @@ def main() -> int:
             for i in range(len(prompts)):
                 decode(kind, i, args.max_new_tokens)
     compile_s = time.perf_counter() - start
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
-    try:
-        if busy:
-            time.sleep(5)  # let the load average see them
+    with cpu_burners(args.busy):
         repeats = []
         for _ in range(args.repeats):
             load_before = load_average()
@@ -112,10 +108,6 @@ def main() -> int:
                 repeat["speculative_over_plain_eager"] = rate["speculative_eager"] / rate["plain_eager"]
             repeats.append(repeat)
             print(json.dumps(repeat), flush=True)
-    finally:
-        for process in busy:
-            process.kill()
-            process.wait()
     ratios = [k for k in repeats[0] if "_over_" in k]
     bandwidth = median(r["bandwidth_GB_per_s"] for r in repeats) * 1e9
     result = {

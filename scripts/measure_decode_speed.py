@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from run_record import machine_record  # noqa: E402  (scripts/run_record.py)
 
+from specmath.lm.bench_result import cpu_burners  # noqa: E402
+
 BENCH = ["--pair", "bundled", "--no-hf", "--prompts", "2", "--max-new-tokens", "32", "--gamma", "4", "--repeats", "3",
          "--threads", "1", "--json"]
 #: run name -> the command (argv after the interpreter) whose standard output or --json file is the record
@@ -52,15 +54,8 @@ def run_one(name: str, argv: list[str], busy: int, out: Path) -> dict:
     command = [sys.executable, *argv]
     if argv[0].endswith("decode_speed.py"):
         command += ["--json", str(result_file)]
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
-    try:
-        if burners:
-            time.sleep(5)  # the load average sees them before the run starts
+    with cpu_burners(busy):
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-    finally:
-        for process in burners:
-            process.kill()
-            process.wait()
     shown = "OMP_NUM_THREADS=1 " + (" ".join(["specmath", *argv[2:]]) if argv[:2] == ["-m", "specmath"]
                                     else " ".join(["python", *argv]))
     record = {"run": name, "ok": done.returncode == 0, "command": shown, "busy_processes": busy}

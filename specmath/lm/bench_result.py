@@ -8,6 +8,11 @@ draft position i (``bench.continuation_rates``).
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from statistics import median
 from typing import Generic, TypeVar
@@ -19,7 +24,7 @@ from specmath.lm.roofline import Roofline
 from specmath.sampling_options import SamplingOptions
 from specmath.theory import RoundCosts, cost_model_speedup, expected_tokens_by_position
 
-__all__ = ["PerDecoder", "Calibration", "RoundProfile", "RepeatTimes", "BenchResult", "load_average"]
+__all__ = ["PerDecoder", "Calibration", "RoundProfile", "RepeatTimes", "BenchResult", "load_average", "cpu_burners"]
 
 T = TypeVar("T")
 
@@ -61,6 +66,21 @@ class RoundProfile:
         """rounds; prefill_ms (all prompts); ms_per_round by part (draft, target, accept_reject, cache, other)."""
         per_round = {part: 1e3 * s / max(self.rounds, 1) for part, s in self.seconds.items() if part not in ("prefill", "total")}
         return {"rounds": self.rounds, "prefill_ms": 1e3 * self.seconds["prefill"], "ms_per_round": per_round}
+
+
+@contextmanager
+def cpu_burners(n: int, settle_s: float = 5.0) -> Iterator[list[subprocess.Popen]]:
+    """``n`` CPU-bound processes (``while True: pass``) beside the block, as other jobs on a busy machine are,
+    killed after it; the block starts ``settle_s`` seconds after them, so that the load average sees them."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        if burners:
+            time.sleep(settle_s)
+        yield burners
+    finally:
+        for process in burners:
+            process.kill()
+            process.wait()
 
 
 def load_average() -> float | None:

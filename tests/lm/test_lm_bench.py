@@ -199,3 +199,13 @@ def test_repeats_each_time_both_decoders_and_the_result_is_their_median():
     assert r.new_tokens.plain == r.new_tokens.speculative == 8 * r.prompts
     with pytest.raises(InvalidArgument, match="repeats"):
         bench_pair(tiny_pair(target, PromptLookupDraft()), None, 4, progress=False, hf=False, repeats=0)
+
+
+def test_the_burners_of_a_busy_measurement_run_beside_it_and_are_gone_after_it():
+    from specmath.lm.bench_result import cpu_burners
+
+    with cpu_burners(2, settle_s=0.0) as burners:
+        assert len(burners) == 2 and all(p.poll() is None for p in burners)
+    assert all(p.returncode is not None for p in burners)
+    with cpu_burners(0) as none:
+        assert none == []
