@@ -155,6 +155,13 @@ def _drafts_at(engine: EngineClient, prompt: list[int], options: SamplingOptions
     return drafted is None or drafted > 0
 
 
+def _both_draft_at(opened: OpenEngine, prompt: list[int], options: SamplingOptions) -> bool:
+    """The engine drafts at ``prompt``, and so does the engine its control runs in (another engine's lookup, as
+    llama.cpp's for node-llama-cpp's, may decline there: its control would then have no drafted row to spoil)."""
+    others = [e for e in (opened.control_engine,) if e is not None and e is not opened.engine]
+    return all(_drafts_at(e, prompt, options) for e in (opened.engine, *others))
+
+
 def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int | None, seed: int = 0,
             prompt: list[int] | None = None, pathwise_seeds: int = 0, reproducer: str | None = None,
             target_tv: float = TARGET_TV) -> tuple[GenerateAudit, SamplingOptions, float]:
@@ -172,7 +179,7 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
         minimum = _MIN_NGRAM_PROMPT if opened.lookup else 1
         prompt, options, shift = choose_prompt(logits, target.candidates(candidate_texts(row)), row, engine.semantics,
                                                lookup=opened.lookup, min_length=minimum,
-                                               drafts_at=partial(_drafts_at, engine) if opened.lookup else None)
+                                               drafts_at=partial(_both_draft_at, opened) if opened.lookup else None)
     elif row.bias:
         raise InvalidArgument(f"the {row.name!r} row chooses its own prompt and biased token: leave out --prompt")
     if n is None:

@@ -211,3 +211,18 @@ def test_a_control_in_a_process_of_its_own_runs_beside_the_engine_with_the_same_
                                                                          for r in after.requests]
     assert [r["role"] for r in beside.requests] == ["engine"] * 4 + ["control"] * 4  # 250 calls a request
     assert not beside.checks[3].passed  # the control was caught
+
+
+def test_a_lookup_row_is_audited_where_the_engine_and_its_controls_engine_both_draft():
+    from types import SimpleNamespace
+
+    from specmath.audit.engines.table_runs import _both_draft_at
+
+    def drafting(at):  # an engine whose lookup drafts at the prompts in ``at`` only
+        return SimpleNamespace(generate=lambda prompt, *a, **k: SimpleNamespace(drafted=int(tuple(prompt) in at)))
+
+    node, llama = drafting({(1, 2), (3, 4)}), drafting({(3, 4)})  # node-llama-cpp's lookup, llama.cpp's control
+    opened = SimpleNamespace(engine=node, control_engine=llama)
+    assert not _both_draft_at(opened, [1, 2], SamplingOptions()) and _both_draft_at(opened, [3, 4], SamplingOptions())
+    alone = SimpleNamespace(engine=node, control_engine=None)
+    assert _both_draft_at(alone, [1, 2], SamplingOptions())
