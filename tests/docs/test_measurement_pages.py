@@ -24,7 +24,7 @@ def test_every_measurement_folder_has_a_page_and_every_template_a_folder():
     templates = {p.name.removesuffix(".md.tmpl") for p in mt.PAGES.glob("*.md.tmpl")}
     # the engine audits' folders have their pages written by scripts/engine_pages.py and scripts/vllm_pages.py
     # (tests/audit/engines/test_engine_pages.py, test_vllm_pages.py)
-    assert folders == templates | {engine_pages.MEASUREMENT.name, vllm_pages.MEASUREMENT.name}
+    assert folders == templates | {folder.name for folder, _ in engine_pages.MEASUREMENTS} | {vllm_pages.MEASUREMENT.name}
 
 
 def test_the_headline_table_has_one_row_per_bench_run_with_its_measured_speedup():
