@@ -52,6 +52,12 @@ REPETITIVE_PROMPTS = (
     "red green blue red green blue red green blue red",
     "1, 2, 3, 1, 2, 3, 1, 2, 3, 1,",
     "It was the best of times, it was the worst of times, it was the",
+    # a repeat farther back than llama.cpp's penalty window (64 tokens): where the penalties count the prompt, the
+    # token its lookup drafts here is outside the window, so even presence 100 (repeat ban) leaves a draft to accept
+    "My code word is falcon. I walked to the market this morning and bought apples, bread, cheese and a small jar "
+    "of honey for my grandmother, who lives in the old house near the river. After that I visited the library, "
+    "returned two novels about sailing ships, and talked with a friend about the weather, the train schedule and "
+    "our plans for the holidays. Then, at last, my code word is",
 )
 #: the logit bias of the bias row: a ban, short of -inf (JSON has no infinity)
 BANNED = -100.0
@@ -104,11 +110,15 @@ class OptionRow:
     # the control where the engine's penalties count the prompt (llama.cpp), if not ``control``: there a token that
     # a lookup drafts is already counted, so penalties counted from the batch's start change nothing
     prompt_counted: Control | None = None
+    # the control where they count generated tokens only (node-llama-cpp), if not ``control``: at x2 that history
+    # is x1 alone, inside any window, so a control that ignores the window changes nothing
+    generated_only: Control | None = None
 
     def control_for(self, semantics: EngineSemantics) -> Control:
         """The row's control for an engine of these semantics."""
         counts_prompt = not all(h == "generated" for h in semantics.history.values())
-        return self.prompt_counted if counts_prompt and self.prompt_counted is not None else self.control
+        chosen = self.prompt_counted if counts_prompt else self.generated_only
+        return self.control if chosen is None else chosen
 
     def with_bias_token(self, token: int) -> SamplingOptions:
         if self.bias is None:
@@ -128,7 +138,8 @@ OPTION_ROWS = {r.name: r for r in (
     OptionRow("repetition 1.5", SamplingOptions(1.0, repetition_penalty=1.5),
               Control(f"repetition penalty {_SKIP}", {"repetition_penalty": 1.0}), repetitive=True),
     OptionRow("repetition 1.5 window 4", SamplingOptions(1.0, repetition_penalty=1.5, penalty_window=4),
-              Control("the penalty window ignored at drafted rows", {"penalty_window": 100000}), repetitive=True),
+              Control("the penalty window ignored at drafted rows", {"penalty_window": 100000}), repetitive=True,
+              generated_only=Control(f"repetition penalty {_SKIP}", {"repetition_penalty": 1.0})),
     OptionRow("presence 1.5", SamplingOptions(1.0, presence_penalty=1.5),
               Control(f"presence penalty {_SKIP}", {"presence_penalty": 0.0}), repetitive=True),
     OptionRow("frequency 1.5", SamplingOptions(1.0, frequency_penalty=1.5),
@@ -137,7 +148,9 @@ OPTION_ROWS = {r.name: r for r in (
               prompt_counted=Control(f"frequency penalty {_SKIP}", {"frequency_penalty": 0.0})),
     OptionRow("repeat ban", SamplingOptions(1.0, presence_penalty=100.0, logit_bias=((_CHOSEN, BOOST),)),
               Control("penalties counted from the batch's start at drafted rows (not position by position)", {},
-                      stale_history=True), repetitive=True, bias="boost-repeated"),
+                      stale_history=True), repetitive=True, bias="boost-repeated",
+              # with the prompt counted every token a lookup drafts is banned already, and stays banned
+              prompt_counted=Control(f"presence penalty {_SKIP}", {"presence_penalty": 0.0})),
 )}
 
 

@@ -142,8 +142,14 @@ def test_a_penalty_row_whose_control_cannot_act_where_the_prompt_is_counted_has_
     node = dataclasses.replace(llama, history={k: "generated" for k in llama.history})  # node-llama-cpp's info
     assert row.control_for(node) is row.control and row.control.stale_history
     assert row.control_for(llama).drafted == {"frequency_penalty": 0.0}
-    for name in ("presence 1.5", "repeat ban"):  # repeat ban: with the prompt counted, no drafted x1 survives it
-        assert OPTION_ROWS[name].control_for(llama) is OPTION_ROWS[name].control
+    assert OPTION_ROWS["presence 1.5"].control_for(llama) is OPTION_ROWS["presence 1.5"].control
+    # repeat ban: with the prompt counted every drafted token is banned already; skipping the ban lets it through
+    assert OPTION_ROWS["repeat ban"].control_for(llama).drafted == {"presence_penalty": 0.0}
+    assert OPTION_ROWS["repeat ban"].control_for(node).stale_history
+    # the window row: counting generated tokens only, the history at x2 (x1) lies inside the window of 4
+    window = OPTION_ROWS["repetition 1.5 window 4"]
+    assert window.control_for(llama) is window.control
+    assert window.control_for(node).drafted == {"repetition_penalty": 1.0}
 
     def in_prompt(c, x1):
         return float(x1 in c)
@@ -152,6 +158,17 @@ def test_a_penalty_row_whose_control_cannot_act_where_the_prompt_is_counted_has_
                           in_prompt)
     skipped = control_shift(toy_logits, prompt, row, row.options, llama, in_prompt)
     assert skipped > 20 * stale > 0  # toy: 0.0097 against 0.0004
+    # the controls each semantics gets move the law; the ones they replace do not (the same arithmetic on the same
+    # counts, so exactly 0), or barely
+    void = control_shift(toy_logits, prompt, dataclasses.replace(window, generated_only=None), window.options, node,
+                         in_prompt)
+    assert void == 0.0 < control_shift(toy_logits, prompt, window, window.options, node, in_prompt)
+    # repeat ban where the prompt is counted: presence 100 bans every token a lookup drafts from the window of 64,
+    # so no x1 it drafts is likely (control_shift's literal 0.0), but one drafted from beyond the window survives
+    # (here 22, drafted after 2), and skipping the ban at the drafted x2 then moves the law
+    ban, far = OPTION_ROWS["repeat ban"], [2, 22, *[3 + i % 10 for i in range(70)], 2]
+    assert control_shift(toy_logits, prompt, ban, ban.with_bias_token(22), llama, in_prompt) == 0.0
+    assert control_shift(toy_logits, far, ban, ban.with_bias_token(22), llama, lambda c, x1: float(x1 == 22)) > 0.5
 
 
 def test_the_bias_row_bans_the_likely_second_token_at_the_prompt_where_skipping_the_ban_moves_the_law_most():
