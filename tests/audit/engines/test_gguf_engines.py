@@ -149,3 +149,16 @@ def test_the_ngram_row_prompt_is_one_llama_cpp_drafts_at():
         assert not _drafts_at(engine, ha, SamplingOptions(0.7, top_k=20))
         assert _drafts_at(engine, [1195, 2644, 2643, 335, 260, 1171, 30, 260, 2644, 2643, 335, 260, 1171, 30, 260],
                           SamplingOptions(0.7, top_k=20))
+
+
+@pytest.mark.parametrize("name", ["llama-cpp-ngram", "llama-cpp-draft"])
+def test_a_llama_cpp_call_drafts_no_further_than_the_tokens_it_still_emits(name):
+    # a call of M new tokens has room for M - 1 drafted ones in its first round and none in its last: a round
+    # that asked common_speculative for 0 (which it reads as "no limit") verified its last token behind 4 drafted
+    # ones it could not keep, and cost a row's audit about twice its time. Exact counts: the engine reports them
+    prompt = [1195, 2644, 2643, 335, 260, 1171, 30, 260, 2644, 2643, 335, 260, 1171, 30, 260]
+    with _start(name) as engine:
+        for new in (1, 2):
+            out = engine.generate(prompt, 16, 0, new, SamplingOptions(1.0))
+            assert out.drafted <= 16 * (new - 1)
+        assert engine.generate(prompt, 16, 0, 2, SamplingOptions(1.0)).drafted > 0  # it does draft where it has room
