@@ -283,8 +283,9 @@ static std::vector<llama_tokens> generate_group(engine & e, const llama_tokens &
                 c->draft.clear();
                 pos_max[c->seq] = llama_memory_seq_pos_max(mem, c->seq);
                 const int room = std::min((int) llama_n_ctx_seq(e.ctx) - c->n_past - 2, max_new - (int) c->out.size() - 1);
-                // no room, no draft: an n_max of 0 here means no limit to common_speculative (only n_max > 0
-                // caps a draft), so a sequence's last token would be verified behind 4 drafted ones it cannot keep
+                // no room, no draft, as llama-server drafts only where its n_draft_max > 0: to common_speculative
+                // an n_max of 0 means no limit (only n_max > 0 caps a draft), so a sequence's last token would be
+                // verified behind 4 drafted ones it cannot keep
                 common_speculative_get_draft_params(spec, c->seq) =
                     {room > 0, room, c->n_past, c->last, &c->context, &c->draft};
                 any_room = any_room || room > 0;
