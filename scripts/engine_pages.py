@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,6 +32,7 @@ MEASUREMENTS = (
     (_DATA / "cpu_x86_64_2026-11-30",
      [_DOCS / "how-to" / "audit-engines-beyond-python.md", _DOCS / "measurements" / "engines-2026-11-30.md"]),
     (_DATA / "cpu_x86_64_2026-12-01", [_DOCS / "measurements" / "engines-2026-12-01.md"]),
+    (_DATA / "cpu_x86_64_2026-12-02", [_DOCS / "measurements" / "engines-2026-12-02.md"]),
 )
 #: benchmarks/gguf_engine_throughput.py's results, by the measurement page they are shown on
 THROUGHPUT = {_DATA / "cpu_x86_64_2026-12-01": ROOT / "benchmarks" / "results" / "cpu_2026-12-01_gguf_throughput.json"}
@@ -54,9 +56,26 @@ def _side_by_side(env: dict) -> str:
                                      "process beside the engine's")
 
 
+def _commit_date(commit: str) -> str:
+    """The day ``commit`` was made (a rerun ran at it, on that day or later), or "" outside a git checkout."""
+    try:
+        shown = subprocess.run(["git", "-C", str(ROOT), "show", "-s", "--format=%cs", commit], capture_output=True,
+                               text=True, check=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f" (committed {shown.stdout.strip()})"
+
+
+def _rerun_where(rerun: dict, env: dict) -> str:
+    """When and on what a rerun ran: its date and processor where it recorded them (else its commit's date)."""
+    when = f" on {rerun['date']}" if "date" in rerun else _commit_date(rerun["commit"])
+    other = rerun.get("processor", env["processor"]).strip() != env["processor"].strip()
+    return when + (f", on {rerun['processor'].strip()}" if other else "")
+
+
 def _reruns(env: dict) -> str:
-    return "".join(f" Rerun at `{r['commit'][:7]}` (`--append`): {', '.join(r['engines'])}, rows "
-                   f"{', '.join(r['rows'] or ['all'])}." for r in env.get("reruns", []))
+    return "".join(f" Rerun at `{r['commit'][:7]}`{_rerun_where(r, env)} (`--append`): {', '.join(r['engines'])}, "
+                   f"rows {', '.join(r['rows'] or ['all'])}." for r in env.get("reruns", []))
 
 
 def blocks(records: list[dict], env: dict) -> dict[str, str]:

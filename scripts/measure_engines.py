@@ -68,8 +68,8 @@ def main() -> None:
     if args.append and (out / "engines-smollm2.json").is_file():
         records = json.loads((out / "engines-smollm2.json").read_text())
         if (out / "environment.json").is_file():
-            rerun = {"commit": env["commit"], "engines": args.engines, "rows": args.rows,
-                     "load_average_at_start": env["load_average_at_start"]}
+            rerun = {"commit": env["commit"], "engines": args.engines, "rows": args.rows, "date": env["date"],
+                     "processor": env["processor"], "load_average_at_start": env["load_average_at_start"]}
             env = json.loads((out / "environment.json").read_text())
             env.setdefault("reruns", []).append(rerun)
             start -= env.get("seconds", 0.0)
