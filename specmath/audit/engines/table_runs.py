@@ -145,21 +145,28 @@ def run_on_pair(entry: EngineEntry | str, pair: str, options: SamplingOptions, *
 _PROBE_CALLS, _PROBE_SEED = 16, 10**8
 
 
-def _drafts_at(engine: EngineClient, prompt: list[int], options: SamplingOptions) -> bool:
-    """Whether the engine drafts at ``prompt``: a probe request; True where the engine counts no drafts, or fails
-    (the audit's own request then meets that failure and reports it as the engine's verdict)."""
+def _drafts_at(engine: EngineClient, prompt: list[int], options: SamplingOptions, *, accepted: bool = False) -> bool:
+    """Whether the engine drafts at ``prompt`` (``accepted``: and the target accepts a drafted token there): a probe
+    request; True where the engine counts neither, or fails (the audit's own request then meets that failure and
+    reports it as the engine's verdict)."""
     try:
-        drafted = engine.generate(prompt, _PROBE_CALLS, _PROBE_SEED, 2, options).drafted
+        result = engine.generate(prompt, _PROBE_CALLS, _PROBE_SEED, 2, options)
     except Exception:  # noqa: BLE001 - reported by the audit itself, as REFUSED or ENGINE ERROR
         return True
-    return drafted is None or drafted > 0
+    count = result.accepted if accepted else result.drafted
+    return count is None or count > 0
 
 
 def _both_draft_at(opened: OpenEngine, prompt: list[int], options: SamplingOptions) -> bool:
     """The engine drafts at ``prompt``, and so does the engine its control runs in (another engine's lookup, as
-    llama.cpp's for node-llama-cpp's, may decline there: its control would then have no drafted row to spoil)."""
+    llama.cpp's for node-llama-cpp's, may decline there: its control would then have no drafted row to spoil).
+
+    A draft model always drafts, but a row's control acts at x2 only where the target accepted the draft of x1, and
+    the draft's proposal is not modelled (``choose_prompt`` reaches every x1): there the probe asks for an accepted
+    token. Why: at "1, 2, 3, 1, 2, 3, ..., 1," the draft proposes " 2", which frequency 1.5 has made so unlikely
+    that llama-cpp-draft accepted none of 8483 drafts, and its control could not act."""
     others = [e for e in (opened.control_engine,) if e is not None and e is not opened.engine]
-    return all(_drafts_at(e, prompt, options) for e in (opened.engine, *others))
+    return all(_drafts_at(e, prompt, options, accepted=not opened.lookup) for e in (opened.engine, *others))
 
 
 def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int | None, seed: int = 0,
@@ -179,7 +186,7 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
         minimum = _MIN_NGRAM_PROMPT if opened.lookup else 1
         prompt, options, shift = choose_prompt(logits, target.candidates(candidate_texts(row)), row, engine.semantics,
                                                lookup=opened.lookup, min_length=minimum,
-                                               drafts_at=partial(_both_draft_at, opened) if opened.lookup else None)
+                                               drafts_at=partial(_both_draft_at, opened))
     elif row.bias:
         raise InvalidArgument(f"the {row.name!r} row chooses its own prompt and biased token: leave out --prompt")
     if n is None:

@@ -239,7 +239,22 @@ def test_a_lookup_row_is_audited_where_the_engine_and_its_controls_engine_both_d
         return SimpleNamespace(generate=lambda prompt, *a, **k: SimpleNamespace(drafted=int(tuple(prompt) in at)))
 
     node, llama = drafting({(1, 2), (3, 4)}), drafting({(3, 4)})  # node-llama-cpp's lookup, llama.cpp's control
-    opened = SimpleNamespace(engine=node, control_engine=llama)
+    opened = SimpleNamespace(engine=node, control_engine=llama, lookup=True)
     assert not _both_draft_at(opened, [1, 2], SamplingOptions()) and _both_draft_at(opened, [3, 4], SamplingOptions())
-    alone = SimpleNamespace(engine=node, control_engine=None)
+    alone = SimpleNamespace(engine=node, control_engine=None, lookup=True)
     assert _both_draft_at(alone, [1, 2], SamplingOptions())
+
+
+def test_a_draft_model_row_is_audited_where_the_target_accepts_a_drafted_token():
+    from types import SimpleNamespace
+
+    from specmath.audit.engines.table_runs import _both_draft_at
+
+    # a draft model drafts everywhere; at (1, 2) the target never takes its proposal (as frequency 1.5 at
+    # "1, 2, 3, ..., 1," for llama-cpp-draft), so a control acting at drafted rows has nothing to spoil there
+    engine = SimpleNamespace(generate=lambda prompt, *a, **k: SimpleNamespace(
+        drafted=16, accepted=0 if tuple(prompt) == (1, 2) else 5))
+    model = SimpleNamespace(engine=engine, control_engine=engine, lookup=False)
+    assert not _both_draft_at(model, [1, 2], SamplingOptions()) and _both_draft_at(model, [3, 4], SamplingOptions())
+    lookup = SimpleNamespace(engine=engine, control_engine=engine, lookup=True)  # a lookup: drafting is what counts
+    assert _both_draft_at(lookup, [1, 2], SamplingOptions())
