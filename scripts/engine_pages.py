@@ -5,9 +5,10 @@
 Reads each measurement's ``data/measurements/<DIR>/engines-smollm2.json`` and ``environment.json`` (written by
 ``scripts/measure_engines.py``; ``MEASUREMENTS``) and rewrites, between their ``<!-- engine-table:NAME -->`` and
 ``<!-- /engine-table:NAME -->`` markers, the tables of ``docs/how-to/audit-engines-beyond-python.md`` and
-``docs/measurements/engines-<date>.md`` (the newer measurement: its own page only): the options table (engine x option x {engine, control}: N, power,
-verdict, seconds), the per-engine summary and the environment. ``--check`` exits 1 if a page differs from what
-it would write (tests/audit/engines/test_engine_pages.py runs it).
+``docs/measurements/engines-<date>.md`` (each measurement its own page): the options table (engine x option x
+{engine, control}: N, power, verdict, seconds), the per-engine summary and the environment. The how-to shows each
+engine's newest table at full power (``HOW_TO``: the records of those measurements together). ``--check`` exits
+1 if a page differs from what it would write (tests/audit/engines/test_engine_pages.py runs it).
 """
 
 from __future__ import annotations
@@ -29,11 +30,14 @@ from specmath.tables import markdown_table  # noqa: E402
 _DATA, _DOCS = ROOT / "data" / "measurements", ROOT / "docs"
 #: each measurement and the pages its tables are written into
 MEASUREMENTS = (
-    (_DATA / "cpu_x86_64_2026-11-30",
-     [_DOCS / "how-to" / "audit-engines-beyond-python.md", _DOCS / "measurements" / "engines-2026-11-30.md"]),
+    (_DATA / "cpu_x86_64_2026-11-30", [_DOCS / "measurements" / "engines-2026-11-30.md"]),
     (_DATA / "cpu_x86_64_2026-12-01", [_DOCS / "measurements" / "engines-2026-12-01.md"]),
     (_DATA / "cpu_x86_64_2026-12-02", [_DOCS / "measurements" / "engines-2026-12-02.md"]),
 )
+#: the how-to and the measurements whose records it shows together: each engine's newest table at a detectable
+#: TV of 0.05 (llama.cpp's and node-llama-cpp's lookups of 2026-12-01, their draft-model loops of 2026-12-02)
+HOW_TO = (_DOCS / "how-to" / "audit-engines-beyond-python.md",
+          (_DATA / "cpu_x86_64_2026-12-01", _DATA / "cpu_x86_64_2026-12-02"))
 #: benchmarks/gguf_engine_throughput.py's results, by the measurement page they are shown on
 THROUGHPUT = {_DATA / "cpu_x86_64_2026-12-01": ROOT / "benchmarks" / "results" / "cpu_2026-12-01_gguf_throughput.json"}
 
@@ -104,6 +108,10 @@ def main() -> int:
         if folder in THROUGHPUT:
             generated["throughput"] = throughput_table(json.loads(THROUGHPUT[folder].read_text()))
         status |= write_or_check(pages, "engine-table", generated, "scripts/engine_pages.py", args.check)
+    page, folders = HOW_TO
+    records = [r for folder in folders for r in json.loads((folder / "engines-smollm2.json").read_text())]
+    shown = {"table": options_table(records), "summary": engine_summary(records)}
+    status |= write_or_check([page], "engine-table", shown, "scripts/engine_pages.py", args.check)
     return status
 
 
