@@ -5,7 +5,9 @@
 
 Per repeat, prompt by prompt (the pair's own, seed 0 + i, the pair's eos): plain decoding eager, plain
 compiled, speculative eager, speculative compiled (``DecodeOptions(compile=...)``, gamma 4, T = 1), then
-a 1-token target pass on each cache and the copy loop (``roofline.memory_bandwidth``). So every ratio
+a 1-token target pass on each cache, the copy loop (``roofline.memory_bandwidth``) and a sweep of batch-1
+``F.linear`` over the target's own weight matrices (``roofline.linear_bandwidth``: how fast torch's kernels
+stream them, the bound on any decoder built on those kernels). So every ratio
 is taken within one repeat, on the same machine state, and the result is each repeat's ratios, their
 median and their range, with the load average before and after each repeat. The compile happens in an
 untimed warm-up (every prompt once through each compiled decoder) and is reported as ``compile_s``.
@@ -30,7 +32,7 @@ from specmath.lm.cache import RowCache
 from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.pairs import load_named_pair
 from specmath.lm.plain_decode import plain_generate
-from specmath.lm.roofline import Roofline, memory_bandwidth, weight_bytes
+from specmath.lm.roofline import Roofline, linear_bandwidth, linear_weights, memory_bandwidth, weight_bytes
 from specmath.lm.speculative_decode import speculative_generate
 from specmath.lm.static_cache import StaticRowCache
 
@@ -79,6 +81,7 @@ def main() -> int:
             return plain_generate(pair.target, [prompts[i]], tokens, options)
         return speculative_generate(pair.target, pair.draft, [prompts[i]], tokens, options)
 
+    linears = linear_weights(pair.target)
     start = time.perf_counter()
     for kind in kinds:  # warm-up: kernels, and with compile every graph the runs meet
         if kind.endswith("compiled"):
@@ -100,7 +103,8 @@ def main() -> int:
                   "compiled": one_token_pass(pair.target, lambda m, b: StaticRowCache(m, b, compiled=True), prompts[0])}
             rate = {kind: tokens[kind] / seconds[kind] for kind in kinds}
             repeat = {"tokens_per_s": rate, "new_tokens": tokens, "one_token_pass_s": t1,
-                      "bandwidth_GB_per_s": memory_bandwidth() / 1e9, "load_average": [load_before, load_average()],
+                      "bandwidth_GB_per_s": memory_bandwidth() / 1e9, "linear_GB_per_s": linear_bandwidth(linears) / 1e9,
+                      "load_average": [load_before, load_average()],
                       "compiled_over_eager_plain": rate["plain_compiled"] / rate["plain_eager"]}
             if not args.plain_only:
                 repeat["compiled_over_eager_speculative"] = rate["speculative_compiled"] / rate["speculative_eager"]
@@ -110,6 +114,8 @@ def main() -> int:
             print(json.dumps(repeat), flush=True)
     ratios = [k for k in repeats[0] if "_over_" in k]
     bandwidth = median(r["bandwidth_GB_per_s"] for r in repeats) * 1e9
+    floor_pass_s = weight_bytes(pair.target) / bandwidth
+    linear_rate = median(r["linear_GB_per_s"] for r in repeats) * 1e9
     result = {
         "pair": pair.name, "dtype": args.dtype, "threads": torch.get_num_threads(), "busy_processes": args.busy,
         "prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "gamma": 4, "compile_s": compile_s,
@@ -121,6 +127,11 @@ def main() -> int:
         "roofline": {kind: Roofline(weight_bytes(pair.target), bandwidth,
                                     median(r["tokens_per_s"][kind] for r in repeats)).to_json()
                      for kind in ("plain_eager", "plain_compiled")},
+        # the 1-token pass against the floor W / B, its prompt's prefill and the sampling left out
+        "pass_fraction": {k: floor_pass_s / median(r["one_token_pass_s"][k] for r in repeats) for k in ("eager", "compiled")},
+        # the matrix products alone: bytes/s of F.linear over the target's matrices, over the copy loop's B
+        "linear_sweep": {"weight_bytes": sum(w.numel() * w.element_size() for w in linears),
+                         "GB_per_s": linear_rate / 1e9, "over_copy_loop": linear_rate / bandwidth},
     }
     text = json.dumps(result, indent=1)
     print(text)

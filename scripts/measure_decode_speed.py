@@ -7,7 +7,8 @@ Runs, each on 1 torch thread (``OMP_NUM_THREADS=1``), first on the machine as it
 
 * ``speed-bundled-float32``: ``benchmarks/decode_speed.py`` on the bundled pair (plain and speculative, eager and
   compiled, interleaved; the 1-token pass; the copy loop);
-* ``speed-smollm2-bfloat16``: the same for SmolLM2-135M in bfloat16, plain decoding only (its roofline);
+* ``speed-smollm2-bfloat16`` and ``speed-smollm2-float32``: the same for SmolLM2-135M, plain decoding only (its
+  roofline in each dtype);
 * ``cli-bench-bundled-eager`` and ``cli-bench-bundled-compiled``: ``specmath bench --no-compile`` and
   ``--compile``, the cost model against the interleaved measurement.
 
@@ -42,6 +43,8 @@ RUNS = {
                               "--max-new-tokens", "32", "--repeats", "3"],
     "speed-smollm2-bfloat16": ["benchmarks/decode_speed.py", "--pair", "smollm2:lookup", "--dtype", "bfloat16",
                                "--plain-only", "--prompts", "1", "--max-new-tokens", "16", "--repeats", "2"],
+    "speed-smollm2-float32": ["benchmarks/decode_speed.py", "--pair", "smollm2:lookup", "--dtype", "float32",
+                              "--plain-only", "--prompts", "1", "--max-new-tokens", "16", "--repeats", "2"],
     "cli-bench-bundled-eager": ["-m", "specmath", "bench", "--no-compile", *BENCH],
     "cli-bench-bundled-compiled": ["-m", "specmath", "bench", "--compile", *BENCH],
 }

@@ -13,7 +13,7 @@ page or the README's table differs from what the script writes.
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p(x), q(x)),
 t_1 = one cached target pass over 1 token, k(gamma) = (target pass over gamma + 1 tokens) / t_1,
-c = a draft proposal per drafted token / t_1 (``specmath.lbench_runs(m)_result.BenchResult`` documents every
+c = a draft proposal per drafted token / t_1 (``specmath.lm.bench_result.BenchResult`` documents every
 JSON field).
 """
 
@@ -284,6 +284,13 @@ def speed_fields(m: Measurement) -> dict[str, str]:
         out[f"{key}_fraction_goal"] = against(roof["plain_compiled"]["fraction"], 0.5)
         out[f"{key}_t1_compiled_ms"] = span([rep["one_token_pass_s"]["compiled"] for rep in r["repeats"]], ms)
         out[f"{key}_floor_ms"] = ms(roof["plain_eager"]["weight_bytes"] / (roof["plain_eager"]["bandwidth_GB_per_s"] * 1e9))
+        if "pass_fraction" in r:  # runs from before the pass fraction and the linear sweep were recorded lack them
+            out[f"{key}_pass_fraction_eager"] = f"{100 * r['pass_fraction']['eager']:.0f}%"
+            out[f"{key}_pass_fraction_compiled"] = f"{100 * r['pass_fraction']['compiled']:.0f}%"
+            sweep = r["linear_sweep"]
+            out[f"{key}_linear_rate"] = span([rep["linear_GB_per_s"] for rep in r["repeats"]], lambda x: f"{x:.1f}")
+            out[f"{key}_linear_over_copy"] = f"{100 * sweep['over_copy_loop']:.0f}%"
+            out[f"{key}_linear_mb"] = f"{sweep['weight_bytes'] / 1e6:.1f}"
     for name, r in cli.items():
         key = name.replace("-", "_")
         rows = [[str(i), span(rep["load_average"], lambda x: f"{x:.1f}"), two(rep["measured_speedup"]),

@@ -10,6 +10,11 @@ a neighbour's burst moves it less); ``weight_bytes`` counts W; the *roofline fra
 plain decoding rate r is  r / floor. A model that fits in the caches (the bundled pair, about 7 MB)
 reads its weights from cache, not memory: its fraction can exceed 1 and says only that memory is not
 what bounds it.
+
+``linear_bandwidth`` asks what the kernels allow: the bytes/s of batch-1 ``F.linear`` over a model's own
+weight matrices, each once, as a pass meets them. A pass of nothing but its matrix products takes
+W_linear / that rate, so  linear rate / B  bounds the roofline fraction any decoder built on these
+kernels can reach, whatever it does about dispatch.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import torch
 
 from specmath.validation import check_integer
 
-__all__ = ["memory_bandwidth", "weight_bytes", "Roofline"]
+__all__ = ["memory_bandwidth", "weight_bytes", "linear_weights", "linear_bandwidth", "Roofline"]
 
 #: the copy loop's buffer: far larger than any CPU's last-level cache
 COPY_BYTES = 256 * 2**20
@@ -65,6 +70,44 @@ def weight_bytes(model: torch.nn.Module) -> int:
         seen.add(key)
         total += storage.nbytes()
     return total
+
+
+def linear_weights(model: torch.nn.Module) -> list[torch.Tensor]:
+    """The 2-D weights of ``model``'s linear layers (the output head included), each storage once: what a pass multiplies by."""
+    seen, out = set(), []
+    for module in model.modules():
+        weight = getattr(module, "weight", None)
+        if isinstance(module, torch.nn.Linear) and isinstance(weight, torch.Tensor) and weight.dim() == 2:
+            key = weight.untyped_storage().data_ptr()
+            if key not in seen:
+                seen.add(key)
+                out.append(weight.detach())
+    return out
+
+
+@torch.inference_mode()
+def linear_bandwidth(weights: list[torch.Tensor], repeats: int = 5) -> float:
+    """Bytes/s of batch-1 ``F.linear(x, W)`` for W in ``weights``, one after the other (weight bytes over the
+    median time of ``repeats`` sweeps): the matrix products of one pass and nothing else."""
+    check_integer(repeats, "repeats", min_value=1)
+    if not weights:
+        raise ValueError("linear_bandwidth needs at least one weight matrix")
+    inputs = [torch.ones(1, w.shape[1], dtype=w.dtype, device=w.device) for w in weights]
+    cuda = weights[0].device.type == "cuda"
+
+    def sweep() -> float:
+        if cuda:
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        for x, w in zip(inputs, weights):
+            torch.nn.functional.linear(x, w)
+        if cuda:
+            torch.cuda.synchronize()
+        return time.perf_counter() - start
+
+    sweep()  # first touch: kernels chosen, pages mapped
+    nbytes = sum(w.numel() * w.element_size() for w in weights)
+    return nbytes / median(sweep() for _ in range(repeats))
 
 
 @dataclass(frozen=True)

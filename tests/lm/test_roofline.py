@@ -11,7 +11,7 @@ pytest.importorskip("transformers")
 
 from lm_tiny import tiny_llama  # noqa: E402
 
-from specmath.lm.roofline import Roofline, memory_bandwidth, weight_bytes  # noqa: E402
+from specmath.lm.roofline import Roofline, linear_bandwidth, linear_weights, memory_bandwidth, weight_bytes  # noqa: E402
 
 
 def test_a_pass_reads_every_weight_once_but_the_untied_embedding_table():
@@ -30,3 +30,16 @@ def test_the_roofline_fraction_is_the_rate_over_bandwidth_per_weight_byte():
     assert roof.to_json()["bandwidth_GB_per_s"] == 40.0
     bandwidth = memory_bandwidth(repeats=1, nbytes=2**22)
     assert math.isfinite(bandwidth) and bandwidth > 0
+
+
+def test_the_linear_sweep_multiplies_by_each_linear_weight_once():
+    model = tiny_llama(0)
+    weights = linear_weights(model)
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    assert len(weights) == len(linears) and all(w.dim() == 2 for w in weights)
+    model.lm_head.weight = model.get_input_embeddings().weight  # tied: still one head matrix, and no table besides
+    assert len(linear_weights(model)) == len(linears)
+    rate = linear_bandwidth(weights, repeats=1)
+    assert math.isfinite(rate) and rate > 0
+    with pytest.raises(ValueError, match="at least one weight"):
+        linear_bandwidth([])
