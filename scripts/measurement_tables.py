@@ -270,6 +270,7 @@ def speed_fields(m: Measurement) -> dict[str, str]:
             out[f"{key}_{ratio_name}"] = two(spread["median"])
             out[f"{key}_{ratio_name}_range"] = f"{two(spread['min'])}-{two(spread['max'])}"
         out[f"{key}_compile_s"] = f"{r['compile_s']:.0f}"
+        out[f"{key}_command"] = r["command"]
         out[f"{key}_loads"] = span([x for rep in r["repeats"] for x in rep["load_average"]], lambda x: f"{x:.0f}")
         out[f"{key}_t1_eager_ms"] = span([rep["one_token_pass_s"]["eager"] for rep in r["repeats"]], ms)
         out[f"{key}_bandwidth"] = span([rep["bandwidth_GB_per_s"] for rep in r["repeats"]], lambda x: f"{x:.1f}")
