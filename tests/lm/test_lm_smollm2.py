@@ -27,6 +27,31 @@ def smollm2():
     return load_smollm2()
 
 
+@pytest.mark.no_float_paths  # one model's forward twice, on the same weights and code: equal bit for bit
+def test_smollm2_read_back_from_the_cache_is_the_model_and_tokenizer_read_from_the_gguf(tmp_path):
+    from specmath.lm.dequantised_cache import entry_for, load_dequantised
+
+    gguf = locate_smollm2_gguf()
+    read, read_tok = load_dequantised(gguf, tmp_path)  # from the GGUF file, then written to the cache
+    entry = entry_for(gguf, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [entry.name]  # no temporary folder left behind
+    cached, cached_tok = load_dequantised(gguf, tmp_path)
+    assert type(cached) is type(read) and getattr(cached, "hf_quantizer", None) is None
+    ours, theirs = cached.state_dict(), read.state_dict()
+    assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
+    assert cached.lm_head.weight.data_ptr() == cached.model.embed_tokens.weight.data_ptr()  # still tied
+    differ = {k for k, v in cached.config.to_dict().items() if read.config.to_dict().get(k) != v}
+    assert differ == {"_name_or_path", "architectures"}, differ
+    assert cached.generation_config.to_dict() == read.generation_config.to_dict()
+    assert cached_tok.get_vocab() == read_tok.get_vocab() and cached_tok.chat_template == read_tok.chat_template
+    assert cached_tok.all_special_tokens == read_tok.all_special_tokens
+    for text in EDIT_PROMPTS:
+        assert _chat_ids(cached_tok, text) == _chat_ids(read_tok, text)
+    ids = torch.tensor([_chat_ids(read_tok, EDIT_PROMPTS[0])])
+    with torch.no_grad():
+        assert torch.equal(cached(ids).logits, read(ids).logits)
+
+
 def test_greedy_speculative_decoding_of_smollm2_equals_plain_greedy_for_five_drafts(smollm2):
     model, tok = smollm2
     assert model.get_output_embeddings().weight.shape[0] == 49152
