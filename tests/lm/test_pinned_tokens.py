@@ -136,16 +136,3 @@ def test_speculative_decoding_emits_the_pinned_tokens_and_counts_its_rounds_as_p
     assert run.tokens == tokens
     assert _counters(run) == counters
     assert run.alpha_sum == pytest.approx(alpha_sum, rel=1e-9)
-
-
-@pytest.mark.slow  # compiling the float64 graphs of both models takes tens of seconds
-def test_the_compiled_decoders_emit_the_pinned_tokens(pair):
-    """DecodeOptions(compile=True) (static caches, torch.compile, one graph per width): plain decoding and the model
-    draft's rounds, which meet every width (1, a draft catching up by 2, gamma + 1), emit the eager runs' literals."""
-    options, tokens = PLAIN["one seed"]
-    assert plain_generate(pair.target, pair.prompts, NEW_TOKENS, options.replace(compile=True)).tokens == tokens
-    make_draft, options = SPECULATIVE_RUNS["model draft, token verification"]
-    run = speculative_generate(pair.target, make_draft(pair), pair.prompts, NEW_TOKENS, options.replace(compile=True))
-    tokens, counters, _ = SPECULATIVE["model draft, token verification"]
-    assert run.tokens == tokens
-    assert _counters(run) == counters

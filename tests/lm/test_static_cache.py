@@ -2,8 +2,7 @@
 
 The eager tests run ``static_cache.static_pass`` uncompiled: the logic a compiled graph captures
 (positions, writes, the mask over all L slots, rollback by length) without the minutes of compiling on
-a shared CPU. The slow test here compiles it and checks the sampled law; test_pinned_tokens.py checks that the
-compiled decoders emit the pinned float64 tokens.
+a shared CPU. test_compiled_decoders.py compiles it: the pinned float64 tokens and the sampled law.
 
 Tolerance: the static pass attends over all L slots (the unwritten ones weighted by exactly 0) where
 the growing cache attends over its S slots, so the two sums run in a different order; in float64 the
@@ -101,20 +100,3 @@ def test_the_compile_option_selects_the_static_caches_and_is_checked(models):
     with pytest.raises(InvalidArgument, match="compile must be True or False"):
         DecodeOptions(compile="yes")
     assert DecodeOptions(compile=True).to_json() == {}  # the bench JSON has a key of its own for it
-
-
-@pytest.mark.slow
-def test_the_compiled_decoders_sample_the_exact_law():
-    """The histogram check on the compiled path: N = 3000, vocabulary 16, level 1e-6, power 0.99 at the
-    detectable TV (~0.08 for one token); the lossy control must still be rejected at the same N."""
-    from specmath.lm.histogram import lossless_report
-    from specmath.settings import AuditSettings
-
-    target = tiny_llama(0, vocab_size=16, sharpness=6.0)
-    draft = noisy_copy(target, 0.5, 1)
-    report = lossless_report(target, draft, [1, 2, 3], DecodeOptions(gamma=3, compile=True),
-                             settings=AuditSettings(n=3000), batch_size=3000)
-    for key in ("first_token", "first_two_tokens"):
-        assert report[key].passed and report[key].detectable_tv < 0.15, f"{key}: p={report[key].p_value:.2e}"
-    for key in ("negative_control_first_token", "negative_control_first_two_tokens"):
-        assert report[key].rejects

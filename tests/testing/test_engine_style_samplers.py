@@ -10,8 +10,9 @@ eleventh, ``float16-ratio``, is lossy by float16 rounding of p/q: its exact TV i
 is at most 1.8e-4 on every case, below a hundredth of its detectable TV at N = 20000 (seeing it
 would take some 5e8 rounds per case).
 
-The fast tests run the batched interface at N = 2000; the ``slow`` ones run the default N = 20000,
-and the one-round interface.
+The fast tests run the batched interface at N = 2000; the ``slow`` ones run every correct sampler at the
+default N = 20000 (a lossy one that fails at N = 2000 fails at any larger N with at least that power), and the
+one-round interface on one sampler of each kind its adapter meets (below).
 """
 
 from __future__ import annotations
@@ -54,17 +55,21 @@ def test_every_detectable_lossy_sampler_fails_batched(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(CORRECT) + sorted(DETECTABLE))
-def test_at_the_default_n_correct_samplers_pass_and_lossy_ones_fail(name):
-    if name in CORRECT:
-        assert audit(CORRECT[name], 20_000).passed
-    else:
-        with pytest.raises(AssertionError, match="is NOT lossless"):
-            audit(LOSSY[name], 20_000)
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_at_the_default_n_correct_samplers_pass(name):
+    report = audit(CORRECT[name], 20_000)
+    assert report.passed and max(c.tests[0].detectable_tv for c in report.cases) < 0.07
+
+
+#: the one-round interface runs the same sampler code through another adapter (a batch of one per call), so one
+#: sampler of each kind it handles stands for the rest: a numpy generator and a torch one, a declared warp, a loss
+#: that emits impossible tuples, one that only moves a law, one at the bonus row, and an undeclared warp
+ONE_ROUND = ["vectorised-uniforms", "torch-multinomial", "top-k-both-sides", "u-le-ratio-closed-zero",
+             "residual-normalised-by-p", "bonus-from-wrong-row", "top-k-target-only"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(CORRECT) + sorted(DETECTABLE))
+@pytest.mark.parametrize("name", ONE_ROUND)
 def test_the_one_round_interface_gives_the_same_verdicts(name):
     if name in CORRECT:
         assert audit(CORRECT[name], 2000, batched=False).passed

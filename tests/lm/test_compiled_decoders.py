@@ -1,0 +1,57 @@
+"""The compiled decoders (``DecodeOptions(compile=True)``: static caches, ``torch.compile``, one graph per width).
+
+Two checks, both ``slow`` (compiling is most of their time): in float64 the compiled plain and speculative
+decoders emit the pinned tokens of the eager runs (test_pinned_tokens.py says why float64 tokens can be
+compared with ``==``), and the compiled speculative decoder samples the exact law of a tiny model.
+
+They share one file so that they share one test worker: Inductor's first graph in a process pays its one-time
+set-up (the C++ toolchain's checks, the precompiled header), about 20 CPU-seconds on a 2-core CPU, and a
+second graph in the same process does not. Each graph of the bundled target (32 layers) then costs about a
+minute of compiling with Inductor's cache cold, as on a fresh CI machine; warm, seconds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from lm_tiny import noisy_copy, tiny_llama  # noqa: E402
+from test_pinned_tokens import NEW_TOKENS, PLAIN, SPECULATIVE, SPECULATIVE_RUNS, TEXTS, _counters  # noqa: E402
+
+from specmath.lm.decode_options import DecodeOptions  # noqa: E402
+from specmath.lm.pairs import load_named_pair  # noqa: E402
+from specmath.lm.plain_decode import plain_generate  # noqa: E402
+from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_compiled_decoders_emit_the_pinned_tokens():
+    """Plain decoding and the model draft's rounds, which meet every width (1, a draft catching up by 2,
+    gamma + 1), emit the eager runs' literals."""
+    pair = load_named_pair("bundled", dtype=torch.float64, texts=TEXTS)
+    options, tokens = PLAIN["one seed"]
+    assert plain_generate(pair.target, pair.prompts, NEW_TOKENS, options.replace(compile=True)).tokens == tokens
+    make_draft, options = SPECULATIVE_RUNS["model draft, token verification"]
+    run = speculative_generate(pair.target, make_draft(pair), pair.prompts, NEW_TOKENS, options.replace(compile=True))
+    tokens, counters, _ = SPECULATIVE["model draft, token verification"]
+    assert run.tokens == tokens
+    assert _counters(run) == counters
+
+
+def test_the_compiled_decoders_sample_the_exact_law():
+    """The histogram check on the compiled path: N = 3000, vocabulary 16, level 1e-6, power 0.99 at the
+    detectable TV (~0.08 for one token); the lossy control must still be rejected at the same N."""
+    from specmath.lm.histogram import lossless_report
+    from specmath.settings import AuditSettings
+
+    target = tiny_llama(0, vocab_size=16, sharpness=6.0)
+    draft = noisy_copy(target, 0.5, 1)
+    report = lossless_report(target, draft, [1, 2, 3], DecodeOptions(gamma=3, compile=True),
+                             settings=AuditSettings(n=3000), batch_size=3000)
+    for key in ("first_token", "first_two_tokens"):
+        assert report[key].passed and report[key].detectable_tv < 0.15, f"{key}: p={report[key].p_value:.2e}"
+    for key in ("negative_control_first_token", "negative_control_first_two_tokens"):
+        assert report[key].rejects
