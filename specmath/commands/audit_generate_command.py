@@ -148,6 +148,10 @@ def check_arguments(args: argparse.Namespace) -> None:
     named = [x for x in (args.engine, args.engine_cmd, args.endpoint) if x is not None]
     if len(named) > 1:
         raise InvalidArgument("name one engine: ENGINE, --engine-cmd or --endpoint")
+    if args.endpoint is not None:
+        from specmath.audit.engines.endpoint import check_endpoint_url
+
+        check_endpoint_url(args.endpoint)
     entry = _engine_entry(args)
     options = _sampling_options(args)
     explicit = options.to_json().keys() - {"temperature"} or args.temperature != 1.0

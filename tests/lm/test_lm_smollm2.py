@@ -11,7 +11,7 @@ pytest.importorskip("gguf")
 from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
 from specmath.lm.early_exit_draft import adapter_model, build_early_exit_draft  # noqa: E402
-from specmath.lm.models import int8_draft, layer_skip_draft, load_smollm2, locate_smollm2_gguf  # noqa: E402
+from specmath.lm.models import _place, int8_draft, layer_skip_draft, locate_smollm2_gguf  # noqa: E402
 from specmath.lm.ngram_draft import LookupNgramDraft, NgramDraft, NgramTable, default_table_file  # noqa: E402
 from specmath.lm.pairs import EDIT_PROMPTS, _chat_ids  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
@@ -22,20 +22,29 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    locate_smollm2_gguf()  # a clear ValueError with the pip command if the package is missing
-    return load_smollm2()
+def read_and_cached(tmp_path_factory):
+    """SmolLM2 read from its GGUF file into a cache folder of this module's own, then read back from it: the tests
+    run on the copy read back, so checking it against the one read from the file costs no second read of the GGUF
+    (30 CPU-seconds)."""
+    from specmath.lm.dequantised_cache import load_dequantised
+
+    gguf = locate_smollm2_gguf()  # a clear ValueError with the pip command if the package is missing
+    cache = tmp_path_factory.mktemp("specmath-cache")
+    return gguf, cache, load_dequantised(gguf, cache), load_dequantised(gguf, cache)
+
+
+@pytest.fixture(scope="module")
+def smollm2(read_and_cached):
+    model, tokenizer = read_and_cached[3]
+    return _place(model, torch.float32, "cpu"), tokenizer  # as load_smollm2 returns it
 
 
 @pytest.mark.no_float_paths  # one model's forward twice, on the same weights and code: equal bit for bit
-def test_smollm2_read_back_from_the_cache_is_the_model_and_tokenizer_read_from_the_gguf(tmp_path):
-    from specmath.lm.dequantised_cache import entry_for, load_dequantised
+def test_smollm2_read_back_from_the_cache_is_the_model_and_tokenizer_read_from_the_gguf(read_and_cached):
+    from specmath.lm.dequantised_cache import entry_for
 
-    gguf = locate_smollm2_gguf()
-    read, read_tok = load_dequantised(gguf, tmp_path)  # from the GGUF file, then written to the cache
-    entry = entry_for(gguf, tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [entry.name]  # no temporary folder left behind
-    cached, cached_tok = load_dequantised(gguf, tmp_path)
+    gguf, cache, (read, read_tok), (cached, cached_tok) = read_and_cached
+    assert sorted(p.name for p in cache.iterdir()) == [entry_for(gguf, cache).name]  # no temporary folder left
     assert type(cached) is type(read) and getattr(cached, "hf_quantizer", None) is None
     ours, theirs = cached.state_dict(), read.state_dict()
     assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)

@@ -136,15 +136,20 @@ def _choice_tokens(choice: dict) -> list[int]:
                               f"its first choice: {json.dumps(choice)[:200]}")
 
 
+def check_endpoint_url(url: str) -> str:
+    """``url`` if it is an http(s) URL (checked by the command line before torch, and by the engine), else InvalidArgument."""
+    if not url.startswith(("http://", "https://")):
+        raise InvalidArgument(f"--endpoint must be an http(s) URL, got {url!r}")
+    return url
+
+
 class EndpointEngine(EngineClient):
     """An OpenAI-compatible completions endpoint serving the target model."""
 
     def __init__(self, url: str, *, model: str = "default", semantics: EngineSemantics | str = "vllm",
                  vocab_size: int | None = None, timeout: float = 600.0, samples_per_request: int | None = None,
                  api_key: str | None = None, metrics_url: str | None = None):
-        if not url.startswith(("http://", "https://")):
-            raise InvalidArgument(f"--endpoint must be an http(s) URL, got {url!r}")
-        url = url.rstrip("/")
+        url = check_endpoint_url(url).rstrip("/")
         self.url = url if url.endswith("/completions") else url + ("/completions" if url.endswith("/v1") else
                                                                     "/v1/completions")
         self.name = f"endpoint {self.url}"
