@@ -38,7 +38,9 @@ def _claim_text(c: Claim) -> list[str]:
             lines.append(f"- {label}: {value}")
     if c.report is not None:
         r = c.report
-        lines += ["", "**Ready to file.**", "", f"> **{r.title}**", ">", f"> Versions: {r.versions}.", ">",
+        # a fixed claim keeps its report as the record of what was seen, not as something still to file
+        heading = "**The report, as it stood before the fix.**" if c.status == "fixed" else "**Ready to file.**"
+        lines += ["", heading, "", f"> **{r.title}**", ">", f"> Versions: {r.versions}.", ">",
                   "> Reproducer:", ">", f"> ```{r.language}"] + [f">{' ' + line if line else ''}"
                                                                 for line in r.reproducer.splitlines()] + [
                   "> ```", ">", f"> Expected: {r.expected}.", ">", f"> Observed: {r.observed}."]
