@@ -19,7 +19,9 @@ files, into ``<cache>/<entry>/``; every later load reads that folder (safetensor
   is returned as before, and the next load tries again.
 
 The weights are the bytes transformers dequantised (safetensors stores them as they are), so a model loaded
-from the cache computes exactly what the one loaded from the GGUF computes (tests/lm/test_lm_smollm2.py).
+from the cache computes exactly what the one loaded from the GGUF computes (tests/lm/test_lm_smollm2.py). Only
+their metadata differ: the load that writes the entry returns the model as transformers read it (its config
+naming the GGUF file and its quantisation), every later one the plain copy (config without them).
 """
 
 from __future__ import annotations
