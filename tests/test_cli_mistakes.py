@@ -1,15 +1,20 @@
 """Every mistake a user can make on the command line gets one line, exit status 2, and no torch.
 
 Each row of ``MISTAKES`` is a command line and a regular expression of the one line it must print
-on stderr. Each runs in a fresh interpreter (the way a user runs it), through a wrapper that calls
+on stderr. Each runs as a user runs it, in an interpreter of its own that has imported nothing but
+``specmath.cli``: one runner process imports it, then forks a child per row, which calls
 ``specmath.cli.main`` exactly as ``python -m specmath`` does and then reports whether torch was
-imported: a mistake is found before torch (seconds on a busy machine) is loaded. How long each
-takes is measured outside the tests, never asserted (CI machines are busy).
+imported (a mistake is found before torch, seconds on a busy machine, is loaded). Forking spares each
+of the 118 rows an interpreter's start and specmath's imports (about 0.5 CPU-s each); the child's
+modules, files and exit status are its own. Two tests start fresh interpreters outright
+(``python -m specmath`` and ``--version``). How long each row takes is measured outside the tests,
+never asserted (CI machines are busy).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -23,6 +28,45 @@ ROOT = Path(__file__).resolve().parents[1]
 #: runs the command line as ``python -m specmath`` would, then says whether torch was imported
 WRAPPER = ("import sys\nfrom specmath.cli import main\nstatus = main(sys.argv[1:])\n"
            "print('torch imported:', 'torch' in sys.modules)\nsys.exit(status)\n")
+
+#: reads a JSON list of command lines on stdin, imports specmath.cli once, then runs each line in a forked child
+#: as WRAPPER would (its stdout and stderr to files of its own, SIGALRM after 300 s against a hang) and prints a
+#: JSON list of [exit status, stdout, stderr]; a child killed by a signal reports -signal, as subprocess does
+RUNNER = """
+import json, os, signal, sys, tempfile, traceback
+from specmath.cli import main
+rows = json.load(sys.stdin)
+results = []
+for args in rows:
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            signal.alarm(300)
+            sys.argv = ['-c', *args]
+            status = main(args)
+            print('torch imported:', 'torch' in sys.modules)
+        except SystemExit as stop:
+            status = stop.code if isinstance(stop.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status if isinstance(status, int) else 1)
+    _, code = os.waitpid(pid, 0)
+    status = os.waitstatus_to_exitcode(code)
+    texts = []
+    for stream in (out, err):
+        stream.seek(0)
+        texts.append(stream.read().decode('utf-8', 'replace'))
+        stream.close()
+    results.append([status, *texts])
+json.dump(results, sys.__stdout__)
+"""
 
 #: the files the rows name, written into the folder the commands run in
 FILES = {
@@ -202,18 +246,33 @@ def workdir(tmp_path_factory) -> Path:
     return folder
 
 
+def _environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
 def run_cli(args: list[str], cwd: Path, *prefix: str) -> subprocess.CompletedProcess:
     """The command line run in a fresh interpreter that imports this checkout's specmath."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, *(prefix or ("-c", WRAPPER)), *args]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, cwd=cwd, env=_environment(), capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.parametrize("args,line", MISTAKES, ids=[" ".join(args) or "(nothing)" for args, _ in MISTAKES])
-def test_a_mistake_is_one_line_and_exit_status_2_before_torch_is_imported(args, line, workdir):
+@pytest.fixture(scope="module")
+def outcomes(workdir) -> list[subprocess.CompletedProcess]:
+    """Every row of MISTAKES run by RUNNER in the folder of its files, in the order of MISTAKES."""
+    rows = [args for args, _ in MISTAKES]
+    runner = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(rows), cwd=workdir, env=_environment(),
+                            capture_output=True, text=True, timeout=300 + 30 * len(rows))
+    assert runner.returncode == 0, runner.stderr
+    return [subprocess.CompletedProcess(args, status, out, err)
+            for args, (status, out, err) in zip(rows, json.loads(runner.stdout), strict=True)]
+
+
+@pytest.mark.parametrize("row", range(len(MISTAKES)), ids=[" ".join(args) or "(nothing)" for args, _ in MISTAKES])
+def test_a_mistake_is_one_line_and_exit_status_2_before_torch_is_imported(row, outcomes):
     from specmath.cli import COMMANDS
 
-    out = run_cli(args, workdir)
+    args, line = MISTAKES[row]
+    out = outcomes[row]
     command = f"specmath {args[0]}" if args and args[0] in COMMANDS else "specmath"
     assert "Traceback" not in out.stderr, out.stderr
     assert out.returncode == 2, (out.returncode, out.stderr)
@@ -229,9 +288,13 @@ def test_the_mistakes_cover_every_command():
     assert set(COMMANDS) <= covered, f"no mistake row for {sorted(set(COMMANDS) - covered)}"
 
 
-def test_python_dash_m_specmath_prints_the_same_line(workdir):
-    wrapped = run_cli(["verify", "two_token"], workdir)
-    direct = run_cli(["verify", "two_token"], workdir, "-m", "specmath")
+def test_python_dash_m_specmath_prints_the_same_line(workdir, outcomes):
+    """A fresh ``python -m specmath``, the wrapper in a fresh interpreter and the forked row agree."""
+    args = ["verify", "two_token"]
+    forked = outcomes[[row for row, _ in MISTAKES].index(args)]
+    wrapped = run_cli(args, workdir)
+    direct = run_cli(args, workdir, "-m", "specmath")
+    assert (wrapped.returncode, wrapped.stdout, wrapped.stderr) == (forked.returncode, forked.stdout, forked.stderr)
     assert direct.returncode == 2 and direct.stdout == "" and direct.stderr == wrapped.stderr
 
 
