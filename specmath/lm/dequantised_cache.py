@@ -15,6 +15,10 @@ files, into ``<cache>/<entry>/``; every later load reads that folder (safetensor
 * writes go to a temporary folder beside the entry, renamed into place when complete: a process never reads
   a half-written entry, and of two processes writing the same entry at once the second rename fails and its
   copy is removed.
+* a process that finds no entry takes a lock on it (``.<entry>.lock`` beside it, ``flock``; released when the
+  process ends, however it ends) before it reads the GGUF, and looks again once it holds it: of several
+  processes loading the same model at once (pytest's workers, parallel audits) one reads the GGUF and the
+  others wait for its entry instead of spending the same 30 CPU-seconds each.
 * a cache that cannot be written (a read-only home, a full disk) is no error: the model loaded from the GGUF
   is returned as before, and the next load tries again.
 
@@ -26,10 +30,12 @@ naming the GGUF file and its quantisation), every later one the plain copy (conf
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -98,14 +104,38 @@ def _write(entry: Path, model, tokenizer) -> None:
         shutil.rmtree(partial, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _writer_lock(entry: Path) -> Iterator[None]:
+    """Held while one process reads the GGUF and writes ``entry``; no lock where the folder cannot be written or
+    the platform has no ``fcntl`` (then two processes may both read the GGUF, as without a lock: no error)."""
+    try:
+        import fcntl
+
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(entry.parent / f".{entry.name}.lock", "a")
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:  # a file system without locks: proceed unlocked
+            pass
+        yield  # closing the file releases the lock
+
+
 def load_dequantised(gguf: Path, cache: Path | None):
     """(model in float32, tokenizer) of the GGUF file ``gguf``: from its entry in ``cache``, else from the file
     (and then into ``cache``); ``cache`` None: from the file, nothing written (``cache_root()`` is the default)."""
-    entry = entry_for(gguf, cache) if cache is not None else None
-    if entry is not None and (entry / "config.json").is_file():
+    if cache is None:
+        return _from_gguf(gguf)
+    entry = entry_for(gguf, cache)
+    if (entry / "config.json").is_file():
         return _from_entry(entry)
-    model, tokenizer = _from_gguf(gguf)
-    if entry is not None:
+    with _writer_lock(entry):
+        if (entry / "config.json").is_file():  # written by the process that held the lock before us
+            return _from_entry(entry)
+        model, tokenizer = _from_gguf(gguf)
         try:
             _write(entry, model, tokenizer)
         except OSError:  # not writable, full, or written meanwhile by another process: load from the GGUF next time

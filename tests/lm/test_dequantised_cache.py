@@ -41,7 +41,7 @@ def test_the_first_load_reads_the_file_and_every_later_one_the_entry(fake_gguf, 
     first, _ = load_dequantised(path, cache)
     assert first is draft and len(calls) == 1
     entry = entry_for(path, cache)
-    assert sorted(p.name for p in cache.iterdir()) == [entry.name]  # no temporary folder left behind
+    assert sorted(p.name for p in cache.iterdir()) == [f".{entry.name}.lock", entry.name]  # no temporary folder
     again, tokenizer = load_dequantised(path, cache)
     assert len(calls) == 1 and again is not draft
     ours, theirs = again.state_dict(), draft.state_dict()
@@ -49,6 +49,41 @@ def test_the_first_load_reads_the_file_and_every_later_one_the_entry(fake_gguf, 
     assert again.lm_head.weight.data_ptr() == again.model.embed_tokens.weight.data_ptr()  # still tied
     text = "It was the best of times, the Program"
     assert tokenizer(text)["input_ids"] == original_tokenizer(text)["input_ids"]
+
+
+def test_a_process_that_finds_the_entry_missing_while_another_writes_it_waits_and_reads_the_entry(
+        fake_gguf, tmp_path, monkeypatch):
+    # two threads stand in for two processes (an flock lock belongs to the open file, not the process): the first
+    # is reading the file, holding the lock, when the second looks, finds no entry and goes for the lock; the
+    # first's read ends only then. Without the lock the second would read the file too.
+    import threading
+
+    path, draft, _, calls = fake_gguf
+    cache = tmp_path / "cache"
+    first_reads, second_waits, done = threading.Event(), threading.Event(), []
+    fake_read, real_lock = dequantised_cache._from_gguf, dequantised_cache._writer_lock
+
+    def slow_read(gguf):
+        first_reads.set()
+        assert second_waits.wait(120), "the second loader never went for the lock"
+        return fake_read(gguf)
+
+    def lock(entry):
+        if threading.current_thread().name == "second":
+            second_waits.set()
+        return real_lock(entry)
+
+    monkeypatch.setattr(dequantised_cache, "_from_gguf", slow_read)
+    monkeypatch.setattr(dequantised_cache, "_writer_lock", lock)
+    loaders = [threading.Thread(target=lambda: done.append(load_dequantised(path, cache)[0]), name=name)
+               for name in ("first", "second")]
+    loaders[0].start()
+    assert first_reads.wait(120)
+    loaders[1].start()
+    for loader in loaders:
+        loader.join(180)
+    assert len(done) == 2 and len(calls) == 1, "both loaders read the file"
+    assert done[0] is draft and done[1] is not draft  # the first returned what it read, the second the entry
 
 
 def test_a_changed_file_gets_an_entry_of_its_own(fake_gguf, tmp_path):
