@@ -13,13 +13,18 @@ sglang-rocm-greedy-verify), penalties counted from the batch's start instead of 
 llama.cpp's own loop (``engines/llama_cpp``), so a run that cannot catch it is INCONCLUSIVE, not a pass.
 
 The control moves only x2, and only where x1 hit the draft, so each row is audited at the prompt where
-its shift is largest, ``control_shift`` (an upper bound: drafts that a lookup engine cannot make are
-left out, a draft model's are assumed to hit):
+its shift is largest, ``control_shift``:
 
     shift(c) = sum_x1 w(p(. | c))(x1) reach(c, x1) TV(w(p(. | c x1)), w_control(p(. | c x1)))
 
-with reach(c, x1) = 1 for a draft model, and [x1 == the token prompt lookup proposes after c] for a
-lookup engine. Penalty rows choose among repetitive texts (where a penalty matters), the others among
+with reach(c, x1) = [x1 == the token prompt lookup proposes after c] for a lookup engine (an upper bound:
+an engine's own lookup may decline), and for a draft model reach(c, x1) = w(x1) [x1 == argmax w], w the
+first token's law. Why: a sample-match verifier keeps d1 only when the target draws d1, so a draft model
+that is the target itself (the GGUF tables) hits the most likely x1 at least that often, whether it drafts
+greedily (llama.cpp: always) or draws its draft from w (node-llama-cpp: w(x1)), and the bound is then
+a lower bound on the shift at that token. Counting every x1 as hit instead chose prompts with a flat first
+token, where a drawn draft is seldom accepted and the control acts on a few samples in a hundred.
+Penalty rows choose among repetitive texts (where a penalty matters), the others among
 ``PROMPT_CANDIDATES``. The logit-bias row bans (bias -100) the most likely second token, so that the
 control's bug emits a token the law all but forbids. The repeat-ban row boosts (+10) the token the prompt
 repeats and bans repeats (presence 100): the law all but forbids x2 == x1, an engine that counts the
@@ -52,6 +57,10 @@ REPETITIVE_PROMPTS = (
     "red green blue red green blue red green blue red",
     "1, 2, 3, 1, 2, 3, 1, 2, 3, 1,",
     "It was the best of times, it was the worst of times, it was the",
+    # a repeat the model continues with confidence (SmolLM2: " knock" next with probability 0.90, and again after
+    # it): where the penalties count the generated tokens only, the history at x2 is x1 alone, so a penalty row
+    # needs an x1 a draft hits often and an x2 likely to repeat it
+    "knock knock knock knock knock knock knock knock knock knock knock knock",
     # a repeat farther back than llama.cpp's penalty window (64 tokens): where the penalties count the prompt, the
     # token its lookup drafts here is outside the window, so even presence 100 (repeat ban) leaves a draft to accept
     "My code word is falcon. I walked to the market this morning and bought apples, bread, cheese and a small jar "
@@ -182,7 +191,7 @@ def row_for(options: SamplingOptions) -> OptionRow:
 
 def control_shift(logits: Logits, c: Sequence[int], row: OptionRow, options: SamplingOptions,
                   semantics: EngineSemantics, reach: Callable[[Sequence[int], int], float]) -> float:
-    """The upper bound above of how far the row's control moves the law of (x1, x2) at prompt c."""
+    """How far the row's control moves the law of (x1, x2) at prompt c, bounded as the module docstring says."""
     p1 = sampling_law(logits([list(c)])[0], options, semantics, c)
     first = [int(x) for x in np.argsort(-p1)[:20] if p1[x] >= 0.01 and reach(c, int(x)) > 0]
     if not first:
@@ -206,6 +215,18 @@ def _bias_token(logits: Logits, c: Sequence[int], row: OptionRow, options: Sampl
     return int(np.argmax(sampling_law(logits([[*c, x1]])[0], options, semantics, c, [x1])))
 
 
+def _draft_reach(logits: Logits, c: Sequence[int], options: SamplingOptions,
+                 semantics: EngineSemantics) -> Callable[[Sequence[int], int], float]:
+    """A draft model's reach at prompt c (module docstring): w(x1) at the most likely first token, 0 elsewhere."""
+    p1 = sampling_law(logits([list(c)])[0], options, semantics, c)
+    top = int(np.argmax(p1))
+
+    def reach(_c: Sequence[int], x1: int) -> float:
+        return float(p1[top]) if x1 == top else 0.0
+
+    return reach
+
+
 def candidate_texts(row: OptionRow) -> tuple[str, ...]:
     """The texts a row chooses its prompt among: repetitive ones for the penalty rows, all for the others."""
     return REPETITIVE_PROMPTS if row.repetitive else tuple(dict.fromkeys(PROMPT_CANDIDATES + REPETITIVE_PROMPTS))
@@ -221,8 +242,8 @@ def choose_prompt(logits: Logits, candidates: Sequence[Sequence[int]], row: Opti
     ``lookup_draft_token``, and an engine's own lookup may decline where it proposes a token: llama.cpp's
     ngram-simple drafts nothing when fewer than n tokens follow the latest match, as at the end of "ha ha ha")."""
 
-    def reach(c: Sequence[int], x1: int) -> float:
-        return 1.0 if not lookup else float(lookup_draft_token(list(c)) == x1)
+    def lookup_reach(c: Sequence[int], x1: int) -> float:
+        return float(lookup_draft_token(list(c)) == x1)
 
     ranked = []
     for c in candidates:
@@ -233,6 +254,7 @@ def choose_prompt(logits: Logits, candidates: Sequence[Sequence[int]], row: Opti
         if row.bias:
             unbiased = dataclasses.replace(options, logit_bias=())
             options = row.with_bias_token(_bias_token(logits, c, row, unbiased, semantics))
+        reach = lookup_reach if lookup else _draft_reach(logits, c, options, semantics)
         ranked.append((c, options, control_shift(logits, c, row, options, semantics, reach)))
     ranked.sort(key=lambda r: -r[2])  # stable: among equal shifts, the candidates' own order
     best = next((r for r in ranked if drafts_at is None or drafts_at(r[0], r[1])), ranked[0] if ranked else None)

@@ -162,8 +162,8 @@ def _both_draft_at(opened: OpenEngine, prompt: list[int], options: SamplingOptio
     llama.cpp's for node-llama-cpp's, may decline there: its control would then have no drafted row to spoil).
 
     A draft model always drafts, but a row's control acts at x2 only where the target accepted the draft of x1, and
-    the draft's proposal is not modelled (``choose_prompt`` reaches every x1): there the probe asks for an accepted
-    token. Why: at "1, 2, 3, 1, 2, 3, ..., 1," the draft proposes " 2", which frequency 1.5 has made so unlikely
+    ``choose_prompt`` models the proposal only as the target's most likely token (the draft may be another model,
+    or decline under the row's options): there the probe asks for an accepted token. Why: at "1, 2, 3, 1, 2, 3, ..., 1," the draft proposes " 2", which frequency 1.5 has made so unlikely
     that llama-cpp-draft accepted none of 8483 drafts, and its control could not act."""
     others = [e for e in (opened.control_engine,) if e is not None and e is not opened.engine]
     return all(_drafts_at(e, prompt, options, accepted=not opened.lookup) for e in (opened.engine, *others))

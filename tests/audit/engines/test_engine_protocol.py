@@ -184,6 +184,32 @@ def test_the_bias_row_bans_the_likely_second_token_at_the_prompt_where_skipping_
         choose_prompt(toy_logits, candidates, OPTION_ROWS["T=1"], semantics, lookup=False, min_length=9)
 
 
+def test_a_draft_model_is_audited_where_the_target_is_sure_of_x1_not_where_x1_is_flat():
+    # prompt [0]: x1 flat over 4 tokens, and after each the control (argmax at drafted rows) moves x2 by 0.75;
+    # prompt [1]: x1 == 5 with probability 0.9, and after it the control moves x2 by 0.5. Counting every x1 as hit,
+    # [0] has the larger shift (0.75 against 0.9 * 0.5 + ...); a sample-match verifier keeps a draft of x1 only when
+    # the target draws it, so a draft that is the target hits [0]'s x1 a quarter of the time, [1]'s 0.9 of it
+    def row_logits(probabilities):
+        return np.log(np.maximum(np.asarray(probabilities, dtype=float), 1e-30))
+
+    def logits(contexts):
+        rows = []
+        for c in contexts:
+            if c == [0]:
+                rows.append(row_logits([0.25] * 4 + [0] * 4))
+            elif c == [1]:
+                rows.append(row_logits([0, 0, 0, 0, 0, 0.9, 0.1, 0]))
+            else:  # after x1: four likely second tokens (argmax moves x2 by 0.75) or two (by 0.5)
+                rows.append(row_logits([0.25] * 4 + [0] * 4 if c[0] == 0 else [0, 0, 0, 0, 0, 0.5, 0.5, 0]))
+        return np.array(rows)
+
+    semantics, row = SEMANTICS["llama.cpp"], OPTION_ROWS["T=1"]
+    every = {tuple(c): control_shift(logits, c, row, row.options, semantics, lambda c, x1: 1.0) for c in ([0], [1])}
+    assert every[(0,)] > every[(1,)]
+    prompt, _, shift = choose_prompt(logits, [[0], [1]], row, semantics, lookup=False)
+    assert prompt == [1] and shift == pytest.approx(0.9 * 0.9 * 0.5, abs=1e-12)  # w(x1) * reach w(x1) * TV
+
+
 def test_the_prompt_choice_passes_over_the_candidates_the_engine_does_not_draft_at():
     candidates = [[a, (a * 5) % toy.V] * 3 for a in range(8)]
     semantics, row = SEMANTICS["llama.cpp"], OPTION_ROWS["T=1"]
