@@ -145,19 +145,24 @@ def run_on_pair(entry: EngineEntry | str, pair: str, options: SamplingOptions, *
 _PROBE_CALLS, _PROBE_SEED = 16, 10**8
 
 
-def _drafts_at(engine: EngineClient, prompt: list[int], options: SamplingOptions, *, accepted: bool = False) -> bool:
+def _drafts_at(engine: EngineClient, prompt: list[int], options: SamplingOptions, *, accepted: bool = False,
+               failures: list[str] | None = None) -> bool:
     """Whether the engine drafts at ``prompt`` (``accepted``: and the target accepts a drafted token there): a probe
     request; True where the engine counts neither, or fails (the audit's own request then meets that failure and
-    reports it as the engine's verdict)."""
+    reports it as the engine's verdict; the probe's message is appended to ``failures``, since an engine the probe
+    killed answers the audit only that it is gone)."""
     try:
         result = engine.generate(prompt, _PROBE_CALLS, _PROBE_SEED, 2, options)
-    except Exception:  # noqa: BLE001 - reported by the audit itself, as REFUSED or ENGINE ERROR
+    except Exception as exc:  # noqa: BLE001 - reported by the audit itself, as REFUSED or ENGINE ERROR
+        if failures is not None:
+            failures.append(f"{type(exc).__name__}: {exc}")
         return True
     count = result.accepted if accepted else result.drafted
     return count is None or count > 0
 
 
-def _both_draft_at(opened: OpenEngine, prompt: list[int], options: SamplingOptions) -> bool:
+def _both_draft_at(opened: OpenEngine, prompt: list[int], options: SamplingOptions,
+                   failures: list[str] | None = None) -> bool:
     """The engine drafts at ``prompt``, and so does the engine its control runs in (another engine's lookup, as
     llama.cpp's for node-llama-cpp's, may decline there: its control would then have no drafted row to spoil).
 
@@ -166,7 +171,8 @@ def _both_draft_at(opened: OpenEngine, prompt: list[int], options: SamplingOptio
     or decline under the row's options): there the probe asks for an accepted token. Why: at "1, 2, 3, 1, 2, 3, ..., 1," the draft proposes " 2", which frequency 1.5 has made so unlikely
     that llama-cpp-draft accepted none of 8483 drafts, and its control could not act."""
     others = [e for e in (opened.control_engine,) if e is not None and e is not opened.engine]
-    return all(_drafts_at(e, prompt, options, accepted=not opened.lookup) for e in (opened.engine, *others))
+    return all(_drafts_at(e, prompt, options, accepted=not opened.lookup, failures=failures)
+               for e in (opened.engine, *others))
 
 
 def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int | None, seed: int = 0,
@@ -182,11 +188,12 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
     engine = opened.engine
     logits = engine.logits if engine.has_logits else target.reference
     options, shift = row.options, float("nan")
+    probe_failures: list[str] = []
     if prompt is None:
         minimum = _MIN_NGRAM_PROMPT if opened.lookup else 1
         prompt, options, shift = choose_prompt(logits, target.candidates(candidate_texts(row)), row, engine.semantics,
                                                lookup=opened.lookup, min_length=minimum,
-                                               drafts_at=partial(_both_draft_at, opened))
+                                               drafts_at=partial(_both_draft_at, opened, failures=probe_failures))
     elif row.bias:
         raise InvalidArgument(f"the {row.name!r} row chooses its own prompt and biased token: leave out --prompt")
     if n is None:
@@ -202,7 +209,12 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
         reproducer = reproducer_command([opened.entry.name], ["--target", model], ["--option", row.name], n, seed,
                                         ["--pathwise", str(pathwise_seeds)] if pathwise_seeds else [])
     plan = AuditPlan(prompt, options, n, seed, label=row.name, pathwise_seeds=pathwise_seeds, reproducer=reproducer)
-    return run_engine_audit(engine, target.name, plan, reference=reference, control=control), options, shift
+    audit = run_engine_audit(engine, target.name, plan, reference=reference, control=control)
+    if audit.error and probe_failures and probe_failures[0] != audit.error:
+        # the probe met the failure first (an engine it crashed then answers only that it is gone): its message
+        audit.error = (f"{probe_failures[0]} (at the prompt probe, {_PROBE_CALLS} calls; the audit's own request "
+                       f"then: {audit.error})")
+    return audit, options, shift
 
 
 def table_record(audit: GenerateAudit, *, row: OptionRow, options: SamplingOptions, shift: float, description: str,

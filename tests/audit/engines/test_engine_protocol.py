@@ -284,3 +284,28 @@ def test_a_draft_model_row_is_audited_where_the_target_accepts_a_drafted_token()
     assert not _both_draft_at(model, [1, 2], SamplingOptions()) and _both_draft_at(model, [3, 4], SamplingOptions())
     lookup = SimpleNamespace(engine=engine, control_engine=engine, lookup=True)  # a lookup: drafting is what counts
     assert _both_draft_at(lookup, [1, 2], SamplingOptions())
+
+
+def test_an_engine_the_prompt_probe_crashed_is_reported_with_the_probe_s_message(monkeypatch):
+    # vLLM's server under top-k dies on the probe's request; the audit's own request then meets only a closed port,
+    # and the verdict must still name the crash (ENGINE ERROR with the engine's message, never PASS or LOSS)
+    from types import SimpleNamespace
+
+    import specmath.audit.engines.table_runs as table_runs
+
+    calls = []
+
+    def dying(prompt_ids, n, seed, *, max_new_tokens, **options):
+        calls.append(n)
+        raise RuntimeError("max(): Expected reduction dim" if len(calls) == 1 else "connection refused")
+
+    def choose(logits, candidates, row, semantics, *, lookup, min_length, drafts_at):
+        assert drafts_at(PROMPT, row.options)  # a failed probe does not pass the prompt over
+        return PROMPT, row.options, 0.5
+
+    monkeypatch.setattr(table_runs, "choose_prompt", choose)
+    target = SimpleNamespace(name="toy", reference=toy_logits, gguf=None, folder=None, candidates=lambda texts: [])
+    opened = table_runs.OpenEngine(CallableEngine(dying, vocab_size=toy.V), None, False, "dying", None)
+    audit, _, _ = table_runs.run_row(opened, target, OPTION_ROWS["T=1"], n=100, reproducer="again")
+    assert audit.verdict.startswith("ENGINE ERROR: RuntimeError: max(): Expected reduction dim (at the prompt probe")
+    assert "connection refused" in audit.verdict and calls[0] == 16
