@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -140,6 +141,22 @@ def server_law_record(engine: CapturingEndpoint, audit, options, target) -> dict
             "same_verdicts_as_transformers_law": [c.passed for c in checks] == by_target}
 
 
+#: an exception in the server's log ("... [file.py:123] RuntimeError: message"): its engine core's own failure
+_LOGGED_EXCEPTION = re.compile(r"\] ((?:\w+\.)*\w+(?:Error|Exception)): (.+)$")
+
+
+def logged_cause(log: Path, offset: int) -> str | None:
+    """The first exception the server logged after byte ``offset``: the root cause of a crash, which its HTTP 500
+    does not carry (vLLM answers "EngineCore encountered an issue. See stack trace (above)")."""
+    with open(log, errors="replace") as f:
+        f.seek(offset)
+        for line in f:
+            match = _LOGGED_EXCEPTION.search(line.rstrip())
+            if match:
+                return f"{match.group(1).rsplit('.', 1)[-1]}: {match.group(2)}"
+    return None
+
+
 def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], records: list[dict], path: Path) -> list[dict]:
     """The rows against vLLM's server of the same configuration, the controls in the offline engine."""
     import contextlib
@@ -158,7 +175,11 @@ def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], 
             engine = CapturingEndpoint(url, vocab_size=target.vocab_size, samples_per_request=4000, timeout=1800)
             opened = OpenEngine(engine, offline.engine, offline.lookup, f"{name} served by vLLM's OpenAI server",
                                 engine_entry(name))
+            offset = os.path.getsize(log.name)
             audit, options, shift = run_row(opened, target, OPTION_ROWS[row_name], n=args.n, seed=args.seed)
+            cause = logged_cause(Path(log.name), offset) if audit.error_kind == "ENGINE ERROR" else None
+            if cause:
+                audit.error = f"{cause} (the server's log; its client was told: {audit.error})"
             record = table_record(audit, row=OPTION_ROWS[row_name], options=options, shift=shift,
                                   description=opened.description,
                                   prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")

@@ -164,6 +164,24 @@ class EndpointEngine(EngineClient):
         base = self.url.rsplit("/v1/", 1)[0] if "/v1/" in self.url else self.url.rsplit("/", 1)[0]
         self.metrics_url = metrics_url or base + "/metrics"
         self._metrics_seen: bool | None = None  # None: not asked yet; False: the server has no /metrics
+        self._version: str | None = None
+        self._version_asked = False
+
+    @property
+    def version(self) -> str | None:
+        """What the server says it is, for an ENGINE ERROR's report: vLLM's ``GET /version`` ("vLLM 0.32.0 at
+        URL"), asked once; None where the server has no such route (the verdict then names the URL alone)."""
+        if not self._version_asked:
+            self._version_asked = True
+            base = self.metrics_url.rsplit("/", 1)[0]
+            try:
+                with urllib.request.urlopen(urllib.request.Request(base + "/version", headers=self._headers()),
+                                            timeout=min(self.timeout, 10)) as response:
+                    found = json.loads(response.read()).get("version")
+            except (urllib.error.URLError, OSError, ValueError, AttributeError):
+                found = None
+            self._version = f"vLLM {found} at {self.url}" if isinstance(found, str) and found else None
+        return self._version
 
     def check_reachable(self) -> None:
         """InvalidArgument when the URL serves no completions (a mistake in it, no server, a wrong --model): one
@@ -235,6 +253,7 @@ class EndpointEngine(EngineClient):
             raise EngineProtocolError(f"the endpoint's reply is not JSON: {exc}") from exc
 
     def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control) -> Generation:
+        _ = self.version  # asked while the server lives: a request that kills it leaves the report its version
         before = self.counters()
         if self.samples_per_request > 1:  # one request of n samples: choice i is the request (1, seed + i)
             tokens = completion_samples(self._post(completion_request(prompt, seed, max_new_tokens, options,

@@ -57,6 +57,13 @@ def test_a_validation_error_is_a_refusal_and_a_server_error_is_not():
     import threading
 
     class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - no /metrics; /version where the test sets one (vLLM's route)
+            version = getattr(self.server, "version", None)
+            self.send_response(200 if self.path == "/version" and version else 404)
+            self.end_headers()
+            if self.path == "/version" and version:
+                self.wfile.write(json.dumps({"version": version}).encode())
+
         def do_POST(self):  # noqa: N802 - http.server's name
             self.rfile.read(int(self.headers["Content-Length"]))
             body = json.loads(self.server.answer[1]).__repr__().encode()
@@ -78,6 +85,12 @@ def test_a_validation_error_is_a_refusal_and_a_server_error_is_not():
         with pytest.raises(EngineProtocolError, match="HTTP 500") as caught:
             engine.generate([1, 2], 1, 0, 2, SamplingOptions())
         assert not isinstance(caught.value, EngineRefused)
+        assert engine.version is None  # no /version route here: an ENGINE ERROR's report names the URL alone
+        server.version = "0.32.0"
+        served = EndpointEngine(f"http://127.0.0.1:{server.server_port}/v1", vocab_size=10)
+        with pytest.raises(EngineProtocolError, match="HTTP 500"):
+            served.generate([1, 2], 1, 0, 2, SamplingOptions())
+        assert served.version == f"vLLM 0.32.0 at http://127.0.0.1:{server.server_port}/v1/completions"
     finally:
         server.shutdown()
         server.server_close()

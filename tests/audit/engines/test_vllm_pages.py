@@ -33,3 +33,22 @@ def test_every_vllm_row_has_a_verdict_seeds_and_counters_and_a_sampled_row_its_c
             assert all("seed" in q and "n" in q for q in r["requests"])
             assert all(q.get("counters") for q in r["requests"]), (r["engine_name"], r["row"])
             assert r["drafted"] and r["drafted"] > 0
+
+
+def test_a_served_crash_is_reported_with_the_exception_the_server_logged(tmp_path):
+    # vLLM's server answers a crashed engine core with HTTP 500 "See stack trace (above)": the root cause is in its
+    # log, after the byte where the row started (an earlier crash in the same log belongs to another row)
+    from measure_vllm import logged_cause
+
+    log = tmp_path / "serve.log"
+    earlier = "(Worker pid=1) ERROR 12-04 15:00:00 [multiproc_executor.py:1063] ValueError: an earlier row\n"
+    log.write_text(earlier + "INFO: 127.0.0.1 - \"POST /v1/completions HTTP/1.1\" 200 OK\n"
+                   "(Worker pid=1) ERROR 12-04 15:11:22 [multiproc_executor.py:1063]   File \"x.py\", line 3, in f\n"
+                   "(Worker pid=1) ERROR 12-04 15:11:22 [multiproc_executor.py:1063] RuntimeError: max(): Expected "
+                   "reduction dim to be specified for input.numel() == 0.\n"
+                   "(APIServer pid=2) ERROR 12-04 15:11:22 [async_llm.py:906] vllm.v1.engine.exceptions."
+                   "EngineDeadError: EngineCore encountered an issue.\n")
+    assert logged_cause(log, len(earlier)) == "RuntimeError: max(): Expected reduction dim to be specified for " \
+                                              "input.numel() == 0."
+    assert logged_cause(log, 0) == "ValueError: an earlier row"
+    assert logged_cause(log, log.stat().st_size) is None
