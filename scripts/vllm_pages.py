@@ -63,6 +63,8 @@ def table(records: list[dict]) -> str:
                 seconds = (r["seconds"] if role == "engine" else r["control_seconds"]) if k == 0 else None
                 if role == "engine" and k == 0:
                     verdict = verdict_word(r["verdict"]).replace("|", "/")
+                    if verdict.startswith(("LOSS:", "PASS:")):  # the TVs have their columns, the reproducer the JSON
+                        verdict = verdict.split(":", 1)[0]
                     if r.get("pathwise") and r["row"] == "seeds":
                         p = r["pathwise"]
                         verdict += (f" (alone vs batched, {p['seeds']} samples x {p['max_new_tokens']} tokens: "
