@@ -146,13 +146,13 @@ _PROBE_CALLS, _PROBE_SEED = 16, 10**8
 
 
 def _drafts_at(engine: EngineClient, prompt: list[int], options: SamplingOptions, *, accepted: bool = False,
-               failures: list[str] | None = None) -> bool:
+               failures: list[str] | None = None, control: dict | None = None) -> bool:
     """Whether the engine drafts at ``prompt`` (``accepted``: and the target accepts a drafted token there): a probe
     request; True where the engine counts neither, or fails (the audit's own request then meets that failure and
     reports it as the engine's verdict; the probe's message is appended to ``failures``, since an engine the probe
-    killed answers the audit only that it is gone)."""
+    killed answers the audit only that it is gone). ``control``: the probe runs that control, as the row will."""
     try:
-        result = engine.generate(prompt, _PROBE_CALLS, _PROBE_SEED, 2, options)
+        result = engine.generate(prompt, _PROBE_CALLS, _PROBE_SEED, 2, options, control=control)
     except Exception as exc:  # noqa: BLE001 - reported by the audit itself, as REFUSED or ENGINE ERROR
         if failures is not None:
             failures.append(f"{type(exc).__name__}: {exc}")
@@ -162,17 +162,24 @@ def _drafts_at(engine: EngineClient, prompt: list[int], options: SamplingOptions
 
 
 def _both_draft_at(opened: OpenEngine, prompt: list[int], options: SamplingOptions,
-                   failures: list[str] | None = None) -> bool:
+                   failures: list[str] | None = None, control: dict | None = None) -> bool:
     """The engine drafts at ``prompt``, and so does the engine its control runs in (another engine's lookup, as
     llama.cpp's for node-llama-cpp's, may decline there: its control would then have no drafted row to spoil).
 
     A draft model always drafts, but a row's control acts at x2 only where the target accepted the draft of x1, and
     ``choose_prompt`` models the proposal only as the target's most likely token (the draft may be another model,
     or decline under the row's options): there the probe asks for an accepted token. Why: at "1, 2, 3, 1, 2, 3, ..., 1," the draft proposes " 2", which frequency 1.5 has made so unlikely
-    that llama-cpp-draft accepted none of 8483 drafts, and its control could not act."""
+    that llama-cpp-draft accepted none of 8483 drafts, and its control could not act.
+
+    The engine the control runs in is probed with the row's ``control`` (its protocol): that carries the engine's
+    semantics, and another engine's own may change x1's law. Probed without it, llama.cpp counted the prompt
+    " knock knock ..." into repetition 1.5, where node-llama-cpp counts the generated tokens only, drew " knock" too
+    seldom to accept a draft in 16 calls, and node-llama-cpp-draft's row fell back to a prompt where its control
+    could not act."""
     others = [e for e in (opened.control_engine,) if e is not None and e is not opened.engine]
-    return all(_drafts_at(e, prompt, options, accepted=not opened.lookup, failures=failures)
-               for e in (opened.engine, *others))
+    return (_drafts_at(opened.engine, prompt, options, accepted=not opened.lookup, failures=failures)
+            and all(_drafts_at(e, prompt, options, accepted=not opened.lookup, failures=failures, control=control)
+                    for e in others))
 
 
 def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int | None, seed: int = 0,
@@ -189,11 +196,13 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
     logits = engine.logits if engine.has_logits else target.reference
     options, shift = row.options, float("nan")
     probe_failures: list[str] = []
+    chosen = row.control_for(engine.semantics)
     if prompt is None:
         minimum = _MIN_NGRAM_PROMPT if opened.lookup else 1
         prompt, options, shift = choose_prompt(logits, target.candidates(candidate_texts(row)), row, engine.semantics,
                                                lookup=opened.lookup, min_length=minimum,
-                                               drafts_at=partial(_both_draft_at, opened, failures=probe_failures))
+                                               drafts_at=partial(_both_draft_at, opened, failures=probe_failures,
+                                                                 control=chosen.protocol(engine.semantics)))
     elif row.bias:
         raise InvalidArgument(f"the {row.name!r} row chooses its own prompt and biased token: leave out --prompt")
     if n is None:
@@ -202,7 +211,6 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
     reference = target.reference if target.gguf is not None or not engine.has_logits else None
     control = None
     if opened.control_engine is not None:
-        chosen = row.control_for(engine.semantics)
         control = NegativeControl(chosen.description, chosen.protocol(engine.semantics), opened.control_engine)
     if reproducer is None and row.name in OPTION_ROWS:
         model = str(target.gguf or target.folder) if target.name.endswith(".gguf") or target.folder else target.name

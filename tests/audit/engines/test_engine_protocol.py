@@ -309,3 +309,26 @@ def test_an_engine_the_prompt_probe_crashed_is_reported_with_the_probe_s_message
     audit, _, _ = table_runs.run_row(opened, target, OPTION_ROWS["T=1"], n=100, reproducer="again")
     assert audit.verdict.startswith("ENGINE ERROR: RuntimeError: max(): Expected reduction dim (at the prompt probe")
     assert "connection refused" in audit.verdict and calls[0] == 16
+
+
+def test_the_engine_a_control_runs_in_is_probed_with_that_control():
+    # node-llama-cpp's control runs in llama.cpp, which by its own semantics counts the prompt into the penalties;
+    # the control's protocol says how node-llama-cpp counts them, and only under it does x1's draft get accepted
+    from types import SimpleNamespace
+
+    from specmath.audit.engines.table_runs import _both_draft_at
+
+    asked = []
+
+    def engine(name):
+        def generate(prompt, n, seed, max_new_tokens, options, control=None):
+            asked.append((name, control))
+            accepted = 0 if name == "control engine" and control is None else 3
+            return SimpleNamespace(drafted=16, accepted=accepted)
+        return SimpleNamespace(generate=generate)
+
+    protocol = {"drafted": {"repetition_penalty": 1.0}, "stale_history": False, "history": "generated", "ignored": []}
+    opened = SimpleNamespace(engine=engine("engine"), control_engine=engine("control engine"), lookup=False)
+    assert _both_draft_at(opened, [1, 2], SamplingOptions(repetition_penalty=1.5), control=protocol)
+    assert asked == [("engine", None), ("control engine", protocol)]
+    assert not _both_draft_at(opened, [1, 2], SamplingOptions(repetition_penalty=1.5))
