@@ -168,8 +168,9 @@ def _both_draft_at(opened: OpenEngine, prompt: list[int], options: SamplingOptio
 
     A draft model always drafts, but a row's control acts at x2 only where the target accepted the draft of x1, and
     ``choose_prompt`` models the proposal only as the target's most likely token (the draft may be another model,
-    or decline under the row's options): there the probe asks for an accepted token. Why: at "1, 2, 3, 1, 2, 3, ..., 1," the draft proposes " 2", which frequency 1.5 has made so unlikely
-    that llama-cpp-draft accepted none of 8483 drafts, and its control could not act.
+    or decline under the row's options): there the probe asks for an accepted token. Why: at "1, 2, 3, 1, 2, 3,
+    ..., 1," the draft proposes " 2", which frequency 1.5 has made so unlikely that llama-cpp-draft accepted none of
+    8483 drafts, and its control could not act.
 
     The engine the control runs in is probed with the row's ``control`` (its protocol): that carries the engine's
     semantics, and another engine's own may change x1's law. Probed without it, llama.cpp counted the prompt
@@ -197,12 +198,13 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
     options, shift = row.options, float("nan")
     probe_failures: list[str] = []
     chosen = row.control_for(engine.semantics)
+    protocol = chosen.protocol(engine.semantics)
     if prompt is None:
         minimum = _MIN_NGRAM_PROMPT if opened.lookup else 1
         prompt, options, shift = choose_prompt(logits, target.candidates(candidate_texts(row)), row, engine.semantics,
                                                lookup=opened.lookup, min_length=minimum,
                                                drafts_at=partial(_both_draft_at, opened, failures=probe_failures,
-                                                                 control=chosen.protocol(engine.semantics)))
+                                                                 control=protocol))
     elif row.bias:
         raise InvalidArgument(f"the {row.name!r} row chooses its own prompt and biased token: leave out --prompt")
     if n is None:
@@ -211,7 +213,7 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
     reference = target.reference if target.gguf is not None or not engine.has_logits else None
     control = None
     if opened.control_engine is not None:
-        control = NegativeControl(chosen.description, chosen.protocol(engine.semantics), opened.control_engine)
+        control = NegativeControl(chosen.description, protocol, opened.control_engine)
     if reproducer is None and row.name in OPTION_ROWS:
         model = str(target.gguf or target.folder) if target.name.endswith(".gguf") or target.folder else target.name
         reproducer = reproducer_command([opened.entry.name], ["--target", model], ["--option", row.name], n, seed,
