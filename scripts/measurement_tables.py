@@ -186,6 +186,7 @@ def fields(m: Measurement) -> dict[str, str]:
         "failed_runs": ", ".join(r["run"] for r in failed_runs(m)) or "none",
     }
     out.update(speed_fields(m))
+    out.update(gpu_speed_fields(m))
     bench = bench_runs(m)
     if not bench:
         return out
@@ -247,7 +248,8 @@ def speed_fields(m: Measurement) -> dict[str, str]:
     """The placeholders of an eager-against-compiled folder (``benchmarks/decode_speed.py``'s ``speed-*`` runs and
     ``specmath bench --json`` runs saved as ``cli-bench-*``): a table per kind of run and named numbers of each."""
     out: dict[str, str] = {}
-    speed = {r["run"]: r for r in m.runs.values() if r["run"].startswith("speed-") and r["ok"]}
+    # benchmarks/decode_speed.py's records (eager and compiled in one interleaved run), not gpu_check.py's bench runs
+    speed = {r["run"]: r for r in m.runs.values() if r["run"].startswith("speed-") and r["ok"] and "compiled_over_eager_plain" in r}
     cli = {r["run"]: r for r in m.runs.values() if r["run"].startswith("cli-bench-") and r["ok"]}
     for name, r in speed.items():
         key = name.replace("-", "_")
@@ -315,6 +317,74 @@ def speed_fields(m: Measurement) -> dict[str, str]:
         out[f"{key}_c"] = three(r["cost_ratio_c"])
         out[f"{key}_k"] = two(r["k"])
         out[f"{key}_fraction"] = f"{100 * r['roofline']['fraction']:.0f}%"
+    return out
+
+
+#: the GPU measurement whose plain decoding the compiled passes' goal (10 times) is measured against, and its runs:
+#: same pair and dtype, plain decoding at batch 1 on the pair's own prompts
+GPU_BASELINE = "gpu_h200_2026-11-30"
+GPU_BASELINE_RUNS = {("smollm2", "bfloat16"): "bench-smollm2-lookup-T0", ("bundled", "float32"): "bench-bundled-token",
+                     ("bundled", "bfloat16"): "bench-bundled-bf16-block"}
+
+
+def gpu_speed_fields(m: Measurement) -> dict[str, str]:
+    """The placeholders of ``scripts/gpu_check.py --speed``'s folder: one bench run per pair, dtype and eager or compiled
+    passes (``speed-<pair>[-bf16]-<eager|compiled>``), as a table, and each compiled run against the eager run of the
+    same folder and against the plain decoding of ``GPU_BASELINE``."""
+    runs = sorted((r for r in m.runs.values() if r["run"].startswith("speed-") and r.get("ok") and "measured_speedup_vs_plain" in r),
+                  key=lambda r: (r["pair"].split(":")[0], r["dtype"] != "float32", r["compile"]))
+    if not runs:
+        return {}
+    baseline = load(GPU_BASELINE)
+    out: dict[str, str] = {}
+    rows = []
+    for r in runs:
+        tps, spread, roof = r["tokens_per_s"], r["measured_speedup"], r["roofline"]
+        rows.append([f"`{r['pair']}`", r["dtype"], "compiled (CUDA graphs)" if r["compile"] else "eager",
+                     ms(r["costs"]["target_1_token_s"]), rate(tps["plain"]), rate(tps["speculative"]),
+                     f"**{ratio(spread['median'])}** ({two(spread['min'])}-{two(spread['max'])})", ratio(r["predicted_speedup"]),
+                     two(r["alpha"]), f"{r['warmup_s']:.0f}", f"{roof['bandwidth_GB_per_s']:.0f}",
+                     f"{roof['floor_tokens_per_s']:.0f}", f"{100 * roof['fraction']:.2f}%"])
+        key = r["run"].replace("-", "_")
+        out[f"{key}_plain"] = rate(tps["plain"])
+        out[f"{key}_speculative"] = rate(tps["speculative"])
+        out[f"{key}_measured"] = ratio(spread["median"])
+        out[f"{key}_t1_ms"] = ms(r["costs"]["target_1_token_s"])
+        out[f"{key}_warmup_s"] = f"{r['warmup_s']:.0f}"
+        out[f"{key}_fraction"] = f"{100 * roof['fraction']:.1f}%"
+        out[f"{key}_floor"] = f"{roof['floor_tokens_per_s']:.0f}"
+        out[f"{key}_floor_us"] = f"{1e6 / roof['floor_tokens_per_s']:.0f}"
+        out[f"{key}_bandwidth"] = f"{roof['bandwidth_GB_per_s']:.0f}"
+        out[f"{key}_spec_goal"] = "met" if spread["median"] > 1 else "missed"
+        out[f"{key}_c"] = three(r["cost_ratio_c"])
+        out[f"{key}_k"] = two(r["k"])
+        out[f"{key}_o_round"] = two(r["o_round"])
+        out[f"{key}_round_overhead_ms"] = ms(r["o_round"] * r["costs"]["target_1_token_s"])
+        out[f"{key}_predicted"] = ratio(r["predicted_speedup"])
+        if r["compile"]:
+            eager = next((e for e in runs if not e["compile"] and (e["pair"], e["dtype"]) == (r["pair"], r["dtype"])), None)
+            if eager is not None:
+                out[f"{key}_over_eager"] = f"{tps['plain'] / eager['tokens_per_s']['plain']:.1f}x"
+            before = baseline.runs[GPU_BASELINE_RUNS[(r["pair"].split(":")[0], r["dtype"])]]["tokens_per_s"]["plain"]
+            out[f"{key}_baseline"] = rate(before)
+            out[f"{key}_over_baseline"] = f"{tps['plain'] / before:.1f}x"
+            out[f"{key}_baseline_goal"] = against(tps["plain"] / before, 10.0)
+    out["gpu_speed_table"] = table(["pair", "dtype", "passes", "1-token pass (ms)", "plain tok/s", "speculative tok/s",
+                                    "speculative / plain, median (range)", "model", "alpha", "warm-up (s)",
+                                    "copy loop (GB/s)", "floor (tok/s)", "of the floor"], rows)
+    out["gpu_speed_prompts"] = span([r["prompts"] for r in runs], str)
+    out["gpu_speed_max_new_tokens"] = span([r["max_new_tokens"] for r in runs], str)
+    out["gpu_speed_gamma"] = span([r["gamma"] for r in runs], str)
+    out["gpu_speed_repeats"] = span([len(r["repeats"]) for r in runs], str)
+    out["gpu_speed_commands"] = "\n".join(f"    {c}" for c in m.environment.get("commands", []))
+    out["gpu_calls"] = m.environment.get("calls", "")
+    out["gpu_clocks_before"] = m.environment.get("gpu_clocks_before", "")
+    out["gpu_baseline"] = GPU_BASELINE
+    groups: dict[tuple, list[float]] = {}  # plain decoding of identical work in the baseline's runs
+    for r in bench_runs(baseline):
+        work = (r["pair"].split(":")[0], r["dtype"], json.dumps(r["sampling"]), r["new_tokens"]["plain"])
+        groups.setdefault(work, []).append(r["tokens_per_s"]["plain"])
+    out["gpu_baseline_drift"] = f"{max(max(g) / min(g) for g in groups.values()):.1f}"
     return out
 
 
