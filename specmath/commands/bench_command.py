@@ -9,7 +9,8 @@ measured one. ``--k-table`` prints k(gamma) (in a round, and with the target alo
 overhead for gamma 1..8 without decoding (``specmath.lm.cost_measure``).
 ``--prompts-file``: JSON Lines, one user message per line (chat template applied for chat models).
 ``--verify block`` verifies each drafted block jointly (``specmath.lm.block_verify``). ``--compile`` runs
-the passes compiled on a static KV cache (``specmath.lm.compiled_steps``); ``--repeats N`` interleaves N
+the passes compiled on a static KV cache (``specmath.lm.compiled_steps``; the default on a CUDA device,
+``static_cache.compiles_by_default``); ``--repeats N`` interleaves N
 repeats and reports the median ratios and their spread. ``--json`` prints
 ``BenchResult.to_json`` for each pair (its fields are documented in ``specmath.lm.bench_result``).
 Imports torch only when run; the choices come from ``specmath.choices``. Notation: p target, q draft,
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
 from specmath.choices import BENCH_PAIRS, DTYPES, GAMMA_AUTO, LEAN, PAIR_FORMS, VERIFY
 from specmath.cli import IntegerValue, RealValue
@@ -75,10 +77,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "(lossless: depends on q only; default 0)")
     parser.add_argument("--profile", action="store_true",
                         help="also time the parts of a round (draft, target, accept/reject, cache, other) and print ms per round")
-    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=False,
+    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
                         help="run plain and speculative decoding on a static KV cache with compiled passes (torch.compile on a CPU, "
                              "CUDA graphs on a GPU; specmath.lm.compiled_steps): the first runs compile, reported as warm-up apart "
-                             "from the timed runs (default --no-compile)")
+                             "from the timed runs (default: compiled on a CUDA device for Llama-architecture pairs, where it wins, "
+                             "eager on a CPU, where compiling costs more than a bench saves)")
     parser.add_argument("--repeats", metavar="N", action=IntegerValue, min_value=1, default=3,
                         help="interleaved repeats of plain, speculative and HF decoding and of the cost measurement, an int >= 1; "
                              "the medians and the spread of the ratios are reported (default 3)")
@@ -153,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
     from specmath.lm.bench import DecodeOptions, bench_pair
     from specmath.lm.cost_measure import GAMMAS, measure_costs, workload_context
     from specmath.lm.pairs import load_named_pair
+    from specmath.lm.static_cache import compiles_by_default
     from specmath.sampling_options import SamplingOptions
 
     if args.device is not None and args.device.startswith("cuda") and not torch.cuda.is_available():
@@ -163,13 +167,15 @@ def run(args: argparse.Namespace) -> int:
     auto = args.gamma == GAMMA_AUTO  # the calibration sets gamma
     options = DecodeOptions(gamma=DecodeOptions.gamma if auto else args.gamma,
                             sampling=SamplingOptions(args.temperature, args.top_k, args.top_p), verify=args.verify,
-                            draft_threshold=args.draft_threshold, seed=args.seed, compile=args.compile)
+                            draft_threshold=args.draft_threshold, seed=args.seed, compile=bool(args.compile))
     count = args.prompts or (None if texts else 4)
     results = []
     for name in pairs:
         pair = load_named_pair(name.text, dtype=getattr(torch, args.dtype), device=device, texts=texts,
                                pack_weights=args.pack_weights, lean=args.lean)
         prompts = pair.prompts[:count]
+        compile_pair = args.compile if args.compile is not None else compiles_by_default(device, pair.target, pair.draft)
+        options = replace(options, compile=compile_pair)
         if args.k_table:
             costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, options=options,
                                   context=workload_context(prompts, args.max_new_tokens))

@@ -205,6 +205,15 @@ def cache_class_for(options) -> type | partial:
     return partial(StaticRowCache, compiled=True) if getattr(options, "compile", False) else RowCache
 
 
+def compiles_by_default(device: torch.device | str, target: torch.nn.Module, draft) -> bool:
+    """Whether ``specmath bench`` compiles by default: on a CUDA device, where every model the pair runs is one the
+    static cache runs (the measurements behind that choice: ``compiled_steps``'s docstring)."""
+    from specmath.lm.drafts import ModelDraft
+
+    models = [target] + ([draft.model] if type(draft) is ModelDraft and draft.cache_class is RowCache else [])
+    return torch.device(device).type == "cuda" and all(static_unsupported(m) is None for m in models)
+
+
 def draft_for(draft, options):
     """``draft`` with the caches ``options`` asks for: a ``ModelDraft`` on compiled static caches where
     ``options.compile``; any other draft (prompt lookup, tables, drafts with caches of their own) as it is."""

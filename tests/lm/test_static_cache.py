@@ -25,7 +25,7 @@ import specmath.lm.speculative_decode as speculative_decode  # noqa: E402
 from specmath.lm.cache import RowCache  # noqa: E402
 from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
-from specmath.lm.static_cache import SLOT_BLOCK, StaticRowCache, cache_class_for, draft_for  # noqa: E402
+from specmath.lm.static_cache import SLOT_BLOCK, StaticRowCache, cache_class_for, compiles_by_default, draft_for  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
 TOLERANCE = 1e-10  # float64 logits, two summation orders (module docstring)
@@ -100,3 +100,13 @@ def test_the_compile_option_selects_the_static_caches_and_is_checked(models):
     with pytest.raises(InvalidArgument, match="compile must be True or False"):
         DecodeOptions(compile="yes")
     assert DecodeOptions(compile=True).to_json() == {}  # the bench JSON has a key of its own for it
+
+
+def test_the_bench_compiles_by_default_on_a_cuda_device_for_models_the_static_cache_runs(models):
+    target, draft = models
+    not_llama = torch.nn.Linear(2, 2)  # no Llama config: the static cache cannot run it
+    assert compiles_by_default("cuda", target, ModelDraft(draft))
+    assert compiles_by_default("cuda:1", target, PromptLookupDraft())
+    assert not compiles_by_default("cpu", target, ModelDraft(draft))  # compiling costs a CPU more than it saves
+    assert not compiles_by_default("cuda", not_llama, PromptLookupDraft())
+    assert not compiles_by_default("cuda", target, ModelDraft(not_llama))
