@@ -17,7 +17,8 @@ the others go on. Two kinds of run:
 Notation: p = target law, q = draft law, gamma = draft tokens per round, alpha = sum_x min(p, q).
 ``--quick`` shrinks every run (N = 400, 8 new tokens, 2 prompts) to check the script itself on a CPU.
 
-``--speed`` runs ``SPEED_RUNS`` instead: each pair eager and compiled (``DecodeOptions(compile=True)``:
+``--speed`` runs ``SPEED_RUNS`` instead: the bundled pair's histogram test on the compiled passes (the CUDA
+graphs must sample the exact law as the eager passes do), then each pair eager and compiled (``DecodeOptions(compile=True)``:
 the static KV cache and ``torch.compile(mode="reduce-overhead")``, i.e. CUDA graphs, one per width),
 with the roofline fraction of plain decoding, the interleaved repeats and the compile time (``warmup_s``).
 Rehearsed on a CPU with ``--speed --quick --device cpu`` (there the compiled passes are Inductor's C++
@@ -88,6 +89,7 @@ RUNS = {
 #: ``--speed``: eager against compiled (CUDA graphs), same pair, prompts and seeds, gamma fixed at 4; each
 #: bench interleaves 3 repeats and reports the roofline fraction (the copy loop measures the bandwidth)
 SPEED_RUNS = {
+    "hist-bundled-compiled": Run("bundled", "hist", sampling=SamplingOptions(top_k=20), compile=True),
     "speed-bundled-eager": Run("bundled", "bench", gamma=4),
     "speed-bundled-compiled": Run("bundled", "bench", gamma=4, compile=True),
     "speed-bundled-bf16-compiled": Run("bundled", "bench", dtype="bfloat16", gamma=4, compile=True),
@@ -138,9 +140,11 @@ def run_one(run: Run, device: str, n: int, quick: bool) -> dict:
         else:
             prompt = pair.prompts[0]
         checks = lossless_report(pair.target, pair.draft, prompt, DecodeOptions(gamma=4, sampling=run.sampling,
-                                                                                vocab_size=pair.vocab_size),
+                                                                                vocab_size=pair.vocab_size,
+                                                                                compile=run.compile),
                                  settings=CI.replace(n=n), batch_size=min(n, 5000))
-        return {"pair": pair.name, "dtype": run.dtype, "n": n, "checks": {k: v.to_json() for k, v in checks.items()}}
+        return {"pair": pair.name, "dtype": run.dtype, "n": n, "compile": run.compile,
+                "checks": {k: v.to_json() for k, v in checks.items()}}
     prompts = pair.prompts[:2] if quick else pair.prompts
     auto = run.gamma == GAMMA_AUTO
     options = DecodeOptions(gamma=DecodeOptions.gamma if auto else run.gamma, sampling=run.sampling, verify=run.verify,
