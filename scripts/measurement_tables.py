@@ -187,6 +187,12 @@ def fields(m: Measurement) -> dict[str, str]:
     }
     out.update(speed_fields(m))
     out.update(gpu_speed_fields(m))
+    for r in hist_runs(m):
+        key = r["run"].replace("-", "_")
+        for name, check in r["checks"].items():
+            out[f"{key}_{name}_p"] = p_value(check["p_value"])
+            out[f"{key}_{name}_detectable"] = three(check["detectable_tv_at_1e-6_power_0.99"])
+        out[f"{key}_n"] = str(r["n"])
     bench = bench_runs(m)
     if not bench:
         return out
@@ -227,12 +233,6 @@ def fields(m: Measurement) -> dict[str, str]:
         f"{len(g)} runs of `{g[0]['pair'].split(':')[0]}` {g[0]['dtype']} at T = {g[0]['sampling']['temperature']:g}, "
         f"{g[0]['new_tokens']['plain']} tokens each: " + ", ".join(rate(r["tokens_per_s"]["plain"]) for r in g) + " tok/s"
         for g in repeated) or "none"
-    for r in hist_runs(m):
-        key = r["run"].replace("-", "_")
-        for name, check in r["checks"].items():
-            out[f"{key}_{name}_p"] = p_value(check["p_value"])
-            out[f"{key}_{name}_detectable"] = three(check["detectable_tv_at_1e-6_power_0.99"])
-        out[f"{key}_n"] = str(r["n"])
     return out
 
 
