@@ -119,7 +119,7 @@ NEEDS_TORCH = (r"needs torch, which cannot be imported \(No module named 'torch'
     (["audit", "specmath-torch", "--n", "200"], rf"specmath audit: error: this command {NEEDS_TORCH}$"),
     (["audit", "my_engine:my_round", "--generator", "torch", "--n", "200"], rf"specmath audit: error: this command {NEEDS_TORCH}$"),
     (["figures", "--out", "out"], rf"specmath figures: error: drawing lm_first_token_histogram\.png, "
-                                  rf"lm_acceptance_by_position\.png, lm_timing\.png, lm_pass_time\.png {NEEDS_TORCH}, or leave them out with --only$"),
+                                  rf"lm_acceptance_by_position\.png, lm_timing\.png, lm_pass_time\.png, lm_pass_time_gpu\.png {NEEDS_TORCH}, or leave them out with --only$"),
 ], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
 def test_a_command_that_needs_torch_says_so_in_one_line_and_exits_2(args, line, workdir):
     import re

@@ -224,3 +224,52 @@ def plot_pass_time(measurement: str = DECODE_SPEED):
     right.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+#: the committed GPU measurement ``plot_pass_time_gpu`` draws (``scripts/gpu_check.py --speed`` wrote it)
+GPU_SPEED = "gpu_h200_2026-12-04"
+
+
+def bench_pass_parts(run: dict) -> dict[str, float]:
+    """Seconds of one cached 1-token target pass of a bench run (``BenchResult.to_json``), split as ``pass_time_parts``
+    splits it: weights = W / B at the copy loop's bandwidth, the rest = the measured pass minus that."""
+    roof = run["roofline"]
+    floor = roof["weight_bytes"] / (roof["bandwidth_GB_per_s"] * 1e9)
+    t = run["costs"]["target_1_token_s"]
+    return {"weights": min(floor, t), "rest": max(t - floor, 0.0), "total": t}
+
+
+@figure("lm_pass_time_gpu.png")
+def plot_pass_time_gpu(measurement: str = GPU_SPEED):
+    """``lm_pass_time.png`` for a GPU: each pair's 1-token pass eager and compiled (CUDA graphs), and plain decoding
+    against its roofline, read from the bench runs of ``data/measurements/<measurement>/`` (nothing is measured here)."""
+    from specmath.course.measurements import load_measurement
+
+    found = load_measurement(measurement)
+    runs = [run for _, run in sorted(found.runs.items()) if run.get("ok") and "roofline" in run and "costs" in run]
+    runs.sort(key=lambda r: (r["pair"], r["dtype"], r["compile"]))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+    labels = [f"{r['pair']} {r['dtype']}\n{'compiled' if r['compile'] else 'eager'}" for r in runs]
+    parts = [bench_pass_parts(r) for r in runs]
+    y = range(len(runs))
+    left.barh(y, [1e3 * p["weights"] for p in parts], color="tab:blue", label="weights: W / B (the bandwidth floor)")
+    left.barh(y, [1e3 * p["rest"] for p in parts], left=[1e3 * p["weights"] for p in parts], color="tab:orange",
+              label="the rest: kernel launches, dispatch, compute")
+    left.set_yticks(list(y), labels, fontsize=8)
+    left.set_xlabel("ms per cached 1-token target pass")
+    left.set_title(f"Where a pass's time goes ({found.environment.get('device', measurement)})", fontsize=9)
+    left.legend(fontsize=8, loc="center right")
+    colours = ["tab:green" if r["compile"] else "tab:gray" for r in runs]
+    right.bar(range(len(runs)), [r["tokens_per_s"]["plain"] for r in runs], color=colours)
+    for i, r in enumerate(runs):
+        right.hlines(r["roofline"]["floor_tokens_per_s"], i - 0.4, i + 0.4, colors="black", linestyles="--",
+                     label=None if i else "roofline B / W (memory-bound floor)")
+    short = [f"{r['pair'].split(':')[0]}\n{r['dtype'].replace('bfloat16', 'bf16')}\n{'compiled' if r['compile'] else 'eager'}"
+             for r in runs]
+    right.set_xticks(list(range(len(runs))), short, fontsize=7)
+    right.set_yscale("log")
+    right.set_ylabel("plain decoding, tokens/s (log)")
+    right.set_title("Plain decoding at batch 1 (grey eager, green CUDA graphs) against the floor", fontsize=9)
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
