@@ -376,7 +376,7 @@ def gpu_speed_fields(m: Measurement) -> dict[str, str]:
     out["gpu_speed_max_new_tokens"] = span([r["max_new_tokens"] for r in runs], str)
     out["gpu_speed_gamma"] = span([r["gamma"] for r in runs], str)
     out["gpu_speed_repeats"] = span([len(r["repeats"]) for r in runs], str)
-    out["gpu_speed_commands"] = "\n".join(f"    {c}" for c in m.environment.get("commands", []))
+    out["gpu_speed_commands"] = "\n".join(f"      {c}" for c in m.environment.get("commands", []))  # a list item's code
     out["gpu_calls"] = m.environment.get("calls", "")
     out["gpu_clocks_before"] = m.environment.get("gpu_clocks_before", "")
     out["gpu_baseline"] = GPU_BASELINE
