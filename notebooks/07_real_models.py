@@ -419,6 +419,25 @@ display(Markdown(f"W = {roof['weight_bytes'] / 1e6:.1f} MB, B = {roof['bandwidth
                  f"at {100 * roof['fraction']:.0f}% of its roofline."))
 
 # %% [markdown]
+# On a GPU the same split is starker. The run below is the committed `data/measurements/gpu_h200_2026-12-04/`
+# (`scripts/gpu_check.py --speed` on one H200): eagerly a 1-token pass of these small models costs tens of
+# milliseconds of launches and Python while their weights take microseconds to read; CUDA graphs remove most of
+# that, and what is left is still far above $W/B$.
+
+# %% tags=["hide-input"]
+from specmath.plots.lm_plots import GPU_SPEED, bench_pass_parts, plot_pass_time_gpu  # noqa: E402
+
+plot_pass_time_gpu()
+plt.show()
+gpu_speed = load_measurement(GPU_SPEED)
+eager, compiled = (gpu_speed.runs[f"speed-smollm2-bf16-{kind}"] for kind in ("eager", "compiled"))
+parts = bench_pass_parts(compiled)
+display(Markdown(f"SmolLM2 in bfloat16 on the {gpu_speed.environment['device']}: a 1-token pass {1e3 * eager['costs']['target_1_token_s']:.1f} ms "
+                 f"eager, {1e3 * parts['total']:.2f} ms with CUDA graphs, of which the weights' floor W / B is {1e6 * parts['weights']:.0f} us; "
+                 f"plain decoding {eager['tokens_per_s']['plain']:.0f} then {compiled['tokens_per_s']['plain']:.0f} tokens/s, "
+                 f"{100 * compiled['roofline']['fraction']:.1f}% of its roofline."))
+
+# %% [markdown]
 # ## Timing on this machine, now
 #
 # `bench_pair` (also `specmath bench --pair bundled`) times plain and speculative decoding on the same
