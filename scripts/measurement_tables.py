@@ -50,6 +50,15 @@ def hist_runs(m: Measurement) -> list[dict]:
     return [r for r in m.runs.values() if r["run"].startswith("hist-") and r["ok"]]
 
 
+def same_plain_work(runs: list[dict]) -> list[list[dict]]:
+    """Bench runs grouped by the plain decoding they did: same target, dtype, sampling and plain tokens, hence the same
+    work (same prompts and seed), whatever the draft."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in runs:
+        groups.setdefault((r["pair"].split(":")[0], r["dtype"], json.dumps(r["sampling"]), r["new_tokens"]["plain"]), []).append(r)
+    return list(groups.values())
+
+
 def failed_runs(m: Measurement) -> list[dict]:
     return [r for r in m.runs.values() if not r["ok"]]
 
@@ -223,12 +232,7 @@ def fields(m: Measurement) -> dict[str, str]:
         out[f"{key}_c"] = three(r["cost_ratio_c"])
         out[f"{key}_gamma"] = str(r["gamma"])
         out[f"{key}_new_tokens"] = str(r["new_tokens"]["plain"])
-    # plain decoding of identical work (same target, dtype, sampling and plain tokens) in different runs
-    groups: dict[tuple, list[dict]] = {}
-    for r in bench:
-        target = r["pair"].split(":")[0]
-        groups.setdefault((target, r["dtype"], json.dumps(r["sampling"]), r["new_tokens"]["plain"]), []).append(r)
-    repeated = [g for g in groups.values() if len(g) > 1]
+    repeated = [g for g in same_plain_work(bench) if len(g) > 1]
     out["same_plain_work"] = "; ".join(
         f"{len(g)} runs of `{g[0]['pair'].split(':')[0]}` {g[0]['dtype']} at T = {g[0]['sampling']['temperature']:g}, "
         f"{g[0]['new_tokens']['plain']} tokens each: " + ", ".join(rate(r["tokens_per_s"]["plain"]) for r in g) + " tok/s"
@@ -375,16 +379,14 @@ def gpu_speed_fields(m: Measurement) -> dict[str, str]:
     out["gpu_speed_prompts"] = span([r["prompts"] for r in runs], str)
     out["gpu_speed_max_new_tokens"] = span([r["max_new_tokens"] for r in runs], str)
     out["gpu_speed_gamma"] = span([r["gamma"] for r in runs], str)
+    out["gpu_speed_width"] = span([r["gamma"] + 1 for r in runs], str)
     out["gpu_speed_repeats"] = span([len(r["repeats"]) for r in runs], str)
     out["gpu_speed_commands"] = "\n".join(f"      {c}" for c in m.environment.get("commands", []))  # a list item's code
     out["gpu_calls"] = m.environment.get("calls", "")
     out["gpu_clocks_before"] = m.environment.get("gpu_clocks_before", "")
     out["gpu_baseline"] = GPU_BASELINE
-    groups: dict[tuple, list[float]] = {}  # plain decoding of identical work in the baseline's runs
-    for r in bench_runs(baseline):
-        work = (r["pair"].split(":")[0], r["dtype"], json.dumps(r["sampling"]), r["new_tokens"]["plain"])
-        groups.setdefault(work, []).append(r["tokens_per_s"]["plain"])
-    out["gpu_baseline_drift"] = f"{max(max(g) / min(g) for g in groups.values()):.1f}"
+    drift = [[r["tokens_per_s"]["plain"] for r in g] for g in same_plain_work(bench_runs(baseline))]
+    out["gpu_baseline_drift"] = f"{max(max(g) / min(g) for g in drift):.1f}"
     return out
 
 

@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     auto = args.gamma == GAMMA_AUTO  # the calibration sets gamma
     options = DecodeOptions(gamma=DecodeOptions.gamma if auto else args.gamma,
                             sampling=SamplingOptions(args.temperature, args.top_k, args.top_p), verify=args.verify,
-                            draft_threshold=args.draft_threshold, seed=args.seed, compile=bool(args.compile))
+                            draft_threshold=args.draft_threshold, seed=args.seed)  # compile: per pair, below
     count = args.prompts or (None if texts else 4)
     results = []
     for name in pairs:
