@@ -106,16 +106,30 @@ def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
 
 
 class CapturingEndpoint(EndpointEngine):
-    """The endpoint engine, keeping the samples of its uncontrolled requests (to test them against a second law)."""
+    """The endpoint engine, keeping the samples of each request by (prompt, seed, control), so that the audit's own
+    samples can be tested against a second law (``audited_samples``)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.samples: list[list[int]] = []
+        self.samples: dict[tuple[tuple[int, ...], int, str], list[list[int]]] = {}
 
     def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control):
         out = super()._generate(prompt, n, seed, max_new_tokens, options, speculative, control)
-        self.samples += out.tokens
+        key = (tuple(prompt), seed, json.dumps(control, sort_keys=True) if speculative else "plain")
+        self.samples[key] = out.tokens
         return out
+
+
+def audited_samples(captured: dict, audit) -> list[list[int]]:
+    """The samples of the audit's own engine requests, in order: its prompt, the seeds its requests record, no
+    control. Why not every request the endpoint answered: the prompt probe's requests (16 samples at each
+    candidate prompt, a draft model's row probes up to 15 of them) went through the same endpoint, and counted in
+    they are samples of other prompts' laws."""
+    seeds = [r["seed"] for r in audit.requests if r["role"] == "engine"]
+    out = [t for s in seeds for t in captured[(tuple(audit.prompt), s, "null")]]
+    if len(out) != audit.n:
+        raise ValueError(f"{len(out)} samples kept of the audit's {audit.n}")
+    return out
 
 
 def _serve_module():
@@ -132,8 +146,9 @@ def server_law_record(engine: CapturingEndpoint, audit, options, target) -> dict
     try:
         check_options(options, 20)
         law = ServerLogprobs(engine, target.vocab_size, options, top=20)
-        checks = check_samples(engine.samples, "engine", exact_laws(law, audit.prompt, options, engine.semantics,
-                                                                      len(engine.samples)))
+        samples = audited_samples(engine.samples, audit)
+        checks = check_samples(samples, "engine", exact_laws(law, audit.prompt, options, engine.semantics,
+                                                               len(samples)))
     except (InvalidArgument, Exception) as exc:  # noqa: BLE001 - recorded, never a verdict
         return {"error": f"{type(exc).__name__}: {exc}"}
     by_target = [c.passed for c in audit.checks if c.role == "engine"]

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 MEASUREMENT = ROOT / "data" / "measurements" / "cpu_x86_64_2026-12-01"
 
@@ -52,3 +54,35 @@ def test_a_served_crash_is_reported_with_the_exception_the_server_logged(tmp_pat
                                               "input.numel() == 0."
     assert logged_cause(log, 0) == "ValueError: an earlier row"
     assert logged_cause(log, log.stat().st_size) is None
+
+
+def test_the_server_law_check_takes_the_audits_own_samples_not_the_prompt_probes(monkeypatch):
+    # a draft model's row probes candidate prompts through the same endpoint before its audit (16 samples each, at
+    # seed 10**8): counted in, those samples of other prompts' laws made a first token that passes against the
+    # target's law fail against the server's (p = 1.2e-7 at N = 20000 + 240)
+    import measure_vllm
+    from measure_vllm import CapturingEndpoint, audited_samples
+
+    from specmath.audit.engines.protocol import Generation
+    from specmath.audit.engines.runner import AuditPlan, _generate
+    from specmath.sampling_options import SamplingOptions
+
+    def fake(self, prompt, n, seed, max_new_tokens, options, speculative, control):  # token = the prompt's last
+        return Generation([[prompt[-1], seed + i] for i in range(n)])
+
+    monkeypatch.setattr(measure_vllm.EndpointEngine, "_generate", fake)
+    engine = CapturingEndpoint("http://127.0.0.1:9/v1", vocab_size=None, samples_per_request=4)
+    options = SamplingOptions()
+    for probed in ([1, 2], [1, 3]):
+        engine.generate(probed, 16, 10**8, 2, options)
+    requests: list[dict] = []
+    tokens, _, _ = _generate(engine, AuditPlan([1, 3], options, 10, seed=0), 0, requests=requests)
+
+    class Audit:
+        prompt, n = [1, 3], 10
+
+    Audit.requests = requests
+    assert audited_samples(engine.samples, Audit) == tokens == [[3, i] for i in range(10)]
+    Audit.n = 11
+    with pytest.raises(ValueError, match="10 samples kept of the audit's 11"):
+        audited_samples(engine.samples, Audit)
