@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: the engine audits that need node and g++ (called by .ci/run after `make test`; the venv exists by then).
+# CI: the engine audits that need node and g++ (called by .ci/run beside `make test`, after `make venv`).
 # Builds node-llama-cpp and the llama.cpp driver (make engines: engines/build.sh runs `npm install --omit=optional`
 # of node-llama-cpp and @node-llama-cpp/linux-x64 from engines/node/package.json, then git and g++), then runs the
 # GGUF engine tests that make test skipped before the build: one quick engine row (llama.cpp's speculative loop
@@ -9,7 +9,8 @@
 #
 #   scripts/ci_engines.sh [build|test|all]     (default all: the build, then the tests)
 #
-# .ci/run calls `build` beside make test and `test` after it (a second make engines finds the build done).
+# .ci/run calls `all` beside make test, which skips these tests (SPECMATH_DEFER_ENGINES=1) and so never meets a
+# half-built engine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 phase="${1:-all}"
