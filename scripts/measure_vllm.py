@@ -94,6 +94,11 @@ def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
             audit.pathwise = {"promised": True, "seeds": 200, "max_new_tokens": 4,
                               "differences": result["speculative"]["differing_samples"],
                               "observed_differences": result["speculative"]["differing_samples"], **result}
+            first = result["speculative"]["first"]
+            if first is not None:  # the LOSS line's shape: in the batch (speculative) against alone
+                audit.pathwise.update(against="the same request alone", first={
+                    "seed": first["seed"], "position": first["position"], "speculative": first["batched"],
+                    "plain": first["alone"]})
             if not result["control"]["differing_samples"]:
                 audit.notes.append("the control (seed S + 1) gave the same tokens: the comparison cannot see a change")
             if result["plain"]["differing_samples"]:

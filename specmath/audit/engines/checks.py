@@ -314,8 +314,9 @@ class GenerateAudit:
                     f"p = {c.p_value:.2g} at level {c.level:.2g}{impossible}{again}")
         if self.pathwise and self.pathwise.get("differences"):
             first = self.pathwise["first"]
+            against = self.pathwise.get("against", "plain decoding")  # the seeds row: the same request alone
             return (f"LOSS (pathwise): {self.pathwise['differences']} of {self.pathwise['seeds']} seeds differ from "
-                    f"plain decoding, first seed {first['seed']} at token {first['position']} ({first['speculative']} "
+                    f"{against}, first seed {first['seed']} at token {first['position']} ({first['speculative']} "
                     f"vs {first['plain']}){again}")
         return None
 
