@@ -111,17 +111,17 @@ def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
 
 
 class CapturingEndpoint(EndpointEngine):
-    """The endpoint engine, keeping the samples of each request by (prompt, seed, control), so that the audit's own
-    samples can be tested against a second law (``audited_samples``)."""
+    """The endpoint engine, keeping the samples of each uncontrolled request by (prompt, seed), so that the audit's
+    own samples can be tested against a second law (``audited_samples``)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.samples: dict[tuple[tuple[int, ...], int, str], list[list[int]]] = {}
+        self.samples: dict[tuple[tuple[int, ...], int], list[list[int]]] = {}
 
     def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control):
         out = super()._generate(prompt, n, seed, max_new_tokens, options, speculative, control)
-        key = (tuple(prompt), seed, json.dumps(control, sort_keys=True) if speculative else "plain")
-        self.samples[key] = out.tokens
+        if control is None:  # a served row's control runs offline; the endpoint has no plain path
+            self.samples[(tuple(prompt), seed)] = out.tokens
         return out
 
 
@@ -131,7 +131,7 @@ def audited_samples(captured: dict, audit) -> list[list[int]]:
     candidate prompt, a draft model's row probes up to 15 of them) went through the same endpoint, and counted in
     they are samples of other prompts' laws."""
     seeds = [r["seed"] for r in audit.requests if r["role"] == "engine"]
-    out = [t for s in seeds for t in captured[(tuple(audit.prompt), s, "null")]]
+    out = [t for s in seeds for t in captured[(tuple(audit.prompt), s)]]
     if len(out) != audit.n:
         raise ValueError(f"{len(out)} samples kept of the audit's {audit.n}")
     return out

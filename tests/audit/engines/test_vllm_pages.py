@@ -58,8 +58,7 @@ def test_a_served_crash_is_reported_with_the_exception_the_server_logged(tmp_pat
 
 def test_the_server_law_check_takes_the_audits_own_samples_not_the_prompt_probes(monkeypatch):
     # a draft model's row probes candidate prompts through the same endpoint before its audit (16 samples each, at
-    # seed 10**8): counted in, those samples of other prompts' laws made a first token that passes against the
-    # target's law fail against the server's (p = 1.2e-7 at N = 20000 + 240)
+    # seed 10**8): those are samples of other prompts' laws, and counted in they move the first token's histogram
     import measure_vllm
     from measure_vllm import CapturingEndpoint, audited_samples
 
