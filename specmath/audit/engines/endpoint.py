@@ -35,29 +35,47 @@ sampled: give ``metrics_url`` of one replica (and send the audit to that replica
 the deployment serves, ``api_key`` (``$SPECMATH_API_KEY`` by default) goes in an ``Authorization: Bearer`` header,
 ``timeout`` bounds every request (a request of n = 500 samples of 2 tokens on a busy deployment takes a while).
 
+**A plain path.** ``plain_url`` names the same model served without speculation (a second server): a request
+with ``speculative=False`` goes there (``has_plain``), so the pathwise check and the seeds row compare the
+speculative server with its own reference. Without it the endpoint has no plain path.
+
+**A batch.** A server has no batch request: ``batch`` sends its requests concurrently, one thread and one POST each
+(a request of n samples is one POST under vLLM's n), all to one server, and returns their replies in request
+order. Which of them share a step is the server's choice (vLLM's scheduler), not the audit's; each reply records
+when its POST was sent and answered, so a record shows whether the requests were in flight together.
+
 The endpoint gives no logits here: the exact law comes from ``--target``, the model the server serves
 (the same weights: a quantised server is then measured together with its quantisation), and the engine's
-semantics from ``--semantics`` (vLLM's order by default). No plain path, no controls: the pathwise check and
-the control need an engine that runs them. A request the server rejects with HTTP 400 or 422 (a validation error:
-vLLM refuses min_p and logit_bias with speculative decoding so) is the engine's refusal, REFUSED; any other
-failure is its error, ENGINE ERROR.
+semantics from ``--semantics`` (vLLM's order by default). No controls: a deployment takes no lossy control, so a
+row's control runs in an engine that does (the measured table: the offline engine of the same configuration). A
+request the server rejects with HTTP 400 or 422 (a validation error: vLLM refuses min_p and logit_bias with
+speculative decoding so) is the engine's refusal, REFUSED; any other failure is its error, ENGINE ERROR.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
-from specmath.audit.engines.protocol import EngineClient, EngineDead, EngineProtocolError, EngineRefused, Generation
+from specmath.audit.engines.protocol import (
+    EngineClient,
+    EngineDead,
+    EngineProtocolError,
+    EngineRefused,
+    Generation,
+    check_tokens,
+)
 from specmath.audit.engines.registry import EngineEntry, EngineOpening
 from specmath.audit.engines.semantics import EngineSemantics, semantics_named
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
 __all__ = ["EndpointEngine", "completion_request", "completion_tokens", "completion_samples", "metric_values",
-           "endpoint_engine", "SPEC_METRICS"]
+           "completions_url", "endpoint_engine", "SPEC_METRICS"]
 
 #: vLLM's spec-decode counters on /metrics: drafted and accepted tokens
 SPEC_METRICS = {"drafted": "vllm:spec_decode_num_draft_tokens_total",
@@ -136,22 +154,38 @@ def _choice_tokens(choice: dict) -> list[int]:
                               f"its first choice: {json.dumps(choice)[:200]}")
 
 
-def check_endpoint_url(url: str) -> str:
-    """``url`` if it is an http(s) URL (checked by the command line before torch, and by the engine), else InvalidArgument."""
+def check_endpoint_url(url: str, name: str = "--endpoint") -> str:
+    """``url`` if it is an http(s) URL (checked by the command line before torch, and by the engine), else
+    InvalidArgument naming the argument ``name``."""
     if not url.startswith(("http://", "https://")):
-        raise InvalidArgument(f"--endpoint must be an http(s) URL, got {url!r}")
+        raise InvalidArgument(f"{name} must be an http(s) URL, got {url!r}")
     return url
+
+
+def completions_url(url: str, name: str = "--endpoint") -> str:
+    """``URL/v1/completions`` of a server's URL (``URL``, ``URL/v1`` or the completions URL itself)."""
+    url = check_endpoint_url(url, name).rstrip("/")
+    return url if url.endswith("/completions") else url + ("/completions" if url.endswith("/v1") else
+                                                           "/v1/completions")
+
+
+def _server_base(url: str) -> str:
+    """The server's root of its completions URL (where /metrics, /version and /tokenize are)."""
+    return url.rsplit("/v1/", 1)[0] if "/v1/" in url else url.rsplit("/", 1)[0]
 
 
 class EndpointEngine(EngineClient):
     """An OpenAI-compatible completions endpoint serving the target model."""
 
+    has_batch = True  # concurrent requests, one POST each: the server decides which share a step
+
     def __init__(self, url: str, *, model: str = "default", semantics: EngineSemantics | str = "vllm",
                  vocab_size: int | None = None, timeout: float = 600.0, samples_per_request: int | None = None,
-                 api_key: str | None = None, metrics_url: str | None = None):
-        url = check_endpoint_url(url).rstrip("/")
-        self.url = url if url.endswith("/completions") else url + ("/completions" if url.endswith("/v1") else
-                                                                    "/v1/completions")
+                 api_key: str | None = None, metrics_url: str | None = None, plain_url: str | None = None):
+        self.url = completions_url(url)
+        #: the same model served without speculation: the plain path (``speculative=False``), None: no plain path
+        self.plain_url = completions_url(plain_url, "plain_url") if plain_url is not None else None
+        self.has_plain = self.plain_url is not None
         self.name = f"endpoint {self.url}"
         self.model = model
         self.semantics = semantics_named(semantics) if isinstance(semantics, str) else semantics
@@ -161,9 +195,9 @@ class EndpointEngine(EngineClient):
         self.samples_per_request = per
         self.calls_per_request = per  # the audit's requests: one POST of n = per samples each
         self.api_key = api_key if api_key is not None else os.environ.get("SPECMATH_API_KEY")
-        base = self.url.rsplit("/v1/", 1)[0] if "/v1/" in self.url else self.url.rsplit("/", 1)[0]
-        self.metrics_url = metrics_url or base + "/metrics"
-        self._metrics_seen: bool | None = None  # None: not asked yet; False: the server has no /metrics
+        self.metrics_url = metrics_url or _server_base(self.url) + "/metrics"
+        self.plain_metrics_url = _server_base(self.plain_url) + "/metrics" if self.plain_url else None
+        self._metrics_seen: dict[str, bool] = {}  # by /metrics URL; absent: not asked yet; False: no /metrics there
         self._version: str | None = None
         self._version_asked = False
 
@@ -197,18 +231,20 @@ class EndpointEngine(EngineClient):
             headers["Authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    def counters(self) -> dict | None:
-        """The server's spec-decode counters (``SPEC_METRICS``), or None where it has no /metrics."""
-        if self._metrics_seen is False:
+    def counters(self, speculative: bool = True) -> dict | None:
+        """The spec-decode counters (``SPEC_METRICS``) of the speculative server (``speculative=False``: of the plain
+        one, where they stay 0), or None where it has no /metrics."""
+        url = self.metrics_url if speculative else self.plain_metrics_url
+        if url is None or self._metrics_seen.get(url) is False:
             return None
-        request = urllib.request.Request(self.metrics_url, headers=self._headers())
+        request = urllib.request.Request(url, headers=self._headers())
         try:
             with urllib.request.urlopen(request, timeout=min(self.timeout, 60)) as response:
                 text = response.read().decode(errors="replace")
         except (urllib.error.URLError, OSError):
-            self._metrics_seen = False
+            self._metrics_seen[url] = False
             return None
-        self._metrics_seen = True
+        self._metrics_seen[url] = True
         return metric_values(text, SPEC_METRICS)
 
     def top_logprobs(self, context: list[int], top: int) -> dict[int, float]:
@@ -238,7 +274,8 @@ class EndpointEngine(EngineClient):
         return [int(t) for t in tokens]
 
     def _post(self, body: dict, url: str | None = None) -> dict:
-        request = urllib.request.Request(url or self.url, data=json.dumps(body).encode(), headers=self._headers())
+        url = url or self.url
+        request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=self._headers())
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 return json.loads(response.read())
@@ -248,26 +285,82 @@ class EndpointEngine(EngineClient):
             kind = EngineRefused if exc.code in _REJECTED else EngineDead if exc.code >= 500 else EngineProtocolError
             raise kind(f"the endpoint answered HTTP {exc.code}: {detail}") from exc
         except (urllib.error.URLError, OSError) as exc:
-            raise EngineProtocolError(f"cannot reach the endpoint {self.url}: {getattr(exc, 'reason', exc)}") from exc
+            raise EngineProtocolError(f"cannot reach the endpoint {url}: {getattr(exc, 'reason', exc)}") from exc
         except json.JSONDecodeError as exc:
             raise EngineProtocolError(f"the endpoint's reply is not JSON: {exc}") from exc
 
-    def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control) -> Generation:
-        _ = self.version  # asked while the server lives: a request that kills it leaves the report its version
-        before = self.counters()
-        if self.samples_per_request > 1:  # one request of n samples: choice i is the request (1, seed + i)
-            tokens = completion_samples(self._post(completion_request(prompt, seed, max_new_tokens, options,
-                                                                      self.model, n=n)), n)
-        else:
-            tokens = [completion_tokens(self._post(completion_request(prompt, seed + i, max_new_tokens, options,
-                                                                      self.model))) for i in range(n)]
-        after = self.counters()
+    def _samples(self, url: str, prompt, n, seed, max_new_tokens, options) -> list[list[int]]:
+        """n samples from the server at ``url``: one POST of n (choice i is the request (1, seed + i)) where its n is
+        relied on, else n POSTs seeded seed + i."""
+        if self.samples_per_request > 1:
+            return completion_samples(self._post(completion_request(prompt, seed, max_new_tokens, options, self.model,
+                                                                    n=n), url), n)
+        return [completion_tokens(self._post(completion_request(prompt, seed + i, max_new_tokens, options,
+                                                                self.model), url)) for i in range(n)]
+
+    def _counted(self, tokens, before: dict | None, after: dict | None, **report) -> Generation:
+        """A Generation with the spec-decode counters' change from ``before`` to ``after`` (None: no /metrics)."""
         if before is None or after is None:
-            return Generation(tokens, report={"counters": None, "n_per_post": self.samples_per_request})
+            return Generation(tokens, report={"counters": None, "n_per_post": self.samples_per_request, **report})
         delta = {k: int(after[k] - before[k]) for k in SPEC_METRICS}
         return Generation(tokens, delta["drafted"], delta["accepted"],
                           {"drafts": delta["drafts"], "counters": {"before": before, "after": after},
-                           "n_per_post": self.samples_per_request})
+                           "n_per_post": self.samples_per_request, **report})
+
+    def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control) -> Generation:
+        _ = self.version  # asked while the server lives: a request that kills it leaves the report its version
+        url = self.url if speculative else self.plain_url
+        before = self.counters(speculative)
+        tokens = self._samples(url, prompt, n, seed, max_new_tokens, options)
+        return self._counted(tokens, before, self.counters(speculative),
+                             **({} if speculative else {"server": "plain"}))
+
+    def batch(self, requests: list[dict]) -> list[Generation]:
+        """Several generate requests (``prompt``, ``n``, ``seed``, ``max_new_tokens``, ``options`` as
+        ``SamplingOptions``, optional ``speculative`` and ``control``: ``JsonLinesEngine.batch``'s shape) sent
+        concurrently, a thread and a POST each, all to one server (``"speculative": false``: ``plain_url``). One
+        Generation per request, in request order; each carries the whole batch's counters (read before the first
+        POST and after the last reply) and its own ``sent`` and ``answered`` times in seconds from the batch's start.
+        Which requests share a step is the server's choice: concurrent requests are what a batch is to a server."""
+        if not requests:
+            raise InvalidArgument("a batch needs at least one request")
+        controlled = [k for k, r in enumerate(requests) if r.get("control") is not None]
+        if controlled:
+            raise InvalidArgument(f"{self.name} takes no lossy control: request {controlled[0]} of the batch carries "
+                                  f"control {json.dumps(requests[controlled[0]]['control'])}; run a served row's "
+                                  "control in an engine that takes one (the offline engine of the same configuration)")
+        paths = {r.get("speculative", True) is not False for r in requests}
+        if len(paths) != 1:
+            raise InvalidArgument("a served batch goes to one server: give its requests one 'speculative' (all true: "
+                                  "the speculative server, all false: plain_url)")
+        speculative = paths.pop()
+        if not speculative and not self.has_plain:
+            raise InvalidArgument(f"{self.name} has no plain (non-speculative) path: give plain_url, the same model "
+                                  "served without speculation")
+        for r in requests:
+            self.semantics.check_supports(r["options"])
+        url = self.url if speculative else self.plain_url
+        _ = self.version
+        start = time.perf_counter()
+
+        def one(r: dict) -> tuple[list[list[int]], float, float]:
+            sent = time.perf_counter() - start
+            tokens = self._samples(url, list(r["prompt"]), r["n"], r["seed"], r["max_new_tokens"], r["options"])
+            return tokens, sent, time.perf_counter() - start
+
+        before = self.counters(speculative)
+        # a thread per request: each POST is in flight while the others are, so the server can batch them
+        with ThreadPoolExecutor(max_workers=len(requests)) as pool:
+            futures = [pool.submit(one, r) for r in requests]
+        done = [f.result() for f in futures]  # the first failure in request order is the batch's
+        after = self.counters(speculative)
+        out = []
+        for r, (tokens, sent, answered) in zip(requests, done, strict=True):
+            g = self._counted(tokens, before, after, sent=round(sent, 4), answered=round(answered, 4),
+                              **({} if speculative else {"server": "plain"}))
+            g.tokens = check_tokens(g.tokens, r["n"], r["max_new_tokens"], self.vocab_size)
+            out.append(g)
+        return out
 
     def seed_mapping_check(self, prompt: list[int], options: SamplingOptions, seed: int, n: int = 8) -> dict:
         """Choice i of the request (n, seed) against the request (1, seed + i), on the first token (never drafted):

@@ -11,11 +11,14 @@ below the detectable TV at this N (about 0.3, printed); a correct server passes 
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
 
@@ -52,10 +55,23 @@ def test_token_ids_are_read_from_vllm_and_llama_server_replies():
     assert EndpointEngine("http://h:1/v1").url == "http://h:1/v1/completions"
 
 
-def test_a_validation_error_is_a_refusal_and_a_server_error_is_not():
-    import http.server
-    import threading
+@contextlib.contextmanager
+def fake_server(handler: type[http.server.BaseHTTPRequestHandler], **attributes):
+    """``with fake_server(Handler) as (server, url)``: ``Handler`` on a free port of 127.0.0.1, a thread per request
+    (as a real server takes concurrent requests), ``attributes`` set on the server for the handler to read."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    for name, value in attributes.items():
+        setattr(server, name, value)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server, f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
+
+def test_a_validation_error_is_a_refusal_and_a_server_error_is_not():
     class Answer(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - no /metrics; /version where the test sets one (vLLM's route)
             version = getattr(self.server, "version", None)
@@ -74,10 +90,8 @@ def test_a_validation_error_is_a_refusal_and_a_server_error_is_not():
         def log_message(self, *args):
             pass
 
-    server = http.server.HTTPServer(("127.0.0.1", 0), Answer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        engine = EndpointEngine(f"http://127.0.0.1:{server.server_port}", vocab_size=10)
+    with fake_server(Answer) as (server, url):
+        engine = EndpointEngine(url, vocab_size=10)
         server.answer = (400, '"The min_p and logit_bias sampling parameters are not yet supported"')
         with pytest.raises(EngineRefused, match="HTTP 400: .*min_p and logit_bias"):
             engine.generate([1, 2], 1, 0, 2, SamplingOptions(min_p=0.1))
@@ -87,13 +101,113 @@ def test_a_validation_error_is_a_refusal_and_a_server_error_is_not():
         assert not isinstance(caught.value, EngineRefused)
         assert engine.version is None  # no /version route here: an ENGINE ERROR's report names the URL alone
         server.version = "0.32.0"
-        served = EndpointEngine(f"http://127.0.0.1:{server.server_port}/v1", vocab_size=10)
+        served = EndpointEngine(url + "/v1", vocab_size=10)
         with pytest.raises(EngineProtocolError, match="HTTP 500"):
             served.generate([1, 2], 1, 0, 2, SamplingOptions())
-        assert served.version == f"vLLM 0.32.0 at http://127.0.0.1:{server.server_port}/v1/completions"
-    finally:
-        server.shutdown()
-        server.server_close()
+        assert served.version == f"vLLM 0.32.0 at {url}/v1/completions"
+
+
+class Completions(http.server.BaseHTTPRequestHandler):
+    """A completions server whose token ids say who answered and to which seed: choice i of a request seeded S is
+    [marker, S + i]; ``/metrics`` counts the POSTs answered as drafted tokens. With a ``barrier`` of k parties it
+    answers no POST before k arrived (a client that sends them one after another meets the barrier's timeout and
+    gets HTTP 500), then answers the larger seeds first, so the replies arrive out of request order."""
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path != "/metrics":
+            self.send_response(404)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(f"vllm:spec_decode_num_draft_tokens_total {len(self.server.answered)}\n".encode())
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server = self.server
+        with server.turn:
+            server.bodies.append(body)
+        if server.barrier is not None:
+            try:
+                server.barrier.wait()
+            except threading.BrokenBarrierError:
+                self.send_response(500)
+                self.end_headers()
+                self.wfile.write(b'"the requests did not arrive together"')
+                return
+            with server.turn:  # the larger seeds are answered first
+                server.turn.wait_for(lambda: all(b["seed"] in server.answered for b in server.bodies
+                                                 if b["seed"] > body["seed"]), timeout=20)
+        choices = [{"index": i, "token_ids": [server.marker, body["seed"] + i]} for i in range(body["n"])]
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(json.dumps({"choices": choices}).encode())
+        self.wfile.flush()
+        with server.turn:
+            server.answered.append(body["seed"])
+            server.turn.notify_all()
+
+    def log_message(self, *args):
+        pass
+
+
+def completions_server(marker: int, barrier: threading.Barrier | None = None):
+    """``fake_server(Completions)`` answering ``marker`` first, with its own record of bodies and answers."""
+    return fake_server(Completions, marker=marker, barrier=barrier, bodies=[], answered=[],
+                       turn=threading.Condition())
+
+
+def _request(n: int, seed: int, **more) -> dict:
+    return {"prompt": [1, 2], "n": n, "seed": seed, "max_new_tokens": 2, "options": SamplingOptions(), **more}
+
+
+def test_a_served_batch_is_sent_concurrently_and_its_replies_come_back_in_request_order():
+    # the server answers nothing before all three requests arrived: a client that posts them one after another fails
+    with completions_server(1, threading.Barrier(3, timeout=20)) as (server, url):
+        engine = EndpointEngine(url, vocab_size=100, timeout=60)
+        assert engine.has_batch
+        replies = engine.batch([_request(3, 10), _request(2, 20), _request(4, 30)])
+    assert server.answered == [30, 20, 10]  # answered last request first
+    assert [g.tokens for g in replies] == [[[1, 10], [1, 11], [1, 12]], [[1, 20], [1, 21]],
+                                           [[1, 30], [1, 31], [1, 32], [1, 33]]]
+    assert [b["n"] for b in server.bodies if b["seed"] == 30] == [4]  # one POST per request, n samples in it
+    assert [g.drafted for g in replies] == [3, 3, 3]  # the whole batch's counters on every reply
+    # every POST was sent before any reply came: the three were in flight together
+    assert max(g.report["sent"] for g in replies) < min(g.report["answered"] for g in replies)
+
+
+def test_without_speculation_a_request_and_a_batch_go_to_the_plain_server():
+    with completions_server(1) as (served, url), completions_server(2) as (plain, plain_url):
+        engine = EndpointEngine(url, vocab_size=100, plain_url=plain_url + "/v1")
+        assert engine.has_plain and engine.plain_url == plain_url + "/v1/completions"
+        assert engine.generate([1, 2], 2, 5, 2, SamplingOptions()).tokens == [[1, 5], [1, 6]]
+        assert engine.generate([1, 2], 2, 5, 2, SamplingOptions(), speculative=False).tokens == [[2, 5], [2, 6]]
+        replies = engine.batch([_request(1, 7, speculative=False), _request(1, 8, speculative=False)])
+        assert [g.tokens for g in replies] == [[[2, 7]], [[2, 8]]]
+        assert replies[0].report["server"] == "plain"
+        assert engine.batch([_request(1, 9, control=None)])[0].tokens == [[1, 9]]  # no control: the speculative one
+    assert sorted(b["seed"] for b in plain.bodies) == [5, 7, 8] and sorted(b["seed"] for b in served.bodies) == [5, 9]
+
+
+def test_a_served_batch_refuses_a_control_two_servers_and_a_plain_path_it_does_not_have():
+    with completions_server(1) as (server, url):
+        engine = EndpointEngine(url, vocab_size=100)
+        assert not engine.has_plain
+        with pytest.raises(InvalidArgument, match=r"takes no lossy control: request 1 of the batch carries control "
+                                                  r"\{\"drafted\": \{\"temperature\": 0\}\}") as caught:
+            engine.batch([_request(1, 0), _request(1, 1, control={"drafted": {"temperature": 0}})])
+        assert "\n" not in str(caught.value)
+        with pytest.raises(InvalidArgument, match=r"has no plain \(non-speculative\) path"):
+            engine.generate([1, 2], 1, 0, 2, SamplingOptions(), speculative=False)
+        with pytest.raises(InvalidArgument, match=r"has no plain \(non-speculative\) path: give plain_url"):
+            engine.batch([_request(1, 0, speculative=False)])
+        with pytest.raises(InvalidArgument, match="a served batch goes to one server"):
+            EndpointEngine(url, plain_url=url).batch([_request(1, 0), _request(1, 1, speculative=False)])
+        with pytest.raises(InvalidArgument, match="at least one request"):
+            engine.batch([])
+        assert server.bodies == []  # each refused before a request was sent
+    with pytest.raises(InvalidArgument, match=r"plain_url must be an http\(s\) URL, got 'localhost:2'"):
+        EndpointEngine("http://h:1", plain_url="localhost:2")
 
 
 def missing_build_tool() -> str | None:
