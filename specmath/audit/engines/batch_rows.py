@@ -11,8 +11,12 @@ Notation: p = target law, w = the engine's sampling chain, N = samples, M = new 
   both tokens, and the seed that reproduces it (sample i of (n, S) is the request (1, S + i)).
 * ``mixed_batch_audit``: one batch of requests with different options on one prompt, each request's first two
   tokens G-tested against its own exact law (``checks.check_samples``); its control is the same batch with the
-  engine's lossy control at drafted rows. A batch mixes per-request temperatures, truncations and penalties in
-  one verify step: the rows of one request must not take another's options.
+  lossy control at drafted rows, in the engine itself or in a ``control_engine`` of the same configuration (a
+  served engine takes no control). A batch mixes per-request temperatures, truncations and penalties in one
+  verify step: the rows of one request must not take another's options.
+
+Both take any engine with ``batch`` (``EngineClient.has_batch``): a JSON-lines engine runs a batch in one call
+(vLLM's ``LLM.generate``), an endpoint sends its requests concurrently and the server decides which share a step.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ def seed_batch_check(engine: EngineClient, prompt: Sequence[int], options: Sampl
                      neighbours: tuple[SamplingOptions, SamplingOptions] = NEIGHBOURS) -> dict:
     """{"speculative", "plain", "control", "n", "seed", "max_new_tokens"}: the differences of the request alone
     against in a batch (between two requests under ``neighbours``, one on half the prompt), with and without
-    speculation, and of seed S against S + 1 (the control)."""
+    speculation, each with the reports of the batch's three replies (``batch_reports``: what the engine said of
+    them, an endpoint's send and reply times among it), and of seed S against S + 1 (the control)."""
     others = [{"prompt": list(prompt[: max(1, len(prompt) // 2)]), "n": 7, "seed": seed + 10**5,
                "max_new_tokens": max_new_tokens, "options": neighbours[0]},
               {"prompt": list(prompt), "n": 5, "seed": seed + 2 * 10**5, "max_new_tokens": max_new_tokens,
@@ -58,8 +63,8 @@ def seed_batch_check(engine: EngineClient, prompt: Sequence[int], options: Sampl
         batch = [{**o, "speculative": speculative} for o in others]
         mine = {"prompt": list(prompt), "n": n, "seed": seed, "max_new_tokens": max_new_tokens, "options": options,
                 "speculative": speculative}
-        batched = engine.batch([batch[0], mine, batch[1]])[1].tokens
-        out[label] = _differences(alone, batched, seed)
+        replies = engine.batch([batch[0], mine, batch[1]])
+        out[label] = {**_differences(alone, replies[1].tokens, seed), "batch_reports": [r.report for r in replies]}
         if speculative:
             shifted = engine.generate(prompt, n, seed + 1, max_new_tokens, options).tokens
             out["control"] = _differences(alone, shifted, seed)
@@ -75,24 +80,27 @@ class MixedRequest:
 
 
 def mixed_batch_audit(engine: EngineClient, target: str, logits: Logits, prompt: Sequence[int],
-                      requests: Sequence[MixedRequest], *, n: int, seed: int = 0,
-                      control: dict | None = None) -> GenerateAudit:
-    """One batch of ``requests`` (n samples each) on ``prompt``, each against its own law; then the control batch.
-    The checks are named "LABEL: first token" and so on; ``notes`` say which request each is."""
+                      requests: Sequence[MixedRequest], *, n: int, seed: int = 0, control: dict | None = None,
+                      control_engine: EngineClient | None = None) -> GenerateAudit:
+    """One batch of ``requests`` (n samples each) on ``prompt``, each against its own law; then the control batch,
+    in ``control_engine`` where given (an engine that takes the lossy ``control``), else in ``engine``. The checks
+    are named "LABEL: first token" and so on; ``notes`` say which request each is."""
+    apart = control_engine is not None and control_engine is not engine
+    described = "the same batch with the control at drafted rows" + (f", in {control_engine.name}" if apart else "")
     audit = GenerateAudit(engine.name, target, "one batch: " + ", ".join(r.label for r in requests), n,
-                          prompt=list(prompt), control="the same batch with the control at drafted rows" if control
-                          else "")
+                          prompt=list(prompt), control=described if control else "")
     laws = [exact_laws(logits, prompt, r.options, engine.semantics, n) for r in requests]
 
-    def run(base_seed: int, lossy: dict | None):
+    def run(runner: EngineClient, base_seed: int, lossy: dict | None):
         batch = [{"prompt": list(prompt), "n": n, "seed": base_seed + k * n, "max_new_tokens": 2, "options": r.options,
                   "control": lossy} for k, r in enumerate(requests)]
-        return engine.batch(batch)
+        return runner.batch(batch)
 
     for role, base, lossy in (("engine", seed, None), ("control", seed + 10**6, control)):
         if role == "control" and control is None:
             break
-        replies, failure, seconds = timed(run, base, lossy)
+        runner = control_engine if role == "control" and apart else engine
+        replies, failure, seconds = timed(run, runner, base, lossy)
         if role == "engine":
             audit.seconds = seconds
         else:

@@ -106,6 +106,45 @@ def test_a_mixed_batch_tests_each_request_against_its_own_law():
     assert not wrong.engine_passed
 
 
+def test_a_mixed_batch_runs_its_control_in_the_control_engine_when_the_engine_takes_none():
+    # a served engine takes no control: its control batch runs in an engine of the same configuration that does.
+    # Request "bias": +8 on token 29, the prompt lookup's draft after 26, so x1 = 29 is likely and x2 is sampled at
+    # a drafted row, where the lossy control skips the bias: x2's law moves by far more than N = 500 detects
+    from specmath.audit.engines.batch_rows import MixedRequest, mixed_batch_audit
+
+    requests = (MixedRequest("T=1", SamplingOptions(1.0)),
+                MixedRequest("bias", SamplingOptions(1.0, logit_bias=((29, 8.0),))))
+    logits = lambda contexts: np.array([toy.logits(c) for c in contexts])  # noqa: E731
+    with _engine("--drafted", "3") as plain, _engine("--controls") as controlled:
+        served = _TakesNoControl(plain)
+        audit = mixed_batch_audit(served, "toy", logits, PROMPT, requests, n=500, seed=2,
+                                  control={"drafted": {"logit_bias": []}}, control_engine=controlled)
+        sent = list(served.controls)
+        alone = mixed_batch_audit(served, "toy", logits, PROMPT, requests, n=500, seed=2,
+                                  control={"drafted": {"logit_bias": []}})
+    assert audit.engine_passed and audit.control_caught and audit.verdict == "PASS", audit.verdict
+    assert sent == [None, None] and audit.control.endswith(", in toy")  # the engine was sent no control
+    assert [(r["role"], r["label"], r["seed"]) for r in audit.requests] == [
+        ("engine", "T=1", 2), ("engine", "bias", 502), ("control", "T=1", 10**6 + 2), ("control", "bias", 10**6 + 502)]
+    # without a control engine the control batch meets the engine's refusal: the row is INCONCLUSIVE, never PASS
+    assert alone.verdict.startswith("INCONCLUSIVE: the negative control did not run (InvalidArgument: served takes no")
+
+
+class _TakesNoControl:
+    """A batch engine that refuses a lossy control, as a served engine does, and keeps the controls it was sent."""
+
+    def __init__(self, engine):
+        self.name, self.engine, self.semantics, self.controls = "served", engine, engine.semantics, []
+
+    def batch(self, batch):
+        self.controls += [b.get("control") for b in batch]
+        if any(b.get("control") is not None for b in batch):
+            from specmath.validation import InvalidArgument
+
+            raise InvalidArgument(f"{self.name} takes no lossy control")
+        return self.engine.batch(batch)
+
+
 class _Swap:
     """A batch engine that gives each request the other's options: the mixing bug the row is for."""
 
