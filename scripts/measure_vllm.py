@@ -21,7 +21,11 @@ configuration, started for the run and always stopped; started again after a row
 n = 4000 samples per request; the control runs in the offline engine of the same kind (a server takes no lossy
 control). On the rows whose law the server's top-20 logprobs determine (T = 1, top-p 0.9), the same samples are
 also tested against the law from the server's own logprobs (``specmath.audit.engines.server_law``), kept as the
-record's ``server_law``.
+record's ``server_law``. Served, "in a batch" is concurrent requests (``EndpointEngine.batch``: a thread and a POST
+each) and the server decides which of them share a step: the seeds row sends the request alone and then beside its
+two neighbours, on the speculative server and on a second server of the same model without speculation (its plain
+reference, started for that row only and always stopped); the mixed batch sends its five requests concurrently to
+the speculative server, its control batch runs offline.
 
 The law is transformers' float32 forward of the same folder (the project's ``.venv``). Writes
 ``DIR/vllm-<target>[-served].json`` (one record per engine x row, ``specmath.audit.engines.table_runs.table_record``) and
@@ -78,9 +82,17 @@ def environment() -> dict:
                           command=" ".join(["scripts/measure_vllm.py", *(repr(a) if " " in a else a for a in sys.argv[1:])]))
 
 
+def in_flight_together(reports: list[dict | None]) -> bool | None:
+    """Whether a served batch's POSTs were all in flight at once (the last sent before the first answered), from its
+    replies' ``sent`` and ``answered`` times; None for a batch that records none (an offline engine's one call)."""
+    if not reports or not all(r and "sent" in r and "answered" in r for r in reports):
+        return None
+    return max(r["sent"] for r in reports) < min(r["answered"] for r in reports)
+
+
 def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
     """The seeds row (``seed_batch_check``, 200 samples of 4 tokens) or the mixed batch (``mixed_batch_audit``,
-    N / 5 samples per request, its control argmax at drafted rows)."""
+    N / 5 samples per request, its control argmax at drafted rows, in ``opened.control_engine``)."""
     engine, prompt = opened.engine, target.encode(BATCH_PROMPT)
     if row_name == "seeds":
         audit = GenerateAudit(engine.name, target.name, "seeds: alone vs in a batch", 200, prompt=prompt,
@@ -103,11 +115,32 @@ def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
                 audit.notes.append("the control (seed S + 1) gave the same tokens: the comparison cannot see a change")
             if result["plain"]["differing_samples"]:
                 audit.notes.append("the plain path differs alone and in a batch too")
+            together = {path: in_flight_together(result[path]["batch_reports"]) for path in ("speculative", "plain")}
+            if together["speculative"] is not None:
+                audit.notes.append(
+                    "served: 'in a batch' is the request sent concurrently with its two neighbours (a thread and a POST "
+                    "each), and vLLM's scheduler decides which steps they share; the plain reference is a second "
+                    "server of the same model without speculation. All three POSTs in flight together (the last sent "
+                    "before the first answered): " + ", ".join(f"{path} server {'yes' if ok else 'no'}"
+                                                               for path, ok in together.items()))
         return audit
     per = max(1, args.n // len(MIXED))
-    return mixed_batch_audit(engine, target.name, target.reference, prompt, MIXED, n=per, seed=args.seed,
-                             control={"drafted": {"temperature": 0}, "stale_history": False,
-                                      "history": "prompt+generated", "ignored": []})
+    audit = mixed_batch_audit(engine, target.name, target.reference, prompt, MIXED, n=per, seed=args.seed,
+                              control={"drafted": {"temperature": 0}, "stale_history": False,
+                                       "history": "prompt+generated", "ignored": []},
+                              control_engine=opened.control_engine)
+    together = in_flight_together([q for q in audit.requests if q["role"] == "engine"])
+    if together is not None:
+        audit.notes.append("served: the five requests sent concurrently (a thread and a POST each), and vLLM's "
+                           "scheduler decides which steps they share; all in flight together (the last sent before "
+                           f"the first answered): {'yes' if together else 'no'}; the control batch ran offline")
+    return audit
+
+
+def batch_record(audit: GenerateAudit, row_name: str, description: str) -> dict:
+    """One seeds or mixed-batch row of the committed measurement (the option rows': ``table_record``)."""
+    return {**audit.to_json(), "row": row_name, "options": {}, "options_label": row_name,
+            "control_shift_bound": float("nan"), "engine_description": description, "prompt_text": BATCH_PROMPT}
 
 
 class CapturingEndpoint(EndpointEngine):
@@ -120,7 +153,7 @@ class CapturingEndpoint(EndpointEngine):
 
     def _generate(self, prompt, n, seed, max_new_tokens, options, speculative, control):
         out = super()._generate(prompt, n, seed, max_new_tokens, options, speculative, control)
-        if control is None:  # a served row's control runs offline; the endpoint has no plain path
+        if speculative:  # the audit's samples; a plain server's (the seeds row's reference) are another law's path
             self.samples[(tuple(prompt), seed)] = out.tokens
         return out
 
@@ -177,33 +210,61 @@ def logged_cause(log: Path, offset: int) -> str | None:
     return None
 
 
+def served_seeds(serve, url: str, name: str, folder: Path, target, args) -> tuple[GenerateAudit, OpenEngine, float]:
+    """(the seeds row against the speculative server at ``url``, what ran it, the plain server's start-up seconds):
+    its plain reference is a second server of the same model without speculation, started for this row and always
+    stopped at its end."""
+    with open(f"/tmp/specmath-vllm-serve-{name}-plain.log", "w") as plain_log:
+        started = time.perf_counter()
+        with serve.serving(str(folder), method="none", log=plain_log) as plain_url:
+            startup = time.perf_counter() - started
+            engine = CapturingEndpoint(url, vocab_size=target.vocab_size, samples_per_request=4000, timeout=1800,
+                                       plain_url=plain_url)
+            opened = OpenEngine(engine, None, False, f"{name} served by vLLM's OpenAI server; the plain reference: the "
+                                "same model served without speculation", engine_entry(name))
+            return batch_row(opened, target, "seeds", args), opened, startup
+
+
 def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], records: list[dict], path: Path) -> list[dict]:
-    """The rows against vLLM's server of the same configuration, the controls in the offline engine."""
+    """The rows against vLLM's server of the same configuration, the controls in the offline engine (opened at the
+    first row that runs a control); the seeds row's plain reference in a second server without speculation."""
     import contextlib
 
     serve = _serve_module()
     method = "ngram" if name == "vllm-ngram" else "draft"
     log = open(f"/tmp/specmath-vllm-serve-{name}.log", "w")
-    with open_engine(name, EngineOpening(target, draft=str(draft))) as offline, contextlib.ExitStack() as stack:
-        url = None
+    with contextlib.ExitStack() as offline_stack, contextlib.ExitStack() as stack:
+        url, offline = None, None
         for row_name in todo:
             if url is None:
                 started = time.perf_counter()
                 url = stack.enter_context(serve.serving(str(folder), method=method, gamma=1, log=log,
                                                         draft=str(draft) if method == "draft" else None))
                 startup = time.perf_counter() - started
-            engine = CapturingEndpoint(url, vocab_size=target.vocab_size, samples_per_request=4000, timeout=1800)
-            opened = OpenEngine(engine, offline.engine, offline.lookup, f"{name} served by vLLM's OpenAI server",
-                                engine_entry(name))
+            if offline is None and row_name != "seeds":  # the seeds row's control is the server's own seed S + 1
+                offline = offline_stack.enter_context(open_engine(name, EngineOpening(target, draft=str(draft))))
             offset = os.path.getsize(log.name)
-            audit, options, shift = run_row(opened, target, OPTION_ROWS[row_name], n=args.n, seed=args.seed)
+            extra = {}
+            if row_name == "seeds":
+                audit, opened, extra["plain_start_seconds"] = served_seeds(serve, url, name, folder, target, args)
+            else:
+                engine = CapturingEndpoint(url, vocab_size=target.vocab_size, samples_per_request=4000, timeout=1800)
+                opened = OpenEngine(engine, offline.engine, offline.lookup, f"{name} served by vLLM's OpenAI server",
+                                    engine_entry(name))
+                if row_name == "mixed batch":
+                    audit = batch_row(opened, target, row_name, args)
+                else:
+                    audit, options, shift = run_row(opened, target, OPTION_ROWS[row_name], n=args.n, seed=args.seed)
             cause = logged_cause(Path(log.name), offset) if audit.error_kind == "ENGINE ERROR" else None
             if cause:
                 audit.error = f"{cause} (the server's log; its client was told: {audit.error})"
-            record = table_record(audit, row=OPTION_ROWS[row_name], options=options, shift=shift,
-                                  description=opened.description,
-                                  prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
-            record.update(engine_name=f"{name} served", target_name=args.target, engine_start_seconds=startup)
+            if row_name in ("seeds", "mixed batch"):
+                record = batch_record(audit, row_name, opened.description)
+            else:
+                record = table_record(audit, row=OPTION_ROWS[row_name], options=options, shift=shift,
+                                      description=opened.description,
+                                      prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
+            record.update(engine_name=f"{name} served", target_name=args.target, engine_start_seconds=startup, **extra)
             if audit.checks and row_name in ("T=1", "top-p 0.9"):
                 record["server_law"] = server_law_record(engine, audit, options, target)
             records = [x for x in records if not (x["engine_name"] == record["engine_name"] and x["row"] == row_name)]
@@ -250,9 +311,7 @@ def main() -> None:
             for row_name in todo:
                 if row_name in ("seeds", "mixed batch"):
                     audit = batch_row(opened, target, row_name, args)
-                    record = {**audit.to_json(), "row": row_name, "options": {}, "options_label": row_name,
-                              "control_shift_bound": float("nan"), "engine_description": opened.description,
-                              "prompt_text": BATCH_PROMPT}
+                    record = batch_record(audit, row_name, opened.description)
                 else:
                     row = OPTION_ROWS[row_name]
                     audit, options, shift = run_row(opened, target, row, n=args.n, seed=args.seed)
