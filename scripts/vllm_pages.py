@@ -65,8 +65,11 @@ def table(records: list[dict]) -> str:
                     verdict = verdict_word(r["verdict"]).replace("|", "/")
                     if verdict.startswith(("LOSS:", "PASS:")):  # the TVs have their columns, the reproducer the JSON
                         verdict = verdict.split(":", 1)[0]
-                    if r.get("pathwise") and r["row"] == "seeds":
-                        p = r["pathwise"]
+                    if r.get("pathwise") and r["row"] == "seeds":  # the three counts, not cut by the line's end
+                        p, at = r["pathwise"], r["pathwise"].get("first")
+                        verdict = verdict.split(":", 1)[0]
+                        if at and verdict.startswith("LOSS"):
+                            verdict += f", first seed {at['seed']} at token {at['position']} ({at['speculative']} vs {at['plain']})"
                         verdict += (f" (alone vs batched, {p['seeds']} samples x {p['max_new_tokens']} tokens: "
                                     f"{p['speculative']['differing_samples']} differ with speculation, "
                                     f"{p['plain']['differing_samples']} without; control seed S + 1: "
