@@ -16,9 +16,11 @@ Why this and not the alternatives:
   by hand: it records one graph per shape, keeps the inputs' static copies and treats the KV buffers
   of ``StaticKV`` (module buffers) as static addresses, which is the bookkeeping gpt-fast writes by hand;
   one code path then serves the CPU and the GPU.
-* sampling and accept/reject stay eager: they draw from explicit ``torch.Generator`` objects (the
-  seeded, pinned tokens), which a compiled graph would not replay draw for draw; they are a few small
-  kernels against the pass's hundreds.
+* a model draft's gamma steps, their warps and their draws, are one graph (``draft_graph``): the draws'
+  noise is drawn eagerly from the run's ``torch.Generator`` objects, in the order the step-by-step loop
+  draws it, and the graph samples argmax(q / noise), torch.multinomial's own one-sample form, so the
+  seeded, pinned tokens stay the same; one call pays the compiled call's fixed cost once for gamma steps.
+  The target's accept/reject stays eager: a few small kernels against the pass's hundreds.
 
 Compile time: Dynamo traces in each new process; Inductor's FX graph cache (on by default) keeps the
 generated kernels on disk, in ``$TORCHINDUCTOR_CACHE_DIR`` (default ``/tmp/torchinductor_$USER``), so a

@@ -39,8 +39,10 @@ from typing import Protocol, runtime_checkable
 import torch
 
 from specmath.lm.cache import RowCache
+from specmath.lm.draft_graph import fused_proposal
 from specmath.lm.generation import Draws, model_vocab_size
-from specmath.lm.warps import warped_probs
+from specmath.lm.static_cache import StaticRowCache
+from specmath.lm.warps import check_warp, warped_probs
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer
 
@@ -55,6 +57,8 @@ class Proposal:
     lengths: list[int]  # n_b per row, 0..gamma
     length_tensor: torch.Tensor  # (B,) the same on the device
     q: torch.Tensor | None  # (B, g, V) or None
+    #: 0-d bool on the device: the laws q were valid (a draft that samples inside a graph checks them there), or None
+    ok: torch.Tensor | None = None
 
     @property
     def width(self) -> int:
@@ -111,6 +115,8 @@ class ModelDraft:
         cache = self.cache
         B = len(tokens)
         pending = [t[n:] for t, n in zip(tokens, cache.lengths, strict=True)]  # tokens the draft has not seen yet
+        if isinstance(cache, StaticRowCache) and confidence_threshold == 0 and gamma >= 1:
+            return self._propose_at_once(cache, pending, gamma, sampling, draws)
         logits = cache.feed(pending)  # (B, n, V)
         last = torch.tensor([len(r) - 1 for r in pending], device=logits.device)
         step_logits = logits[torch.arange(B, device=logits.device), last]  # (B, V)
@@ -144,6 +150,18 @@ class ModelDraft:
             empty = torch.zeros(B, 0, dtype=torch.long, device=logits.device)
             return Proposal(empty, host, lengths, torch.zeros(B, 0, logits.shape[-1], device=logits.device))
         return Proposal(torch.stack(drafts, dim=1), host, lengths, torch.stack(qs, dim=1))  # (B, g), (B, g, V)
+
+    def _propose_at_once(self, cache: StaticRowCache, pending: list, gamma: int, sampling: SamplingOptions,
+                         draws: Draws) -> Proposal:
+        """All gamma steps in one pass function (``draft_graph``): the noise of the gamma draws is drawn first, in
+        the order the step-by-step loop draws it, so the tokens are the ones that loop samples."""
+        check_warp(sampling)
+        width = self.vocab_size or model_vocab_size(self.model)
+        dtype = torch.float64 if cache.dtype == torch.float64 else torch.float32  # the dtype warp gives q
+        noise = torch.stack([draws.categorical_noise(len(pending), width, dtype) for _ in range(gamma)])
+        tokens, q, ok = fused_proposal(cache, pending, noise, sampling)
+        lengths = torch.full((len(pending),), gamma, dtype=torch.long, device=tokens.device)
+        return Proposal(tokens, [gamma] * len(pending), lengths, q, ok)
 
     def commit(self, kept: Sequence[int]) -> None:
         # the draft fed at most gamma - 1 of its own tokens; keep what accept/reject confirmed

@@ -100,7 +100,9 @@ class Draws:
     """The random draws of a decoding run: one generator for the batch, or one generator per row.
 
     * ``uniform(B, gamma, lengths)`` -> (B, gamma) float32 uniforms in [0, 1): the accept coins;
-    * ``categorical(probs, rows)`` -> (B,) token ids, row b ~ probs[b] (``torch.multinomial``).
+    * ``categorical(probs, rows)`` -> (B,) token ids, row b ~ probs[b] (``torch.multinomial``);
+    * ``categorical_noise(B, V, dtype)`` -> the noise the next ``categorical`` consumes, drawn ahead (a compiled
+      graph samples argmax(probs / noise): the same tokens).
 
     Shared: one ``torch.rand`` / ``torch.multinomial`` call for the batch. Per row: row b draws only
     its own ``lengths[b]`` uniforms and its own token from its own generator, exactly the calls a
@@ -144,6 +146,17 @@ class Draws:
             if n:
                 u[b, :n] = torch.rand((1, n), generator=g, device=self.device)[0]
         return u
+
+    def categorical_noise(self, batch: int, vocab: int, dtype: torch.dtype) -> torch.Tensor:
+        """(B, V) Exp(1) noise e such that argmax_x probs[b, x] / e[b, x] is the token ``categorical(probs)`` would draw
+        next from the same generators (every row drawing): torch.multinomial draws one sample exactly so (its
+        one-sample path: ``empty_like(probs).exponential_(1)``, then the argmax of probs / noise; the Gumbel-max
+        trick, since -log e is Gumbel). Drawn ahead, the noise lets a compiled graph sample the very tokens the
+        eager calls would."""
+        if not self.per_row:
+            return torch.empty((batch, vocab), dtype=dtype, device=self.device).exponential_(1, generator=self.generators[0])
+        return torch.cat([torch.empty((1, vocab), dtype=dtype, device=self.device).exponential_(1, generator=g)
+                          for g in self.generators])
 
     def categorical(self, probs: torch.Tensor, rows: Sequence[bool] | None = None) -> torch.Tensor:
         try:

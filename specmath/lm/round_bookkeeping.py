@@ -5,7 +5,7 @@ alpha_i = sum_x min(p_i(x), q_i(x)) (one-hot q: p_i(x_i)).
 
 ``read_round`` is the round's bookkeeping, written once: it computes the counters on the device and
 reads them, with the accepted counts, the emitted and drafted tokens, the zero-residual flags and the
-validity flag of the target's logits, in ONE host transfer (``host_transfer.read_together``).
+validity flags of the target's logits and the draft's laws, in ONE host transfer (``host_transfer.read_together``).
 ``speculative_generate`` calls it every round, and the cost measurement times the same call as part
 of the round's overhead o_round (``cost_measure``), so the two cannot drift apart.
 
@@ -39,6 +39,7 @@ class RoundRecord:
     drafts: list[list[int]]  # (B, g) drafted tokens; row b's first n_b are its proposal
     zero_residual: list[bool]  # (B,) rejected where max(0, p - q) was all zero (resampled from p)
     logits_ok: bool  # the target's logits hold no NaN, no +inf, no all -inf row
+    draft_ok: bool  # the draft's laws q were valid (``Proposal.ok``; True where the draft checked them itself)
     reached: list[int]  # (g,) rows that reached draft position i
     accepted: list[int]  # (g,) rows that accepted draft position i
     alpha_sum: float  # sum of alpha_i over the reached positions
@@ -61,7 +62,9 @@ def read_round(p: torch.Tensor, proposal: Proposal, result: AcceptReject, logits
         alpha = torch.minimum(p[:, :g], proposal.q).sum(-1)  # sum_x min(p_i(x), q_i(x))
     return read_together(
         RoundRecord, n_accepted=result.n_accepted, next_token=result.next_token, drafts=proposal.tokens,
-        zero_residual=result.zero_residual_rows, logits_ok=logits_ok(logits), reached=reached.sum(0),
+        zero_residual=result.zero_residual_rows, logits_ok=logits_ok(logits),
+        draft_ok=torch.ones((), dtype=torch.bool, device=p.device) if proposal.ok is None else proposal.ok,
+        reached=reached.sum(0),
         accepted=(positions < n_acc).sum(0), alpha_sum=alpha[reached].sum(), alpha_count=reached.sum(),
     )
 

@@ -126,6 +126,9 @@ def speculative_generate(
         watch.lap("accept_reject")
         if not record.logits_ok:
             check_logits(logits, "target logits")  # raises, naming the problem, before any token is kept
+        if not record.draft_ok:
+            raise ValueError("cannot sample from invalid probabilities (NaN, inf or negative): the draft model's "
+                             "logits held NaN or inf")
         count_round(out, record, proposal.lengths, draft.forwards - before)
         kept = []
         for b in range(B):

@@ -147,7 +147,8 @@ class StaticRowCache:
     def batch(self) -> int:
         return len(self.lengths)
 
-    def _reserve(self, needed: int) -> None:
+    def reserve(self, needed: int) -> None:
+        """Room for ``needed`` slots in every row: the capacity grows to the next multiple of ``SLOT_BLOCK``."""
         if self.kv is not None and needed <= self.kv.capacity:
             return
         capacity = -(-needed // SLOT_BLOCK) * SLOT_BLOCK
@@ -174,7 +175,7 @@ class StaticRowCache:
         if B != self.batch or n == 0:
             raise ValueError(f"feed_block got ids of shape {tuple(ids.shape)} for a cache of batch {self.batch}")
         counts = [n] * B if counts is None else list(counts)
-        self._reserve(max(self.lengths) + n)
+        self.reserve(max(self.lengths) + n)
         start = torch.tensor(self.lengths, device=self.device)[:, None]
         positions = start + torch.arange(n, device=self.device)[None, :]  # (B, n): len_b + i
         if self.compiled and logits:

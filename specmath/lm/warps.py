@@ -26,7 +26,7 @@ import torch
 
 from specmath.sampling_options import WARP_OPTIONS, SamplingOptions
 
-__all__ = ["warped_probs", "check_logits", "logits_ok", "DEFAULT_SAMPLING", "TOP_K_20"]
+__all__ = ["warped_probs", "warp", "check_warp", "check_logits", "logits_ok", "DEFAULT_SAMPLING", "TOP_K_20"]
 
 
 def check_logits(logits: torch.Tensor, what: str = "logits") -> None:
@@ -47,7 +47,7 @@ def logits_ok(logits: torch.Tensor) -> torch.Tensor:
 
 
 @functools.lru_cache(maxsize=256)
-def _check_warp(sampling: SamplingOptions) -> None:
+def check_warp(sampling: SamplingOptions) -> None:
     # once per options record: the decode loop calls warped_probs every round
     sampling.check_only(WARP_OPTIONS, "the torch decoder")
 
@@ -57,9 +57,15 @@ def warped_probs(logits: torch.Tensor, sampling: SamplingOptions, check: bool = 
 
     ``check=False`` skips ``check_logits`` (the caller checks ``logits_ok`` itself).
     """
-    _check_warp(sampling)
+    check_warp(sampling)
     if check:
         check_logits(logits)
+    return warp(logits, sampling)
+
+
+def warp(logits: torch.Tensor, sampling: SamplingOptions) -> torch.Tensor:
+    """``warped_probs`` without its checks: pure tensor operations on (..., V), so a compiled graph can hold it
+    (``draft_graph``); the caller checks the options once and the logits' validity on the device."""
     z = logits if logits.dtype == torch.float64 else logits.float()
     if sampling.greedy:
         # T -> 0 limit of softmax(z / T): all mass on the argmax (ties: the lowest token id)

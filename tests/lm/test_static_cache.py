@@ -25,7 +25,9 @@ import specmath.lm.speculative_decode as speculative_decode  # noqa: E402
 from specmath.lm.cache import RowCache  # noqa: E402
 from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
+from specmath.lm.generation import Draws  # noqa: E402
 from specmath.lm.static_cache import SLOT_BLOCK, StaticRowCache, cache_class_for, compiles_by_default, draft_for  # noqa: E402
+from specmath.sampling_options import SamplingOptions  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
 TOLERANCE = 1e-10  # float64 logits, two summation orders (module docstring)
@@ -87,6 +89,61 @@ def test_every_decoder_emits_the_same_tokens_on_the_static_cache(models, monkeyp
     assert static_spec.tokens == spec.tokens
     assert (static_spec.accepted_hist, static_spec.rounds) == (spec.accepted_hist, spec.rounds)
     assert speculative_decode.speculative_generate(target, PromptLookupDraft(), prompts, 20, options).tokens == lookup.tokens
+
+
+@pytest.mark.parametrize("seed", [0, [1, 2]], ids=["one seed", "a seed per row"])
+@pytest.mark.parametrize("sampling", [SamplingOptions(), SamplingOptions(0.7, top_k=5, top_p=0.9)], ids=str)
+def test_a_model_draft_on_the_static_cache_proposes_in_one_call_what_its_steps_propose(models, monkeypatch, seed,
+                                                                                        sampling):
+    """The fused proposal (``draft_graph``, gamma steps in one pass function, the draws' noise drawn ahead) against
+    the step-by-step one on the growing cache: the same tokens (``==``), the same laws q (to the tolerance), the
+    same cache lengths, over rounds that feed the draft 1 pending token (after a rejection) and 2 (a full
+    acceptance: the last draft, never fed to the draft, and the bonus token)."""
+    import specmath.lm.drafts as drafts
+
+    _, draft_model = models
+    calls = []
+    real = drafts.fused_proposal
+    monkeypatch.setattr(drafts, "fused_proposal", lambda *a: calls.append(a[2].shape[0]) or real(*a))
+    prompts = [[1, 2, 3, 1, 2], [5, 6]]
+    # per round and row: (drafts accepted, the residual or bonus token emitted after them)
+    outcomes = [[(0, 7), (0, 8)], [(3, 9), (1, 10)], None]
+    runs = []
+    for draft in (ModelDraft(draft_model), ModelDraft(draft_model, cache_class=StaticRowCache)):
+        draws = Draws.from_seed(seed, 2, "cpu")
+        tokens = [list(p) for p in prompts]
+        draft.start(tokens, torch.device("cpu"), 48)
+        proposals = []
+        for outcome in outcomes:
+            proposal = draft.propose(tokens, 3, sampling, draws)
+            proposals.append(proposal)
+            if outcome is None:
+                break
+            kept = []
+            for row, (accepted, emitted) in enumerate(outcome):
+                tokens[row].extend(proposal.tokens[row, :accepted].tolist() + [emitted])
+                kept.append(len(tokens[row]) - 1)
+            draft.commit(kept)
+        runs.append((proposals, list(draft.cache.lengths)))
+    assert calls == [3, 3, 3]  # only the static cache's draft took the fused path, once a round
+    (a, lengths_a), (b, lengths_b) = runs
+    assert lengths_a == lengths_b
+    for x, y in zip(a, b, strict=True):
+        assert torch.equal(x.tokens, y.tokens) and x.lengths == y.lengths == [3, 3]
+        assert (x.q - y.q).abs().max() < TOLERANCE and bool(y.ok) and x.ok is None
+
+
+def test_a_draft_whose_laws_are_invalid_fails_the_round_with_one_clear_error(models):
+    """NaN draft logits would give the fused proposal's argmax a silent token: its flag, read with the round's one
+    host transfer, raises before any token is kept."""
+    import copy
+
+    target, draft_model = models
+    broken = copy.deepcopy(draft_model)
+    broken.lm_head.weight.fill_(float("nan"))
+    with pytest.raises(ValueError, match="invalid probabilities.*draft"):
+        speculative_decode.speculative_generate(target, ModelDraft(broken, cache_class=StaticRowCache), [[1, 2, 3]],
+                                                8, DecodeOptions(gamma=3))
 
 
 def test_the_compile_option_selects_the_static_caches_and_is_checked(models):
