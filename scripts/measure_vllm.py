@@ -105,16 +105,15 @@ def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
             # the pathwise check's shape: differences on the speculative path fail the row (vLLM seeds per request)
             audit.pathwise = {"promised": True, "seeds": 200, "max_new_tokens": 4,
                               "differences": result["speculative"]["differing_samples"],
-                              "observed_differences": result["speculative"]["differing_samples"], **result}
+                              "observed_differences": result["speculative"]["differing_samples"],
+                              "reference_differences": result["plain"]["differing_samples"],
+                              "reference": "alone vs in a batch without speculation",
+                              "control_differences": result["control"]["differing_samples"], **result}
             first = result["speculative"]["first"]
             if first is not None:  # the LOSS line's shape: in the batch (speculative) against alone
                 audit.pathwise.update(against="the same request alone", first={
                     "seed": first["seed"], "position": first["position"], "speculative": first["batched"],
                     "plain": first["alone"]})
-            if not result["control"]["differing_samples"]:
-                audit.notes.append("the control (seed S + 1) gave the same tokens: the comparison cannot see a change")
-            if result["plain"]["differing_samples"]:
-                audit.notes.append("the plain path differs alone and in a batch too")
             together = {path: in_flight_together(result[path]["batch_reports"]) for path in ("speculative", "plain")}
             if together["speculative"] is not None:
                 audit.notes.append(

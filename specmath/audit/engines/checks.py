@@ -20,7 +20,9 @@ this order, and ``EXIT_STATUS`` maps it to ``specmath audit-generate``'s exit st
   reproducer: the command and seed that draw the same samples), or it broke its promise of the same tokens as plain
   decoding (``LOSS (pathwise)``, with the seed);
 * ``INCONCLUSIVE`` (3): the engine passed but its negative control was not caught (the test could not have seen the
-  loss it targets), the control itself failed to run, or the engine drafted no token (it did not speculate);
+  loss it targets), the control itself failed to run, or the engine drafted no token (it did not speculate); for a
+  pathwise check with a reference and a control of its own (a seeded request alone vs in a batch): the reference
+  differed too (the plain path: no difference can be laid to speculation) or the control did not differ;
 * ``PASS`` (0): the engine passed and its control was caught (``PASS (no negative control)`` where none ran).
 
 A crashed or refused engine is never PASS and never LOSS. An engine that cannot run here (its package is not
@@ -274,7 +276,10 @@ class GenerateAudit:
     drafted: int | None = None  # tokens the engine drafted and how many were accepted, when it says
     accepted: int | None = None
     quantisation_tv: float | None = None  # TV(first law from the engine's logits, from transformers' forward)
-    pathwise: dict | None = None  # speculative vs plain, token for token (``specmath.audit.engines.pathwise``)
+    #: speculative vs plain, token for token (``specmath.audit.engines.pathwise``); a check with a reference of its
+    #: own carries "reference_differences" (where it must agree: any is INCONCLUSIVE) and "control_differences"
+    #: (where it must differ: none is INCONCLUSIVE)
+    pathwise: dict | None = None
     notes: list[str] = field(default_factory=list)
     #: every request sent: role, seed (call i of a request seeded S is seeded S + i), n, and what the engine reported
     #: of it (its spec-decode counters before and after): any sample can be drawn again alone
@@ -329,15 +334,24 @@ class GenerateAudit:
             return f"REFUSED: {self.refused}"
         if self.error:
             return f"ENGINE ERROR: {self.error} ({self.engine_version or self.engine})"
+        pathwise = self.pathwise or {}
+        if pathwise.get("reference_differences"):
+            # the comparison's own reference (the plain path, which must agree) differs: a difference on the
+            # speculative path cannot be laid to speculation
+            return (f"INCONCLUSIVE: {pathwise['reference_differences']} of {pathwise['seeds']} seeds differ on the plain "
+                    f"path too ({pathwise.get('reference', 'its reference')}): a difference cannot be laid to speculation")
         loss = self._loss()
         if loss:
             return loss
+        if pathwise.get("control_differences") == 0:
+            return (f"INCONCLUSIVE: the negative control ({self.control}) gave the same tokens as the request: the "
+                    "comparison could not have seen a change")
         if self.drafted == 0:
             return "INCONCLUSIVE: the engine drafted no token: it did not speculate, so no drafted row was audited"
         if self.control_error:
             return f"INCONCLUSIVE: the negative control did not run ({self.control_error})"
-        if not self.has_control:
-            return "PASS (no negative control)"
+        if not self.has_control:  # a pathwise check whose own control differed has had its control caught
+            return "PASS" if pathwise.get("control_differences") else "PASS (no negative control)"
         if not self.control_caught:
             two = self.detectable("first two tokens", "control")
             return (f"INCONCLUSIVE: the negative control ({self.control}) was not caught at N = {self.n}: the loss it "

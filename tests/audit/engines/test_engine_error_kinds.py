@@ -159,3 +159,24 @@ class _Swap:
             return self.engine.batch(swapped)
         finally:
             self.engine.close()
+
+
+def test_a_seeds_check_whose_reference_differs_or_whose_control_does_not_is_inconclusive():
+    """The seeds row's pathwise check has a reference (the plain path, which must agree alone and in a batch) and a
+    control (seed S + 1, which must differ): either failing leaves the row INCONCLUSIVE, never PASS or LOSS; with
+    both as they must be, the row's verdict follows its speculative differences."""
+    from specmath.audit.engines.checks import GenerateAudit
+
+    def seeds(speculative: int, reference: int, control: int) -> GenerateAudit:
+        first = {"seed": 3, "position": 1, "speculative": 5, "plain": 6} if speculative else None
+        audit = GenerateAudit("engine", "toy", "seeds", 200, control="the same request with seed S + 1")
+        audit.pathwise = {"promised": True, "seeds": 200, "max_new_tokens": 4, "differences": speculative,
+                          "observed_differences": speculative, "reference_differences": reference,
+                          "control_differences": control, "against": "the same request alone", "first": first}
+        return audit
+
+    assert seeds(0, 0, 200).verdict == "PASS"
+    assert seeds(7, 0, 200).verdict.startswith("LOSS (pathwise): 7 of 200 seeds differ from the same request alone")
+    assert seeds(7, 2, 200).verdict.startswith("INCONCLUSIVE: 2 of 200 seeds differ on the plain path too")
+    assert seeds(0, 0, 0).verdict.startswith("INCONCLUSIVE: the negative control (the same request with seed S + 1)")
+    assert seeds(7, 0, 0).verdict.startswith("LOSS (pathwise)")  # a difference seen is one, whatever the control
