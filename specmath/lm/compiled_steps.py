@@ -31,10 +31,11 @@ Where it is used, by measurement: ``DecodeOptions.compile`` is False unless aske
 compiles by default on a CUDA device only (``static_cache.compiles_by_default``). On one H200
 (``docs/measurements/gpu_h200_2026-12-04.md``) the CUDA graphs took SmolLM2's bfloat16 plain decoding at batch 1
 from 40.9 to 424 tokens/s and the bundled pair's float32 from 50.4 to 467, after 48-95 s of compiling. On a 2-core
-CPU (``docs/measurements/cpu_2026-12-01_decode_speed.md``, 1 thread) compiled plain decoding of the bundled pair ran
-3.3 times eager on the machine as it was and 2.8 times beside two CPU-bound processes, but the warm-up that compiles
-its graphs took 15-25 s a process with Inductor's cache warm (and minutes on a machine loaded far beyond that), more
-than a bench or a test of a few hundred tokens saves.
+CPU, 1 thread (``docs/measurements/cpu_2026-12-01_decode_speed.md``, an Intel Xeon, and
+``cpu_2026-12-05_decode_speed.md``, an AMD EPYC), compiled plain decoding of the bundled pair ran 3.0-3.3 times eager
+on the machine as it was and 2.5-2.8 times beside two CPU-bound processes, but the warm-up that compiles its graphs
+took 10-25 s a process with Inductor's cache warm (and minutes on a machine loaded far beyond that), more than a
+bench or a test of a few hundred tokens saves.
 """
 
 from __future__ import annotations
