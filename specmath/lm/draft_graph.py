@@ -69,8 +69,7 @@ def fused_proposal(cache: StaticRowCache, rows: Sequence[Sequence[int]], noise: 
     ids, counts = padded_rows(rows, cache.batch, cache.pad_id)
     gamma, n = noise.shape[0], ids.shape[1]
     cache.reserve(max(cache.lengths) + n + gamma - 1)
-    start = torch.tensor(cache.lengths, device=cache.device)[:, None]
-    positions = start + torch.arange(n, device=cache.device)[None, :]
+    positions = cache.positions(n)
     last = torch.tensor([c - 1 for c in counts], device=cache.device)
     run = compiled(draft_steps, cache.device.type) if cache.compiled else draft_steps
     out = run(cache.lean, cache.kv, ids.to(cache.device), positions, last, noise, sampling, cache.vocab_size)

@@ -159,6 +159,11 @@ class StaticRowCache:
         else:
             self.kv = self.kv.grown(capacity)
 
+    def positions(self, n: int) -> torch.Tensor:
+        """(B, n) on the device: len_b + i, where the next n tokens of row b go."""
+        start = torch.tensor(self.lengths, device=self.device)[:, None]
+        return start + torch.arange(n, device=self.device)[None, :]
+
     @torch.inference_mode()
     def feed(self, rows: Sequence[Sequence[int]], logits: bool = True) -> torch.Tensor | None:
         """Append row b's tokens ``rows[b]`` (any lengths, some may be empty); return logits (B, n, V) (as ``RowCache.feed``)."""
@@ -176,8 +181,7 @@ class StaticRowCache:
             raise ValueError(f"feed_block got ids of shape {tuple(ids.shape)} for a cache of batch {self.batch}")
         counts = [n] * B if counts is None else list(counts)
         self.reserve(max(self.lengths) + n)
-        start = torch.tensor(self.lengths, device=self.device)[:, None]
-        positions = start + torch.arange(n, device=self.device)[None, :]  # (B, n): len_b + i
+        positions = self.positions(n)
         if self.compiled and logits:
             out = compiled(static_pass, self.device.type)(self.lean, self.kv, ids, positions)
         else:
