@@ -10,7 +10,7 @@ overhead for gamma 1..8 without decoding (``specmath.lm.cost_measure``).
 ``--prompts-file``: JSON Lines, one user message per line (chat template applied for chat models).
 ``--verify block`` verifies each drafted block jointly (``specmath.lm.block_verify``). ``--compile`` runs
 the passes compiled on a static KV cache (``specmath.lm.compiled_steps``; the default on a CUDA device,
-``static_cache.compiles_by_default``); ``--repeats N`` interleaves N
+``drafts.compiles_by_default``); ``--repeats N`` interleaves N
 repeats and reports the median ratios and their spread. ``--json`` prints
 ``BenchResult.to_json`` for each pair (its fields are documented in ``specmath.lm.bench_result``).
 Imports torch only when run; the choices come from ``specmath.choices``. Notation: p target, q draft,
@@ -155,8 +155,8 @@ def run(args: argparse.Namespace) -> int:
 
     from specmath.lm.bench import DecodeOptions, bench_pair
     from specmath.lm.cost_measure import GAMMAS, measure_costs, workload_context
+    from specmath.lm.drafts import compiles_by_default
     from specmath.lm.pairs import load_named_pair
-    from specmath.lm.static_cache import compiles_by_default
     from specmath.sampling_options import SamplingOptions
 
     if args.device is not None and args.device.startswith("cuda") and not torch.cuda.is_available():

@@ -28,7 +28,7 @@ second process with the same model shapes skips code generation and C++ compilat
 its warm-up (where the compiling happens) apart from the timed runs.
 
 Where it is used, by measurement: ``DecodeOptions.compile`` is False unless asked for, and ``specmath bench``
-compiles by default on a CUDA device only (``static_cache.compiles_by_default``). On one H200
+compiles by default on a CUDA device only (``drafts.compiles_by_default``). On one H200
 (``docs/measurements/gpu_h200_2026-12-04.md``) the CUDA graphs took SmolLM2's bfloat16 plain decoding at batch 1
 from 40.9 to 424 tokens/s and the bundled pair's float32 from 50.4 to 467, after 48-95 s of compiling. On a 2-core
 CPU, 1 thread (``docs/measurements/cpu_2026-12-01_decode_speed.md``, an Intel Xeon, and

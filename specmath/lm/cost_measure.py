@@ -27,11 +27,11 @@ import torch
 
 from specmath.lm.cache import RowCache
 from specmath.lm.decode_options import DecodeOptions
-from specmath.lm.drafts import PromptLookupDraft, Proposal
+from specmath.lm.drafts import PromptLookupDraft, Proposal, draft_for
 from specmath.lm.generation import Draws, Generation
 from specmath.lm.measured_costs import Costs
 from specmath.lm.round_bookkeeping import count_round, read_round
-from specmath.lm.static_cache import cache_class_for, draft_for
+from specmath.lm.static_cache import cache_class_for
 from specmath.lm.stopwatch import Stopwatch, device_of
 from specmath.lm.warps import warped_probs
 from specmath.sampling_options import SamplingOptions

@@ -41,12 +41,12 @@ import torch
 from specmath.lm.cache import RowCache
 from specmath.lm.draft_graph import fused_proposal
 from specmath.lm.generation import Draws, model_vocab_size
-from specmath.lm.static_cache import StaticRowCache
+from specmath.lm.static_cache import StaticRowCache, cache_class_for, static_unsupported
 from specmath.lm.warps import check_warp, warped_probs
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer
 
-__all__ = ["Draft", "Proposal", "ModelDraft", "PromptLookupDraft"]
+__all__ = ["Draft", "Proposal", "ModelDraft", "PromptLookupDraft", "draft_for", "compiles_by_default"]
 
 
 @dataclass
@@ -208,3 +208,18 @@ class PromptLookupDraft:
 
     def commit(self, kept: Sequence[int]) -> None:
         pass
+
+
+def compiles_by_default(device: torch.device | str, target: torch.nn.Module, draft) -> bool:
+    """Whether ``specmath bench`` compiles by default: on a CUDA device, where every model the pair runs is one the
+    static cache runs (the measurements behind that choice: ``compiled_steps``'s docstring)."""
+    models = [target] + ([draft.model] if type(draft) is ModelDraft and draft.cache_class is RowCache else [])
+    return torch.device(device).type == "cuda" and all(static_unsupported(m) is None for m in models)
+
+
+def draft_for(draft, options):
+    """``draft`` with the caches ``options`` asks for: a ``ModelDraft`` on compiled static caches where
+    ``options.compile``; any other draft (prompt lookup, tables, drafts with caches of their own) as it is."""
+    if type(draft) is ModelDraft and getattr(options, "compile", False) and draft.cache_class is RowCache:
+        return ModelDraft(draft.model, draft.vocab_size, cache_class=cache_class_for(options))
+    return draft

@@ -36,10 +36,10 @@ import torch
 from tqdm.auto import tqdm
 
 from specmath.lm.decode_options import DecodeOptions
-from specmath.lm.drafts import Draft, ModelDraft
+from specmath.lm.drafts import Draft, ModelDraft, draft_for
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
 from specmath.lm.round_bookkeeping import count_round, read_round
-from specmath.lm.static_cache import cache_class_for, draft_for
+from specmath.lm.static_cache import cache_class_for
 from specmath.lm.stopwatch import Stopwatch, device_of
 from specmath.lm.warps import check_logits, warped_probs
 from specmath.validation import InvalidArgument, check_integer

@@ -4,7 +4,7 @@ Notation: p = target law, q = draft law, gamma = draft tokens per round, L = the
 
 ``StaticRowCache`` has ``cache.RowCache``'s interface (``feed``, ``feed_block``, ``prefill``, ``keep``,
 ``lengths``, ``forwards``), so plain decoding, speculative decoding and ``drafts.ModelDraft`` run on it
-unchanged; ``DecodeOptions(compile=True)`` selects it (``cache_class_for``, ``draft_for``). Unlike the
+unchanged; ``DecodeOptions(compile=True)`` selects it (``cache_class_for``, ``drafts.draft_for``). Unlike the
 ``RowCache`` it never changes a tensor's shape between passes of the same width:
 
 * storage: per layer, keys and values (B, KV heads, L, D), zero-filled once (an unwritten slot must be
@@ -38,7 +38,7 @@ from specmath.lm.cache import RowCache, padded_rows
 from specmath.lm.compiled_steps import compiled
 from specmath.lm.lean_llama import LeanLlama, lean_unsupported
 
-__all__ = ["StaticRowCache", "StaticKV", "static_pass", "lean_of", "cache_class_for", "draft_for", "SLOT_BLOCK",
+__all__ = ["StaticRowCache", "StaticKV", "static_pass", "lean_of", "cache_class_for", "SLOT_BLOCK",
            "static_unsupported"]
 
 #: the capacity L grows in blocks of this many slots (each new L is one more compiled shape)
@@ -208,22 +208,3 @@ class StaticRowCache:
 def cache_class_for(options) -> type | partial:
     """The cache the decoders build for ``options`` (a ``DecodeOptions``): compiled static, or ``RowCache``."""
     return partial(StaticRowCache, compiled=True) if getattr(options, "compile", False) else RowCache
-
-
-def compiles_by_default(device: torch.device | str, target: torch.nn.Module, draft) -> bool:
-    """Whether ``specmath bench`` compiles by default: on a CUDA device, where every model the pair runs is one the
-    static cache runs (the measurements behind that choice: ``compiled_steps``'s docstring)."""
-    from specmath.lm.drafts import ModelDraft
-
-    models = [target] + ([draft.model] if type(draft) is ModelDraft and draft.cache_class is RowCache else [])
-    return torch.device(device).type == "cuda" and all(static_unsupported(m) is None for m in models)
-
-
-def draft_for(draft, options):
-    """``draft`` with the caches ``options`` asks for: a ``ModelDraft`` on compiled static caches where
-    ``options.compile``; any other draft (prompt lookup, tables, drafts with caches of their own) as it is."""
-    from specmath.lm.drafts import ModelDraft
-
-    if type(draft) is ModelDraft and getattr(options, "compile", False) and draft.cache_class is RowCache:
-        return ModelDraft(draft.model, draft.vocab_size, cache_class=cache_class_for(options))
-    return draft

@@ -24,9 +24,9 @@ import specmath.lm.plain_decode as plain_decode  # noqa: E402
 import specmath.lm.speculative_decode as speculative_decode  # noqa: E402
 from specmath.lm.cache import RowCache  # noqa: E402
 from specmath.lm.decode_options import DecodeOptions  # noqa: E402
-from specmath.lm.drafts import ModelDraft, PromptLookupDraft  # noqa: E402
+from specmath.lm.drafts import ModelDraft, PromptLookupDraft, compiles_by_default, draft_for  # noqa: E402
 from specmath.lm.generation import Draws  # noqa: E402
-from specmath.lm.static_cache import SLOT_BLOCK, StaticRowCache, cache_class_for, compiles_by_default, draft_for  # noqa: E402
+from specmath.lm.static_cache import SLOT_BLOCK, StaticRowCache, cache_class_for  # noqa: E402
 from specmath.sampling_options import SamplingOptions  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
