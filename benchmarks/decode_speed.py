@@ -7,7 +7,8 @@ Per repeat, prompt by prompt (the pair's own, seed 0 + i, the pair's eos): plain
 compiled, speculative eager, speculative compiled (``DecodeOptions(compile=...)``, gamma 4, T = 1), then
 a 1-token target pass on each cache, the copy loop (``roofline.memory_bandwidth``) and a sweep of batch-1
 ``F.linear`` over the target's own weight matrices (``roofline.linear_bandwidth``: how fast torch's kernels
-stream them, the bound on any decoder built on those kernels). So every ratio
+stream them, the bound on any decoder built on those kernels) and the same products as the compiled one-token
+pass computes them (``streamed_products``). So every ratio
 is taken within one repeat, on the same machine state, and the result is each repeat's ratios, their
 median and their range, with the load average before and after each repeat. The compile happens in an
 untimed warm-up (every prompt once through each compiled decoder) and is reported as ``compile_s``.
@@ -104,6 +105,7 @@ def main() -> int:
             rate = {kind: tokens[kind] / seconds[kind] for kind in kinds}
             repeat = {"tokens_per_s": rate, "new_tokens": tokens, "one_token_pass_s": t1,
                       "bandwidth_GB_per_s": memory_bandwidth() / 1e9, "linear_GB_per_s": linear_bandwidth(linears) / 1e9,
+                      "streamed_GB_per_s": linear_bandwidth(linears, streamed=True) / 1e9,
                       "load_average": [load_before, load_average()],
                       "compiled_over_eager_plain": rate["plain_compiled"] / rate["plain_eager"]}
             if not args.plain_only:
@@ -116,6 +118,7 @@ def main() -> int:
     bandwidth = median(r["bandwidth_GB_per_s"] for r in repeats) * 1e9
     floor_pass_s = weight_bytes(pair.target) / bandwidth
     linear_rate = median(r["linear_GB_per_s"] for r in repeats) * 1e9
+    streamed_rate = median(r["streamed_GB_per_s"] for r in repeats) * 1e9
     result = {
         "pair": pair.name, "dtype": args.dtype, "threads": torch.get_num_threads(), "busy_processes": args.busy,
         "prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "gamma": 4, "compile_s": compile_s,
@@ -132,6 +135,8 @@ def main() -> int:
         # the matrix products alone: bytes/s of F.linear over the target's matrices, over the copy loop's B
         "linear_sweep": {"weight_bytes": sum(w.numel() * w.element_size() for w in linears),
                          "GB_per_s": linear_rate / 1e9, "over_copy_loop": linear_rate / bandwidth},
+        # the same products as the compiled one-token pass computes them (``streamed_products``)
+        "streamed_sweep": {"GB_per_s": streamed_rate / 1e9, "over_copy_loop": streamed_rate / bandwidth},
     }
     text = json.dumps(result, indent=1)
     print(text)

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from specmath.lm.streamed_products import library_attention, module_product
+
 __all__ = ["LeanLlama", "lean_unsupported", "hf_model"]
 
 
@@ -120,27 +122,31 @@ class _LeanLayer(torch.nn.Module):
             self.gate_proj, self.up_proj = mlp.gate_proj, mlp.up_proj
         self.down_proj = mlp.down_proj
 
-    def forward(self, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None, cache) -> torch.Tensor:
+    def forward(self, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None, cache,
+                product=module_product, attention=library_attention) -> torch.Tensor:
+        """``product(module, x)`` computes each projection and ``attention`` the attention (``streamed_products``:
+        how a compiled batch-1 pass streams the weights); by default ``module(x)`` and
+        ``F.scaled_dot_product_attention``."""
         B, n, _ = h.shape
         H, KV, D = self.heads, self.kv_heads, self.head_dim
         x = self.norm1(h)
         if self.qkv is not None:
-            q, k, v = self.qkv(x).view(B, n, H + 2 * KV, D).transpose(1, 2).split([H, KV, KV], dim=1)
+            q, k, v = product(self.qkv, x).view(B, n, H + 2 * KV, D).transpose(1, 2).split([H, KV, KV], dim=1)
         else:
-            q = self.q_proj(x).view(B, n, H, D).transpose(1, 2)
-            k = self.k_proj(x).view(B, n, KV, D).transpose(1, 2)
-            v = self.v_proj(x).view(B, n, KV, D).transpose(1, 2)
+            q = product(self.q_proj, x).view(B, n, H, D).transpose(1, 2)
+            k = product(self.k_proj, x).view(B, n, KV, D).transpose(1, 2)
+            v = product(self.v_proj, x).view(B, n, KV, D).transpose(1, 2)
         q, k = _rotate(q, cos, sin), _rotate(k, cos, sin)
         if cache is not None:
             k, v = cache.update(k, v, self.index)  # every slot so far, this block's included
-        attn = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=self.scaling, enable_gqa=KV != H)
-        h = h + self.o_proj(attn.transpose(1, 2).reshape(B, n, H * D))
+        attn = attention(q, k, v, mask, self.scaling, KV != H)
+        h = h + product(self.o_proj, attn.transpose(1, 2).reshape(B, n, H * D))
         x = self.norm2(h)
         if self.gate_up is not None:
-            gate, up = self.gate_up(x).chunk(2, dim=-1)
+            gate, up = product(self.gate_up, x).chunk(2, dim=-1)
         else:
-            gate, up = self.gate_proj(x), self.up_proj(x)
-        return h + self.down_proj(F.silu(gate) * up)
+            gate, up = product(self.gate_proj, x), product(self.up_proj, x)
+        return h + product(self.down_proj, F.silu(gate) * up)
 
 
 def _rotate(t: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:

@@ -14,7 +14,8 @@ what bounds it.
 ``linear_bandwidth`` asks what the kernels allow: the bytes/s of batch-1 ``F.linear`` over a model's own
 weight matrices, each once, as a pass meets them. A pass of nothing but its matrix products takes
 W_linear / that rate, so  linear rate / B  bounds the roofline fraction any decoder built on these
-kernels can reach, whatever it does about dispatch.
+kernels can reach, whatever it does about dispatch. ``linear_bandwidth(..., streamed=True)`` asks the same of
+the streamed reductions a compiled one-token pass runs on the CPU (``streamed_products``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from statistics import median
 
 import torch
 
+from specmath.lm.compiled_steps import compiled
+from specmath.lm.streamed_products import streamed_matvec
 from specmath.validation import check_integer
 
 __all__ = ["memory_bandwidth", "weight_bytes", "linear_weights", "linear_bandwidth", "Roofline"]
@@ -86,21 +89,26 @@ def linear_weights(model: torch.nn.Module) -> list[torch.Tensor]:
 
 
 @torch.inference_mode()
-def linear_bandwidth(weights: list[torch.Tensor], repeats: int = 5) -> float:
+def linear_bandwidth(weights: list[torch.Tensor], repeats: int = 5, *, streamed: bool = False) -> float:
     """Bytes/s of batch-1 ``F.linear(x, W)`` for W in ``weights``, one after the other (weight bytes over the
-    median time of ``repeats`` sweeps): the matrix products of one pass and nothing else."""
+    median time of ``repeats`` sweeps): the matrix products of one pass and nothing else. ``streamed``: the same
+    products as a compiled one-token pass on the CPU computes them (``streamed_products.streamed_matvec`` under
+    ``torch.compile``, one graph per matrix shape, compiled in the untimed first sweep)."""
     check_integer(repeats, "repeats", min_value=1)
     if not weights:
         raise ValueError("linear_bandwidth needs at least one weight matrix")
     inputs = [torch.ones(1, w.shape[1], dtype=w.dtype, device=w.device) for w in weights]
     cuda = weights[0].device.type == "cuda"
+    if streamed and weights[0].device.type != "cpu":
+        raise ValueError(f"streamed products are compiled for the CPU, got weights on {weights[0].device}")
+    product = compiled(streamed_matvec, "cpu") if streamed else torch.nn.functional.linear
 
     def sweep() -> float:
         if cuda:
             torch.cuda.synchronize()
         start = time.perf_counter()
         for x, w in zip(inputs, weights):
-            torch.nn.functional.linear(x, w)
+            product(x, w)
         if cuda:
             torch.cuda.synchronize()
         return time.perf_counter() - start

@@ -37,6 +37,7 @@ import torch
 from specmath.lm.cache import RowCache, padded_rows
 from specmath.lm.compiled_steps import compiled
 from specmath.lm.lean_llama import LeanLlama, lean_unsupported
+from specmath.lm.streamed_products import library_attention, module_product, streamed_attention, streamed_product
 
 __all__ = ["StaticRowCache", "StaticKV", "static_pass", "lean_of", "cache_class_for", "SLOT_BLOCK",
            "static_unsupported"]
@@ -108,7 +109,8 @@ def static_pass(lean: LeanLlama, kv: StaticKV, ids: torch.Tensor, positions: tor
     """Logits (B, n, V) (``last_only``: (B, 1, V)) of ``ids`` (B, n) at ``positions`` (B, n), written into ``kv``.
 
     Token i of row b sits at position m = positions[b, i] and sees slots j <= m. Every shape is fixed
-    by (B, n, L): this is the function ``compiled_steps`` compiles, once per width n.
+    by (B, n, L): this is the function ``compiled_steps`` compiles, once per width n. Compiled for the CPU, a pass
+    over one token of one row computes its products as streamed reductions (``streamed_products``).
     """
     B, n = ids.shape
     h = lean.embed_tokens(ids)
@@ -119,12 +121,17 @@ def static_pass(lean: LeanLlama, kv: StaticKV, ids: torch.Tensor, positions: tor
     slots = torch.arange(kv.capacity, device=ids.device)
     mask = (slots[None, None, :] <= positions[:, :, None])[:, None]  # (B, 1, n, L)
     writer = _Writer(kv, torch.arange(B, device=ids.device)[:, None], positions)
+    # One token of one row makes every product a matrix-vector product. Inductor turns the streamed form into one
+    # loop over W's rows (measured on the CPU only); eager, it would build x * W in memory, so eager passes and
+    # passes over several rows or tokens keep the library's products, which read W once for all of them.
+    streamed = B * n == 1 and ids.device.type == "cpu" and torch.compiler.is_compiling()
+    product, attention = (streamed_product, streamed_attention) if streamed else (module_product, library_attention)
     for layer in lean.layers:
-        h = layer(h, cos, sin, mask, writer)
+        h = layer(h, cos, sin, mask, writer, product, attention)
     h = lean.norm(h)
     if last_only:
         h = h[:, -1:]
-    return lean.lm_head(h)
+    return product(lean.lm_head, h)
 
 
 class StaticRowCache:

@@ -55,3 +55,15 @@ def test_the_compiled_decoders_sample_the_exact_law():
         assert report[key].passed and report[key].detectable_tv < 0.15, f"{key}: p={report[key].p_value:.2e}"
     for key in ("negative_control_first_token", "negative_control_first_two_tokens"):
         assert report[key].rejects
+
+
+def test_one_row_compiled_streams_its_products_and_emits_the_eager_tokens():
+    """At batch 1 the compiled one-token passes (plain decoding, the draft's steps) compute their products as
+    streamed reductions (``streamed_products``), in a different summation order from the eager passes: in float64
+    the tokens stay those of the eager runs (a draw flips only within ~1e-15 of a boundary)."""
+    target = tiny_llama(0, sharpness=4.0).double()
+    draft = noisy_copy(target, 0.3, 1)
+    prompts, options = [[1, 2, 3, 1, 2]], DecodeOptions(gamma=3, seed=5)
+    for run in (lambda o: plain_generate(target, prompts, 24, o), lambda o: speculative_generate(target, draft, prompts, 24, o)):
+        eager, compiled = run(options), run(options.replace(compile=True))
+        assert compiled.tokens == eager.tokens

@@ -43,3 +43,8 @@ def test_the_linear_sweep_multiplies_by_each_linear_weight_once():
     assert math.isfinite(rate) and rate > 0
     with pytest.raises(ValueError, match="at least one weight"):
         linear_bandwidth([])
+    # the streamed products a compiled one-token pass runs: one matrix (one graph to compile), CPU only
+    streamed = linear_bandwidth(weights[:1], repeats=1, streamed=True)
+    assert math.isfinite(streamed) and streamed > 0
+    with pytest.raises(ValueError, match="compiled for the CPU"):
+        linear_bandwidth([torch.empty(4, 4, device="meta")], streamed=True)
