@@ -68,6 +68,8 @@ def table(records: list[dict]) -> str:
                     if r.get("pathwise") and r["row"] == "seeds":  # the three counts, not cut by the line's end
                         p, at = r["pathwise"], r["pathwise"].get("first")
                         verdict = verdict.split(":", 1)[0]
+                        if verdict == "LOSS (pathwise)":  # the tokens of a seed, not the law (the T rows test that)
+                            verdict = "LOSS (pathwise: seed reproducibility, not the law)"
                         if at and verdict.startswith("LOSS"):
                             verdict += f", first seed {at['seed']} at token {at['position']} ({at['speculative']} vs {at['plain']})"
                         verdict += (f" (alone vs batched, {p['seeds']} samples x {p['max_new_tokens']} tokens: "

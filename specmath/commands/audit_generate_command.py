@@ -104,7 +104,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a row of the options table: its options, its control, its prompt")
     parser.add_argument("--prompt", metavar="TEXT", help="audit at this text (the target's tokenizer, no special tokens)")
     parser.add_argument("--pathwise", metavar="N", action=IntegerValue, min_value=0, default=0,
-                        help="also compare speculative with plain output over N seeds (engines with a plain path)")
+                        help="also compare speculative with plain output over N seeds (engines with a plain path); a seed "
+                             "that differs is LOSS (pathwise): seed reproducibility, not a test of the law")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--all", action="store_true", help="the torch engines' table: engines x pairs x three configurations")
     parser.add_argument("--options-table", action="store_true", help="every option row for the GGUF engines")

@@ -17,8 +17,9 @@ this order, and ``EXIT_STATUS`` maps it to ``specmath audit-generate``'s exit st
 * ``ENGINE ERROR`` (2): the engine raised, crashed (``{"error", "engine_dead": true}``) or broke the protocol, with
   its message and its version;
 * ``LOSS`` (1): the engine's G-test rejected the exact law (with the TV measured, the TV the test detects and a
-  reproducer: the command and seed that draw the same samples), or it broke its promise of the same tokens as plain
-  decoding (``LOSS (pathwise)``, with the seed);
+  reproducer: the command and seed that draw the same samples), or it broke its promise of the same tokens for the
+  same seed (``LOSS (pathwise)``, with the seed: speculative against plain decoding, or a seeded request alone
+  against in a batch). That LOSS is of seed reproducibility, not of the law: a law loss is a G-test's;
 * ``INCONCLUSIVE`` (3): the engine passed but its negative control was not caught (the test could not have seen the
   loss it targets), the control itself failed to run, or the engine drafted no token (it did not speculate); for a
   pathwise check with a reference and a control of its own (a seeded request alone vs in a batch): the reference
@@ -320,9 +321,11 @@ class GenerateAudit:
         if self.pathwise and self.pathwise.get("differences"):
             first = self.pathwise["first"]
             against = self.pathwise.get("against", "plain decoding")  # the seeds row: the same request alone
+            # a promise about the tokens of a seed, broken; the law is the G-tests' to judge
             return (f"LOSS (pathwise): {self.pathwise['differences']} of {self.pathwise['seeds']} seeds differ from "
                     f"{against}, first seed {first['seed']} at token {first['position']} ({first['speculative']} "
-                    f"vs {first['plain']}){again}")
+                    f"vs {first['plain']}): the same seed did not give the same tokens (seed reproducibility, not a "
+                    f"test of the law){again}")
         return None
 
     @property

@@ -177,6 +177,8 @@ def test_a_seeds_check_whose_reference_differs_or_whose_control_does_not_is_inco
 
     assert seeds(0, 0, 200).verdict == "PASS"
     assert seeds(7, 0, 200).verdict.startswith("LOSS (pathwise): 7 of 200 seeds differ from the same request alone")
+    # the line says what was lost: the tokens of a seed, which the law's G-tests do not measure
+    assert "(seed reproducibility, not a test of the law)" in seeds(7, 0, 200).verdict
     assert seeds(7, 2, 200).verdict.startswith("INCONCLUSIVE: 2 of 200 seeds differ on the plain path too")
     assert seeds(0, 0, 0).verdict.startswith("INCONCLUSIVE: the negative control (the same request with seed S + 1)")
     assert seeds(7, 0, 0).verdict.startswith("LOSS (pathwise)")  # a difference seen is one, whatever the control
