@@ -17,7 +17,8 @@ and first two tokens against the exact target law under the engine's sampling op
 Sampling options: ``--temperature``, ``--top-k``, ``--top-p``, ``--min-p``, ``--logit-bias TOKEN=BIAS``
 (repeatable), ``--repetition-penalty``, ``--penalty-window``, ``--presence-penalty``, ``--frequency-penalty``;
 or ``--option ROW``, a row of the options table with its control and its prompt. ``--prompt TEXT`` audits at
-that text. ``--pathwise N`` compares speculative with plain output over N seeds. ``--options-table`` runs
+that text. ``--pathwise N`` compares speculative with plain output over N seeds (an ``--endpoint``'s plain output
+comes from ``--plain-endpoint URL``, the same model served without speculation). ``--options-table`` runs
 every row for the GGUF engines, each row at the N where it detects a TV of 0.05 with probability 0.99
 (``--json-out FILE`` keeps the records); ``--all`` the torch engines' table.
 
@@ -61,6 +62,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", metavar="MODEL", help="the model the law comes from: a pair, FILE.gguf or a model folder")
     parser.add_argument("--engine-cmd", metavar="CMD", help="a subprocess engine speaking JSON lines")
     parser.add_argument("--endpoint", metavar="URL", help="an OpenAI-compatible completions server")
+    parser.add_argument("--plain-endpoint", metavar="URL",
+                        help="with --endpoint: the same model served without speculation, the plain reference of "
+                             "--pathwise N")
     parser.add_argument("--model", metavar="NAME", default="default", help="the model name sent to --endpoint")
     parser.add_argument("--samples-per-request", metavar="N", action=IntegerValue, min_value=1, default=None,
                         help="--endpoint: samples per request (n); default 500 for --semantics vllm (choice i of "
@@ -149,10 +153,22 @@ def check_arguments(args: argparse.Namespace) -> None:
     named = [x for x in (args.engine, args.engine_cmd, args.endpoint) if x is not None]
     if len(named) > 1:
         raise InvalidArgument("name one engine: ENGINE, --engine-cmd or --endpoint")
-    if args.endpoint is not None:
+    if args.endpoint is not None or args.plain_endpoint is not None:
         from specmath.audit.engines.endpoint import check_endpoint_url
 
+        if args.endpoint is None:
+            raise InvalidArgument("--plain-endpoint is the plain reference of an --endpoint: give --endpoint URL too")
         check_endpoint_url(args.endpoint)
+        if args.plain_endpoint is not None:
+            check_endpoint_url(args.plain_endpoint, "--plain-endpoint")
+            if args.law == "server" or args.options_table or args.all:
+                raise InvalidArgument("--plain-endpoint is the reference of --pathwise N, which an audit with "
+                                      "--law server, --all or --options-table does not run: leave it out")
+            if not args.pathwise:
+                raise InvalidArgument("--plain-endpoint is the reference of --pathwise N: give --pathwise N too")
+        elif args.pathwise:
+            raise InvalidArgument("--pathwise N with --endpoint compares against plain decoding: give --plain-endpoint "
+                                  "URL, the same model served without speculation")
     entry = _engine_entry(args)
     options = _sampling_options(args)
     explicit = options.to_json().keys() - {"temperature"} or args.temperature != 1.0
@@ -242,6 +258,8 @@ def _reproducer(args: argparse.Namespace) -> str:
 
     engine = (["--engine-cmd", args.engine_cmd] if args.engine_cmd else ["--endpoint", args.endpoint] if args.endpoint
               else [args.engine])
+    if args.endpoint and args.plain_endpoint:
+        engine += ["--plain-endpoint", args.plain_endpoint]
     if args.endpoint and args.model != "default":
         engine += ["--model", args.model]
     model = ["--pair", args.pair] if args.pair else ["--target", args.target]
@@ -347,7 +365,8 @@ def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int
     if entry.name == "function":
         resolve_function(spec, "engine")  # its mistakes as one line, before any model loads
     opening = EngineOpening(target, spec=spec, draft=args.draft, semantics=args.semantics, model=args.model,
-                            samples_per_request=args.samples_per_request, timeout=args.timeout)
+                            samples_per_request=args.samples_per_request, timeout=args.timeout,
+                            plain_url=args.plain_endpoint)
     with open_engine(entry, opening) as opened:
         row = option_row_named(args.option) if args.option else row_for(options)
         prompt = target.encode(args.prompt) if args.prompt else None

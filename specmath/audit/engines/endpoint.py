@@ -37,7 +37,9 @@ the deployment serves, ``api_key`` (``$SPECMATH_API_KEY`` by default) goes in an
 
 **A plain path.** ``plain_url`` names the same model served without speculation (a second server): a request
 with ``speculative=False`` goes there (``has_plain``), so the pathwise check and the seeds row compare the
-speculative server with its own reference. Without it the endpoint has no plain path.
+speculative server with its own reference (``specmath audit-generate --endpoint URL --plain-endpoint PLAIN_URL
+--pathwise N``). Without it the endpoint has no plain path. A failure of the plain server names it ("the plain
+endpoint URL answered HTTP 500"); its own log, where specmath started it, is where its cause is read.
 
 **A batch.** A server has no batch request: ``batch`` sends its requests concurrently, one thread and one POST each
 (a request of n samples is one POST under vLLM's n), all to one server, and returns their replies in request
@@ -218,12 +220,15 @@ class EndpointEngine(EngineClient):
         return self._version
 
     def check_reachable(self) -> None:
-        """InvalidArgument when the URL serves no completions (a mistake in it, no server, a wrong --model): one
-        request of one token, before any audit runs."""
-        try:
-            self._post({"model": self.model, "prompt": [0], "max_tokens": 1})
-        except EngineProtocolError as exc:
-            raise InvalidArgument(f"--endpoint {self.url} serves no completions: {exc}") from exc
+        """InvalidArgument when the URL, or the plain URL where one is given, serves no completions (a mistake in it,
+        no server, a wrong --model): one request of one token to each, before any audit runs."""
+        for url, flag in ((self.url, "--endpoint"), (self.plain_url, "--plain-endpoint")):
+            if url is None:
+                continue
+            try:
+                self._post({"model": self.model, "prompt": [0], "max_tokens": 1}, url)
+            except EngineProtocolError as exc:
+                raise InvalidArgument(f"{flag} {url} serves no completions: {exc}") from exc
 
     def _headers(self) -> dict:
         headers = {"Content-Type": "application/json"}
@@ -275,6 +280,9 @@ class EndpointEngine(EngineClient):
 
     def _post(self, body: dict, url: str | None = None) -> dict:
         url = url or self.url
+        # a failure names the server it came from: the plain one (the pathwise reference) is another process
+        plain = url == self.plain_url and url != self.url
+        who = f"the plain endpoint {url}" if plain else "the endpoint"
         request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=self._headers())
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -283,11 +291,12 @@ class EndpointEngine(EngineClient):
             detail = " ".join(exc.read().decode(errors="replace")[:300].split())
             # 400 / 422: the server rejected the request (vLLM: a validation error), REFUSED; 5xx: it failed on it
             kind = EngineRefused if exc.code in _REJECTED else EngineDead if exc.code >= 500 else EngineProtocolError
-            raise kind(f"the endpoint answered HTTP {exc.code}: {detail}") from exc
+            raise kind(f"{who} answered HTTP {exc.code}: {detail}") from exc
         except (urllib.error.URLError, OSError) as exc:
-            raise EngineProtocolError(f"cannot reach the endpoint {url}: {getattr(exc, 'reason', exc)}") from exc
+            target = who if plain else f"the endpoint {url}"
+            raise EngineProtocolError(f"cannot reach {target}: {getattr(exc, 'reason', exc)}") from exc
         except json.JSONDecodeError as exc:
-            raise EngineProtocolError(f"the endpoint's reply is not JSON: {exc}") from exc
+            raise EngineProtocolError(f"{who}'s reply is not JSON: {exc}") from exc
 
     def _samples(self, url: str, prompt, n, seed, max_new_tokens, options) -> list[list[int]]:
         """n samples from the server at ``url``: one POST of n (choice i is the request (1, seed + i)) where its n is
@@ -374,9 +383,11 @@ class EndpointEngine(EngineClient):
 
 def endpoint_engine(entry: EngineEntry, opening: EngineOpening) -> EndpointEngine:
     """The registry's ``endpoint`` engine: ``--endpoint URL`` serving ``--target``, its semantics ``--semantics``
-    (``entry.semantics`` by default), checked to serve completions before any audit runs."""
+    (``entry.semantics`` by default), its plain path ``--plain-endpoint`` where given, both checked to serve
+    completions before any audit runs."""
     engine = EndpointEngine(opening.spec, model=opening.model, semantics=opening.semantics or entry.semantics,
                             vocab_size=opening.target.vocab_size if opening.target is not None else None,
-                            samples_per_request=opening.samples_per_request, timeout=opening.timeout)
+                            samples_per_request=opening.samples_per_request, timeout=opening.timeout,
+                            plain_url=opening.plain_url)
     engine.check_reachable()
     return engine

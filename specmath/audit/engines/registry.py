@@ -137,6 +137,7 @@ class EngineOpening:
     model: str = "default"  # the model name sent to an endpoint
     samples_per_request: int | None = None  # an endpoint's n per request (None: its semantics' default)
     timeout: float = 600.0  # an endpoint's bound on each request, in seconds
+    plain_url: str | None = None  # --plain-endpoint: the same model served without speculation (the plain path)
 
 
 @dataclass(frozen=True)

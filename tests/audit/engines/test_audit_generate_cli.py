@@ -37,12 +37,24 @@ MISTAKES = [
     (["--json-out", "x.json", "hf-lookup", "--pair", "tiny"], r"--json-out writes the records of --options-table"),
     (["--endpoint", "localhost:8080", "--target", "tiny"], r"--endpoint must be an http\(s\) URL, got 'localhost:8080'"),
     (["tiny_engines:tiny_speculative", "--target", "tiny", "--prompt", " "], r"--prompt is empty"),
+    (["--endpoint", "http://h:1", "--plain-endpoint", "h:2", "--target", "tiny", "--pathwise", "5"],
+     r"--plain-endpoint must be an http\(s\) URL, got 'h:2'"),
+    (["--plain-endpoint", "http://h:2", "--engine-cmd", "x", "--target", "tiny", "--pathwise", "5"],
+     r"--plain-endpoint is the plain reference of an --endpoint: give --endpoint URL too"),
+    (["--endpoint", "http://h:1", "--plain-endpoint", "http://h:2", "--target", "tiny"],
+     r"--plain-endpoint is the reference of --pathwise N: give --pathwise N too"),
+    (["--endpoint", "http://h:1", "--plain-endpoint", "http://h:2", "--law", "server", "--vocab-size", "9",
+      "--pathwise", "5"], r"--plain-endpoint is the reference of --pathwise N, which an audit with --law server"),
+    (["--endpoint", "http://h:1", "--target", "tiny", "--pathwise", "5"],
+     r"--pathwise N with --endpoint compares against plain decoding: give --plain-endpoint URL"),
 ]
 #: mistakes seen where the engine starts, after the target (and torch) is loaded: still one line and exit 2
 MISTAKES_AT_START = [
     (["--engine-cmd", "false", "--target", "tiny"], r"the engine 'false' did not answer \{\"op\": \"info\"\}: .*status 1"),
     (["--engine-cmd", "sh -c 'echo its reason >&2; exit 3'", "--target", "tiny"], r"did not answer .*its reason"),
     (["--endpoint", "http://127.0.0.1:9", "--target", "tiny"], r"--endpoint http://127\.0\.0\.1:9/v1/completions serves no completions: cannot reach"),
+    (["--endpoint", "http://127.0.0.1:9", "--plain-endpoint", "http://127.0.0.1:9", "--target", "tiny", "--pathwise",
+      "5"], r"--endpoint http://127\.0\.0\.1:9/v1/completions serves no completions: cannot reach"),
     (["tiny_engines:tiny_speculative", "--target", "tiny", "--logit-bias", "99999=1"],
      r"--logit-bias token 99999 is outside tiny's vocabulary: a token id in \[0, 32\)"),
 ]

@@ -25,7 +25,7 @@ import urllib.request
 import pytest
 
 from specmath.audit.engines.endpoint import EndpointEngine, completion_request, completion_tokens
-from specmath.audit.engines.protocol import EngineProtocolError, EngineRefused
+from specmath.audit.engines.protocol import EngineDead, EngineProtocolError, EngineRefused
 from specmath.audit.engines.registry import engines_dir
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
@@ -138,13 +138,14 @@ class Completions(http.server.BaseHTTPRequestHandler):
             with server.turn:  # the larger seeds are answered first
                 server.turn.wait_for(lambda: all(b["seed"] in server.answered for b in server.bodies
                                                  if b["seed"] > body["seed"]), timeout=20)
-        choices = [{"index": i, "token_ids": [server.marker, body["seed"] + i]} for i in range(body["n"])]
+        # a request without n or seed (the check that the URL serves): one choice, seed 0
+        choices = [{"index": i, "token_ids": [server.marker, body.get("seed", 0) + i]} for i in range(body.get("n", 1))]
         self.send_response(200)
         self.end_headers()
         self.wfile.write(json.dumps({"choices": choices}).encode())
         self.wfile.flush()
         with server.turn:
-            server.answered.append(body["seed"])
+            server.answered.append(body.get("seed", 0))
             server.turn.notify_all()
 
     def log_message(self, *args):
@@ -279,3 +280,40 @@ def test_llama_server_with_ngram_speculation_passes_from_the_command_line(llama_
     assert status == 0 and report["verdict"] == "PASS (no negative control)", report["checks"]
     assert report["engine"] == f"endpoint {llama_server}/v1/completions" and report["n"] == 150
     assert all(c["detectable_tv"] < 0.4 for c in report["checks"])
+
+
+def test_the_plain_endpoint_of_the_command_line_is_the_engines_plain_path_and_is_checked_to_serve():
+    from specmath.audit.engines.endpoint import endpoint_engine
+    from specmath.audit.engines.registry import ENGINES, EngineOpening
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        nothing = f"http://127.0.0.1:{s.getsockname()[1]}"  # free, and nothing listens once it is closed
+    with completions_server(1) as (served, url), completions_server(2) as (plain, plain_url):
+        engine = endpoint_engine(ENGINES["endpoint"], EngineOpening(None, spec=url, plain_url=plain_url))
+        assert engine.has_plain
+        assert engine.generate([1, 2], 1, 5, 2, SamplingOptions(), speculative=False).tokens == [[2, 5]]
+        assert len(plain.bodies) == 2  # the check that it serves, then the request
+        with pytest.raises(InvalidArgument, match=rf"^--plain-endpoint {nothing}/v1/completions serves no "
+                                                  r"completions: cannot reach the plain endpoint"):
+            endpoint_engine(ENGINES["endpoint"], EngineOpening(None, spec=url, plain_url=nothing))
+
+
+def test_a_failure_of_the_plain_server_names_it():
+    class Dies(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(500)
+            self.end_headers()
+            self.wfile.write(b'"EngineCore encountered an issue. See stack trace (above)"')
+
+        def log_message(self, *args):
+            pass
+
+    with completions_server(1) as (_, url), fake_server(Dies) as (_, plain_url):
+        engine = EndpointEngine(url, vocab_size=100, plain_url=plain_url)
+        assert engine.generate([1, 2], 1, 5, 2, SamplingOptions()).tokens == [[1, 5]]
+        with pytest.raises(EngineDead, match=rf"^the plain endpoint {plain_url}/v1/completions answered HTTP 500"):
+            engine.generate([1, 2], 1, 5, 2, SamplingOptions(), speculative=False)
+        with pytest.raises(EngineDead, match=r"^the plain endpoint .* answered HTTP 500"):
+            engine.batch([_request(1, 7, speculative=False)])
