@@ -212,7 +212,8 @@ def logged_cause(log: Path, offset: int) -> str | None:
 def served_seeds(serve, url: str, name: str, folder: Path, target, args) -> tuple[GenerateAudit, OpenEngine, float]:
     """(the seeds row against the speculative server at ``url``, what ran it, the plain server's start-up seconds):
     its plain reference is a second server of the same model without speculation, started for this row and always
-    stopped at its end."""
+    stopped at its end. When the plain server fails under the row, the ENGINE ERROR takes the cause from its own
+    log, as the speculative server's failures take theirs (``logged_cause``)."""
     with open(f"/tmp/specmath-vllm-serve-{name}-plain.log", "w") as plain_log:
         started = time.perf_counter()
         with serve.serving(str(folder), method="none", log=plain_log) as plain_url:
@@ -221,7 +222,18 @@ def served_seeds(serve, url: str, name: str, folder: Path, target, args) -> tupl
                                        plain_url=plain_url)
             opened = OpenEngine(engine, None, False, f"{name} served by vLLM's OpenAI server; the plain reference: the "
                                 "same model served without speculation", engine_entry(name))
-            return batch_row(opened, target, "seeds", args), opened, startup
+            offset = os.path.getsize(plain_log.name)
+            audit = batch_row(opened, target, "seeds", args)
+            if from_plain_server(audit):
+                cause = logged_cause(Path(plain_log.name), offset)
+                if cause:
+                    audit.error = f"{cause} (the plain server's log; its client was told: {audit.error})"
+            return audit, opened, startup
+
+
+def from_plain_server(audit: GenerateAudit) -> bool:
+    """The audit's ENGINE ERROR came from the plain server (``EndpointEngine`` names it: "the plain endpoint URL")."""
+    return audit.error_kind == "ENGINE ERROR" and "the plain endpoint " in (audit.error or "")
 
 
 def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], records: list[dict], path: Path) -> list[dict]:
@@ -254,7 +266,8 @@ def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], 
                     audit = batch_row(opened, target, row_name, args)
                 else:
                     audit, options, shift = run_row(opened, target, OPTION_ROWS[row_name], n=args.n, seed=args.seed)
-            cause = logged_cause(Path(log.name), offset) if audit.error_kind == "ENGINE ERROR" else None
+            failed_here = audit.error_kind == "ENGINE ERROR" and not from_plain_server(audit)
+            cause = logged_cause(Path(log.name), offset) if failed_here else None
             if cause:
                 audit.error = f"{cause} (the server's log; its client was told: {audit.error})"
             if row_name in ("seeds", "mixed batch"):

@@ -85,3 +85,65 @@ def test_the_server_law_check_takes_the_audits_own_samples_not_the_prompt_probes
     Audit.n = 11
     with pytest.raises(ValueError, match="10 samples kept of the audit's 11"):
         audited_samples(engine.samples, Audit)
+
+
+def test_a_plain_server_crash_under_the_seeds_row_is_reported_with_the_exception_its_own_log_holds(tmp_path):
+    # the served seeds row's plain reference is a second server; when it dies, the cause is in its log, not the
+    # speculative server's, and the ENGINE ERROR says which server it was
+    import contextlib
+    import http.server
+    import threading
+    from types import SimpleNamespace
+
+    from measure_vllm import served_seeds
+
+    class Answers(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - no /metrics, no /version
+            self.send_response(404)
+            self.end_headers()
+
+        def do_POST(self):  # noqa: N802 - the speculative server answers; the plain one fails as vLLM's does
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.server.dies:  # its engine core logs the cause, its client gets HTTP 500
+                self.server.log.write("(EngineCore pid=3) ERROR 12-05 10:00:00 [core.py:1100] RuntimeError: the "
+                                      "plain core's own cause\n")
+                self.server.log.flush()
+                self.send_response(500)
+                self.end_headers()
+                self.wfile.write(b'{"error": "EngineCore encountered an issue. See stack trace (above)"}')
+                return
+            reply = {"choices": [{"index": i, "token_ids": [1 + (body["seed"] + i) % 7] * body["max_tokens"]}
+                                 for i in range(body["n"])]}
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(json.dumps(reply).encode())
+
+        def log_message(self, *args):
+            pass
+
+    @contextlib.contextmanager
+    def server(dies: bool, log=None):
+        s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answers)
+        s.daemon_threads, s.dies, s.log = True, dies, log
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{s.server_port}"
+        finally:
+            s.shutdown()
+            s.server_close()
+
+    @contextlib.contextmanager
+    def serving(folder, method, log):
+        assert method == "none"
+        log.write("(APIServer pid=2) INFO 12-05 09:59:00 [api_server.py:1] started\n")  # before the row: not read
+        log.flush()
+        with server(dies=True, log=log) as url:
+            yield url
+
+    target = SimpleNamespace(name="toy", vocab_size=100, encode=lambda text: [1, 2, 3])
+    with server(dies=False) as url:
+        audit, _, _ = served_seeds(SimpleNamespace(serving=serving), url, "vllm-ngram", tmp_path, target,
+                                   SimpleNamespace(seed=0))
+    assert audit.error_kind == "ENGINE ERROR"
+    assert audit.error.startswith("RuntimeError: the plain core's own cause (the plain server's log; its client was "
+                                  "told: EngineDead: the plain endpoint http://127.0.0.1:"), audit.error
