@@ -298,6 +298,10 @@ def speed_fields(m: Measurement) -> dict[str, str]:
             out[f"{key}_linear_rate"] = span([rep["linear_GB_per_s"] for rep in r["repeats"]], lambda x: f"{x:.1f}")
             out[f"{key}_linear_over_copy"] = f"{100 * sweep['over_copy_loop']:.0f}%"
             out[f"{key}_linear_mb"] = f"{sweep['weight_bytes'] / 1e6:.1f}"
+        if "streamed_sweep" in r:  # the products as a compiled one-token pass computes them (streamed_products)
+            out[f"{key}_streamed_rate"] = span([rep["streamed_GB_per_s"] for rep in r["repeats"]], lambda x: f"{x:.1f}")
+            out[f"{key}_streamed_over_copy"] = f"{100 * r['streamed_sweep']['over_copy_loop']:.0f}%"
+            out[f"{key}_streamed_ms"] = ms(r["linear_sweep"]["weight_bytes"] / (r["streamed_sweep"]["GB_per_s"] * 1e9))
     for name, r in cli.items():
         key = name.replace("-", "_")
         rows = [[str(i), span(rep["load_average"], lambda x: f"{x:.1f}"), two(rep["measured_speedup"]),
