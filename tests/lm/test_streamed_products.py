@@ -24,8 +24,7 @@ pytest.importorskip("transformers")
 from lm_tiny import tiny_llama  # noqa: E402
 
 import specmath.lm.static_cache as static_cache  # noqa: E402
-from specmath.lm.streamed_products import (library_attention, module_product, streamed_attention,  # noqa: E402
-                                           streamed_product)
+from specmath.lm.streamed_products import library_attention, module_product, streamed_attention, streamed_product  # noqa: E402
 
 
 def _linear(n: int, k: int, dtype: torch.dtype, bias: bool) -> torch.nn.Linear:
