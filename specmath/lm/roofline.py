@@ -93,7 +93,9 @@ def linear_bandwidth(weights: list[torch.Tensor], repeats: int = 5, *, streamed:
     """Bytes/s of batch-1 ``F.linear(x, W)`` for W in ``weights``, one after the other (weight bytes over the
     median time of ``repeats`` sweeps): the matrix products of one pass and nothing else. ``streamed``: the same
     products as a compiled one-token pass on the CPU computes them (``streamed_products.streamed_matvec`` under
-    ``torch.compile``, one graph per matrix shape, compiled in the untimed first sweep)."""
+    ``torch.compile``, one graph per matrix shape, compiled in the untimed first sweep; each matrix is then a
+    compiled call of its own, whose fixed cost, tens of microseconds, is what a sweep of small matrices such as the
+    bundled pair's measures, where a pass pays it once for all its products)."""
     check_integer(repeats, "repeats", min_value=1)
     if not weights:
         raise ValueError("linear_bandwidth needs at least one weight matrix")
