@@ -5,7 +5,8 @@
 
 Per repeat, prompt by prompt (the pair's own, seed 0 + i, the pair's eos): plain decoding eager, plain
 compiled, speculative eager, speculative compiled (``DecodeOptions(compile=...)``, gamma 4, T = 1), then
-a 1-token target pass on each cache, the copy loop (``roofline.memory_bandwidth``) and a sweep of batch-1
+the prompts' prefill on each cache (``cost_measure.prefill_seconds``: plain decoding's rate without it is its decode
+rate, what the roofline bounds), a 1-token target pass on each cache, the copy loop (``roofline.memory_bandwidth``) and a sweep of batch-1
 ``F.linear`` over the target's own weight matrices (``roofline.linear_bandwidth``: how fast torch's kernels
 stream them, the bound on any decoder built on those kernels) and the same products as the compiled one-token
 pass computes them (``streamed_products``). So every ratio
@@ -30,6 +31,7 @@ import torch
 
 from specmath.lm.bench_result import cpu_burners, load_average
 from specmath.lm.cache import RowCache
+from specmath.lm.cost_measure import prefill_seconds
 from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.pairs import load_named_pair
 from specmath.lm.plain_decode import plain_generate
@@ -100,10 +102,16 @@ def main() -> int:
                     out = decode(kind, i, args.max_new_tokens)
                     seconds[kind] += time.perf_counter() - t0
                     tokens[kind] += len(out.tokens[0])
+            # plain decoding's tokens over its time less its prompts' prefill (all but each prompt's last token)
+            prefill = {mode: prefill_seconds(prompts, target=pair.target, options=base.replace(compile=mode == "compiled"))
+                       for mode in ("eager", "compiled")}
             t1 = {"eager": one_token_pass(pair.target, RowCache, prompts[0]),
                   "compiled": one_token_pass(pair.target, lambda m, b: StaticRowCache(m, b, compiled=True), prompts[0])}
             rate = {kind: tokens[kind] / seconds[kind] for kind in kinds}
-            repeat = {"tokens_per_s": rate, "new_tokens": tokens, "one_token_pass_s": t1,
+            decode_rate = {mode: tokens[f"plain_{mode}"] / (seconds[f"plain_{mode}"] - prefill[mode])
+                           for mode in ("eager", "compiled")}
+            repeat = {"tokens_per_s": rate, "new_tokens": tokens, "one_token_pass_s": t1, "prefill_s": prefill,
+                      "plain_decode_tokens_per_s": decode_rate,
                       "bandwidth_GB_per_s": memory_bandwidth() / 1e9, "linear_GB_per_s": linear_bandwidth(linears) / 1e9,
                       "streamed_GB_per_s": linear_bandwidth(linears, streamed=True) / 1e9,
                       "load_average": [load_before, load_average()],
@@ -130,6 +138,10 @@ def main() -> int:
         "roofline": {kind: Roofline(weight_bytes(pair.target), bandwidth,
                                     median(r["tokens_per_s"][kind] for r in repeats)).to_json()
                      for kind in ("plain_eager", "plain_compiled")},
+        # plain decoding without its prompts' prefill, the rate the floor bounds
+        "decode_roofline": {mode: Roofline(weight_bytes(pair.target), bandwidth,
+                                           median(r["plain_decode_tokens_per_s"][mode] for r in repeats)).to_json()
+                            for mode in ("eager", "compiled")},
         # the 1-token pass against the floor W / B, its prompt's prefill and the sampling left out
         "pass_fraction": {k: floor_pass_s / median(r["one_token_pass_s"][k] for r in repeats) for k in ("eager", "compiled")},
         # the matrix products alone: bytes/s of F.linear over the target's matrices, over the copy loop's B

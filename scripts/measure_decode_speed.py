@@ -35,16 +35,17 @@ from run_record import machine_record  # noqa: E402  (scripts/run_record.py)
 
 from specmath.lm.bench_result import cpu_burners  # noqa: E402
 
-BENCH = ["--pair", "bundled", "--no-hf", "--prompts", "2", "--max-new-tokens", "32", "--gamma", "4", "--repeats", "3",
+# runs of a few hundred tokens, long enough that one time slice lost to a process beside them moves a ratio little
+BENCH = ["--pair", "bundled", "--no-hf", "--prompts", "4", "--max-new-tokens", "64", "--gamma", "4", "--repeats", "5",
          "--threads", "1", "--json"]
 #: run name -> the command (argv after the interpreter) whose standard output or --json file is the record
 RUNS = {
-    "speed-bundled-float32": ["benchmarks/decode_speed.py", "--pair", "bundled", "--prompts", "2",
-                              "--max-new-tokens", "32", "--repeats", "3"],
+    "speed-bundled-float32": ["benchmarks/decode_speed.py", "--pair", "bundled", "--prompts", "4",
+                              "--max-new-tokens", "64", "--repeats", "3"],
     "speed-smollm2-bfloat16": ["benchmarks/decode_speed.py", "--pair", "smollm2:lookup", "--dtype", "bfloat16",
-                               "--plain-only", "--prompts", "1", "--max-new-tokens", "16", "--repeats", "2"],
+                               "--plain-only", "--prompts", "1", "--max-new-tokens", "64", "--repeats", "3"],
     "speed-smollm2-float32": ["benchmarks/decode_speed.py", "--pair", "smollm2:lookup", "--dtype", "float32",
-                              "--plain-only", "--prompts", "1", "--max-new-tokens", "16", "--repeats", "2"],
+                              "--plain-only", "--prompts", "1", "--max-new-tokens", "64", "--repeats", "3"],
     "cli-bench-bundled-eager": ["-m", "specmath", "bench", "--no-compile", *BENCH],
     "cli-bench-bundled-compiled": ["-m", "specmath", "bench", "--compile", *BENCH],
 }

@@ -298,6 +298,13 @@ def speed_fields(m: Measurement) -> dict[str, str]:
             out[f"{key}_linear_rate"] = span([rep["linear_GB_per_s"] for rep in r["repeats"]], lambda x: f"{x:.1f}")
             out[f"{key}_linear_over_copy"] = f"{100 * sweep['over_copy_loop']:.0f}%"
             out[f"{key}_linear_mb"] = f"{sweep['weight_bytes'] / 1e6:.1f}"
+        if "decode_roofline" in r:  # plain decoding less its prompts' prefill, against the same floor
+            decode = r["decode_roofline"]
+            for mode in ("eager", "compiled"):
+                out[f"{key}_decode_rate_{mode}"] = rate(decode[mode]["plain_tokens_per_s"])
+                out[f"{key}_decode_fraction_{mode}"] = f"{100 * decode[mode]['fraction']:.0f}%"
+                out[f"{key}_prefill_{mode}_ms"] = span([rep["prefill_s"][mode] for rep in r["repeats"]], ms)
+            out[f"{key}_decode_fraction_goal"] = against(decode["compiled"]["fraction"], 0.5)
         if "streamed_sweep" in r:  # the products as a compiled one-token pass computes them (streamed_products)
             out[f"{key}_streamed_rate"] = span([rep["streamed_GB_per_s"] for rep in r["repeats"]], lambda x: f"{x:.1f}")
             out[f"{key}_streamed_over_copy"] = f"{100 * r['streamed_sweep']['over_copy_loop']:.0f}%"
