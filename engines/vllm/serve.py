@@ -2,7 +2,7 @@
 
 Notation: p = target law, q = draft law, gamma = draft tokens per round.
 
-    python engines/vllm/serve.py --model DIR [--method ngram|draft --draft DIR --gamma 4]
+    python engines/vllm/serve.py --model DIR [--method ngram|draft --draft DIR --gamma 4] [--plain]
                                  [--check | --run "CMD"] [--ready-timeout 240]
 
 Starts ``.venv-vllm/bin/python -m vllm.entrypoints.openai.api_server`` (``vllm serve`` dies at start-up in
@@ -16,7 +16,12 @@ answers (bounded), prints the URL, then
 * ``--run CMD``: runs CMD with ``$VLLM_URL`` set (e.g. ``specmath audit-generate --endpoint "$VLLM_URL" ...``);
 * neither: serves until interrupted.
 
-The server is always stopped at the end (SIGTERM to its process group, then SIGKILL after 30 s). Standard
+``--plain`` also serves the same model without speculation on a second free port (``$VLLM_PLAIN_URL`` for
+``--run``): the plain server that ``audit-generate --plain-endpoint`` compares a speculative server with, seed by
+seed. The two start one after the other (each loads the model; a CPU backend reserves ``--memory`` of the RAM
+for each).
+
+Every server started is always stopped at the end (SIGTERM to its process group, then SIGKILL after 30 s). Standard
 library only: it runs under any Python, the server under .venv-vllm's.
 """
 
@@ -198,40 +203,68 @@ def main() -> int:
     parser.add_argument("--memory", type=float, default=0.15, help="gpu_memory_utilization (CPU: share of RAM)")
     parser.add_argument("--max-num-seqs", type=int, default=1024)
     parser.add_argument("--ready-timeout", type=float, default=240)
+    parser.add_argument("--plain", action="store_true",
+                        help="also serve the model without speculation on a second port ($VLLM_PLAIN_URL)")
     parser.add_argument("--check", action="store_true")
-    parser.add_argument("--run", help="a command to run with $VLLM_URL set, then stop the server")
-    parser.add_argument("--log", default=None, help="the server's log file (default: stderr)")
+    parser.add_argument("--run", help="a command to run with $VLLM_URL (and with --plain $VLLM_PLAIN_URL) set, "
+                                      "then stop the servers")
+    parser.add_argument("--log", default=None, help="the server's log file (default: stderr); --plain's server "
+                                                    "logs to the same name with .plain before its suffix")
     args = parser.parse_args()
     if args.method == "draft" and not args.draft:
         parser.error("--method draft needs --draft DIR")
+    if args.plain and args.method == "none":
+        parser.error("--plain serves a plain server beside a speculative one: give --method ngram or draft")
     if not PYTHON.exists():
         parser.error(f"{PYTHON} is missing: run `make vllm`")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = open(args.log, "w") if args.log else None
-    # a process group of its own, so that stopping it stops the engine core it spawns too
-    process = subprocess.Popen(server_command(args, port), stdout=log or sys.stderr, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    servers = {"VLLM_URL": args}
+    if args.plain:
+        servers["VLLM_PLAIN_URL"] = argparse.Namespace(**{**vars(args), "method": "none"})
+    processes: list[subprocess.Popen] = []
+    urls: dict[str, str] = {}
     status = 0
     try:
-        seconds = wait_ready(url, process, args.ready_timeout)
-        print(f"vLLM serves {url} (ready in {seconds:.0f} s)", flush=True)
+        for variable, server_args in servers.items():
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            log = open(_log_name(args.log, variable), "w") if args.log else None
+            # a process group of its own, so that stopping it stops the engine core it spawns too
+            process = subprocess.Popen(server_command(server_args, port), stdout=log or sys.stderr,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+            processes.append(process)
+            kind = "without speculation" if server_args.method == "none" else f"with {server_args.method} speculation"
+            try:
+                seconds = wait_ready(url, process, args.ready_timeout)
+            except RuntimeError as exc:
+                raise RuntimeError(f"the server {kind}: {exc}") from None
+            urls[variable] = url
+            print(f"vLLM serves {url} {kind} (ready in {seconds:.0f} s)", flush=True)
         if args.check:
-            print(json.dumps(check(url), indent=1), flush=True)
+            print(json.dumps(check(urls["VLLM_URL"]), indent=1), flush=True)
         elif args.run:
-            status = subprocess.run(args.run, shell=True, env={**os.environ, "VLLM_URL": url}).returncode
+            status = subprocess.run(args.run, shell=True, env={**os.environ, **urls}).returncode
         else:
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-            process.wait()
+            processes[0].wait()
     except KeyboardInterrupt:
         pass
     except RuntimeError as exc:
         print(f"serve.py: {exc}", file=sys.stderr)
         status = 1
     finally:
-        stop(process)
-        print("vLLM server stopped", file=sys.stderr, flush=True)
+        for process in processes:
+            stop(process)
+        print("vLLM server stopped" if len(processes) < 2 else "vLLM servers stopped", file=sys.stderr, flush=True)
     return status
+
+
+def _log_name(log: str, variable: str) -> str:
+    """The log file of the server behind ``variable``: ``log`` itself, or for the plain server ``log`` with
+    ``.plain`` before its suffix (serve.log -> serve.plain.log)."""
+    if variable == "VLLM_URL":
+        return log
+    path = Path(log)
+    return str(path.with_name(f"{path.stem}.plain{path.suffix}"))
 
 
 if __name__ == "__main__":

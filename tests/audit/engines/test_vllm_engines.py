@@ -19,12 +19,16 @@ What is asserted, and its statistics:
 * served: the same mapping of seeds on the first token, and the law from the server's own top-20 logprobs equal to
   transformers' float32 law of the same weights within a TV of 1e-3 (two float32 forwards, vLLM's CPU kernels and
   transformers', differ in their last bits; the logprobs travel as decimals) on the cells it resolves (its 20
-  tokens, the rest as one bin), with the same verdicts on the same samples.
+  tokens, the rest as one bin), with the same verdicts on the same samples;
+* ``serve.py --plain``: a second server of the same model without speculation, beside the speculative one, both
+  answering; over the same request (n = 4, T = 1, seeded) on a repetitive prompt (prompt lookup finds a match at every step) the
+  speculative server's drafted-token counter rises and the plain one's stays at 0.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 
 import numpy as np
@@ -146,3 +150,51 @@ def test_the_served_engine_maps_seeds_and_its_logprobs_law_is_transformers_law(t
     print([c.to_json() for c in by_server], [c.to_json() for c in by_target])
     assert [c.passed for c in by_server] == [c.passed for c in by_target]
     assert [c.passed for c in by_target] == [True, False], "the first token passes, the drafted second fails (claim)"
+
+
+#: run by ``serve.py --plain --run``: both servers answer, only the speculative one drafts (its /metrics counters)
+_PLAIN_BESIDE_SPECULATIVE = """
+import importlib.util, json, os, sys
+spec = importlib.util.spec_from_file_location("vllm_serve", sys.argv[1])
+serve = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(serve)
+drafted = {}
+for variable in ("VLLM_URL", "VLLM_PLAIN_URL"):
+    url = os.environ[variable]
+    before = serve.spec_counters(url)
+    reply = serve.post(url + "/v1/completions", {"model": "default", "prompt": sys.argv[2], "max_tokens": 8,
+                                                 "n": 4, "temperature": 1.0, "seed": 7, "ignore_eos": True})
+    assert len(reply.get("choices", [])) == 4, reply
+    after = serve.spec_counters(url)
+    drafted[variable] = after["vllm:spec_decode_num_draft_tokens_total"] - before["vllm:spec_decode_num_draft_tokens_total"]
+print(json.dumps(drafted))
+sys.exit(0 if drafted["VLLM_URL"] > 0 and drafted["VLLM_PLAIN_URL"] == 0 else 1)
+"""
+
+
+def test_serve_plain_starts_a_server_without_speculation_beside_the_speculative_one(tmp_path):
+    import subprocess
+
+    check = tmp_path / "check_both.py"
+    check.write_text(_PLAIN_BESIDE_SPECULATIVE)
+    serve_py = engines_dir() / "vllm" / "serve.py"
+    command = f"{sys.executable} {check} {serve_py} '{PROMPT_TEXT}'"
+    done = subprocess.run([sys.executable, str(serve_py), "--model", str(TARGET), "--method", "ngram", "--gamma", "1",
+                           "--plain", "--log", str(tmp_path / "serve.log"), "--run", command],
+                          capture_output=True, text=True, timeout=900)
+    print(done.stdout, done.stderr)
+    assert done.returncode == 0
+    assert "with ngram speculation" in done.stdout and "without speculation" in done.stdout
+    drafted = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert drafted and json.loads(drafted[-1])["VLLM_PLAIN_URL"] == 0
+    assert (tmp_path / "serve.log").stat().st_size > 0 and (tmp_path / "serve.plain.log").stat().st_size > 0
+
+
+def test_serve_plain_beside_no_speculation_is_one_line_and_exit_2():
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(engines_dir() / "vllm" / "serve.py"), "--model", str(TARGET),
+                           "--method", "none", "--plain"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        "--plain serves a plain server beside a speculative one: give --method ngram or draft")
