@@ -7,34 +7,36 @@ reading every time, in units of t_1 = one cached target pass over 1 token:
     c          = (one draft ``propose`` of gamma tokens + its rollback) / (gamma t_1): forwards, warps, sampling
     k(gamma)   = (target pass over gamma + 1 tokens) / t_1, timed right after a draft proposal as in a round
                  (for small models the draft's work evicts the target's weights from the CPU caches)
-    o_round    = (warp of the gamma + 1 target laws, accept/reject, ``round_bookkeeping.read_round`` with its
-                 host transfer, cache rollback) / t_1
-    o_plain    = (warp of one law, sampling, host transfer) / t_1    (a plain step outside its pass)
+    o_round    = (``speculative_decode.verify_round``: warp of the gamma + 1 target laws, accept/reject,
+                 ``round_bookkeeping.read_round`` with its host transfer; then the cache rollback) / t_1
+    o_plain    = ``plain_decode.plain_step`` (warp of one law, sampling, host transfer) / t_1
     P, P_d     = prefilling one prompt into the target, into the draft's cache, / t_1
 
 t_1 is timed as plain decoding runs it (a 1-token pass right after another) in the same repeats as the
-draft's proposal and the verify pass; k(gamma) and c are medians of per-repeat ratios to that repeat's
-t_1, so a change of machine speed between repeats cancels instead of moving every cost at once. The
-target alone gives ``k_alone``, for comparison. The result is a ``measured_costs.Costs``.
+rounds; each part of a round and of a plain step is timed right after the pass before it, as the
+decoders run them, by the functions they call. k(gamma), c, o_round and o_plain are medians of
+per-repeat ratios to that repeat's t_1, so a change of machine speed between repeats cancels instead
+of moving every cost at once. The target alone gives ``k_alone``, for comparison. The result is a
+``measured_costs.Costs``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from statistics import median
 
 import torch
 
 from specmath.lm.cache import RowCache
 from specmath.lm.decode_options import DecodeOptions
-from specmath.lm.drafts import PromptLookupDraft, Proposal, draft_for
-from specmath.lm.generation import Draws, Generation
+from specmath.lm.drafts import draft_for
+from specmath.lm.generation import Draws
 from specmath.lm.measured_costs import Costs
-from specmath.lm.round_bookkeeping import count_round, read_round
+from specmath.lm.plain_decode import plain_step
+from specmath.lm.speculative_decode import verify_round
 from specmath.lm.static_cache import cache_class_for
 from specmath.lm.stopwatch import Stopwatch, device_of
-from specmath.lm.warps import warped_probs
-from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer
 
 __all__ = ["GAMMAS", "measure_costs", "forward_cost", "prefill_seconds", "workload_context"]
@@ -69,8 +71,8 @@ def _repeats(repeats: int, watch: Stopwatch, min_seconds: float | None = None) -
 
 @torch.inference_mode()
 def _pass_times(model: torch.nn.Module, context: list[int], sizes: Sequence[int], repeats: int,
-                min_seconds: float | None = None, cache_class=RowCache) -> tuple[dict[int, float], torch.Tensor]:
-    """Median seconds of a cached pass over n tokens for each n in sizes, and the logits of a pass over max(sizes).
+                min_seconds: float | None = None, cache_class=RowCache) -> dict[int, float]:
+    """Median seconds of a cached pass over n tokens for each n in sizes, the model alone.
 
     The sizes are interleaved within each repeat, so a change of machine load hits every size alike.
     """
@@ -79,114 +81,88 @@ def _pass_times(model: torch.nn.Module, context: list[int], sizes: Sequence[int]
     base = cache.lengths[0]
     watch = Stopwatch(cache.device)
     passes: dict[int, list[float]] = {n: [] for n in sizes}
-    logits = None
     for r in _repeats(repeats, watch, min_seconds):
         for n in sizes:
             watch.restart()
-            out = cache.feed([_tiled(context[-n:], n)])
+            cache.feed([_tiled(context[-n:], n)])
             seconds = watch.lap("pass")
             cache.keep([base])
             watch.lap("rollback")
             if r:
                 passes[n].append(seconds)
-            if n == max(sizes):
-                logits = out
-    return {n: median(t) for n, t in passes.items()}, logits
+    return {n: median(t) for n, t in passes.items()}
 
 
-def _median_seconds(work: Callable[[], object], repeats: int, device: torch.device) -> float:
-    """Median seconds of ``work()`` over ``repeats`` runs, after one run that warms kernels and the allocator."""
-    watch = Stopwatch(device)
-    times = []
-    for _ in range(repeats + 1):
-        watch.restart()
-        work()
-        times.append(watch.lap("work"))
-    return median(times[1:])
+@dataclass(frozen=True)
+class _RoundRatios:
+    """``_round_times``' medians of per-repeat ratios to that repeat's t_1, and the median t_1 (seconds)."""
+
+    draft: dict[int, float]  # gamma -> propose + commit
+    verify: dict[int, float]  # gamma + 1 -> the target's pass over gamma + 1 tokens
+    extra: dict[int, float]  # gamma -> ``verify_round`` on that pass's logits
+    rollback: dict[int, float]  # gamma + 1 -> the target cache's rollback
+    plain_extra: float  # ``plain_step`` after a 1-token pass
+    t1: float
 
 
 @torch.inference_mode()
-def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Sequence[int], sampling: SamplingOptions,
-                 repeats: int, min_seconds: float | None = None, cache_class=RowCache) -> tuple[dict, dict, dict, float]:
-    """A round's model work timed in the order a round runs it, for each gamma, in units of a plain pass.
+def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Sequence[int], options: DecodeOptions,
+                 repeats: int, min_seconds: float | None = None, cache_class=RowCache) -> _RoundRatios:
+    """Rounds and plain steps timed as the decoders run them, each part in units of that repeat's t_1.
 
-    The draft proposes gamma tokens (``propose``, host read, ``commit`` of a round that kept nothing),
-    then the target passes over the gamma + 1 tokens, then its cache is rolled back. Each repeat also
-    times t_1 as plain decoding runs it (the second of two 1-token passes, the target's data warm), and
-    divides the draft and verify times by *that repeat's* t_1 before the median is taken.
-    Returns (draft / t_1 by gamma, verify pass / t_1 by gamma + 1, rollback seconds by gamma + 1, median t_1).
+    For each gamma, one round in the decoder's order: the draft proposes gamma tokens; the target
+    passes over [last token, drafts] (``feed_block``); ``verify_round`` warps the gamma + 1 laws,
+    accepts/rejects and reads the round on the host; the target's cache rolls back and the draft
+    ``commit``s a round that kept nothing. Then two plain steps (a 1-token pass, ``plain_step``), of
+    which the second is kept: the target's data warm as in plain decoding. The round's own work is
+    timed on that pass's logits, right after it, because a small model's pass leaves the CPU caches
+    full of its weights and the warps pay for it (timed apart on warm data, o_round came out at half
+    of what the decoder's rounds spend). Each part is divided by *that repeat's* t_1 before the
+    median is taken, so a change of machine speed between repeats cancels.
     """
+    sampling, accept_reject = options.sampling, options.accept_reject
     cache = cache_class(target, 1)
     cache.prefill([context[:-1]])
     base = cache.lengths[0]
     draws = Draws.of(torch.Generator(device=cache.device).manual_seed(0), 1)
     draft.start([context])
+    last = torch.tensor([[context[-1]]], device=cache.device)  # (1, 1) the pending token
     watch = Stopwatch(cache.device)
-    drafting = {g: [] for g in gammas}
-    verifying = {g + 1: [] for g in gammas}
-    rollbacks = {g + 1: [] for g in gammas}
-    plain = []
+    parts = ("draft", "verify", "extra", "rollback")
+    ratios: dict[str, dict[int, list[float]]] = {part: {} for part in parts}
+    plain, plain_extra = [], []
     for r in _repeats(repeats, watch, min_seconds):
         times = {}
         for g in gammas:
             watch.restart()
             proposal = draft.propose([context], g, sampling, draws)
-            proposed = proposal.tokens[0, : proposal.lengths[0]].tolist()  # the decoder reads the drafts on the host
-            draft.commit([len(context) - 1])
             d = watch.lap("draft")
-            cache.feed([[context[-1], *proposed]])
+            full = min(proposal.lengths) == proposal.width
+            logits = cache.feed_block(torch.cat([last, proposal.tokens], dim=1),
+                                      None if full else [1 + n for n in proposal.lengths])
             v = watch.lap("verify")
+            verify_round(logits, proposal, sampling, accept_reject, draws)
+            e = watch.lap("extra")
             cache.keep([base])
-            times[g] = (d, v, watch.lap("rollback"))
+            b = watch.lap("rollback")
+            draft.commit([len(context) - 1])
+            times[g] = (d + watch.lap("draft"), v, e, b)
         for _ in range(2):
             watch.restart()
-            cache.feed([[context[-1]]])
+            step_logits = cache.feed_block(last)[:, -1]
             single = watch.lap("plain")
+            plain_step(step_logits, sampling, draws)
+            single_extra = watch.lap("plain_extra")
             cache.keep([base])
         if r:
             plain.append(single)
-            for g, (d, v, b) in times.items():
-                drafting[g].append(d / single)
-                verifying[g + 1].append(v / single)
-                rollbacks[g + 1].append(b)
-    return ({g: median(t) for g, t in drafting.items()}, {n: median(t) for n, t in verifying.items()},
-            {n: median(t) for n, t in rollbacks.items()}, median(plain))
-
-
-@torch.inference_mode()
-def _round_overhead_seconds(logits: torch.Tensor, gamma: int, one_hot: bool, sampling: SamplingOptions, repeats: int,
-                            accept_reject) -> float:
-    """Median seconds of what a round does besides the model passes, on real target logits (1, >= gamma + 1, V).
-
-    The same calls as ``speculative_generate``'s round: warp the gamma + 1 target laws, accept/reject,
-    ``read_round`` (the counters and the one host transfer) and ``count_round`` (the cache rollback is
-    timed with the passes).
-    """
-    z = logits[:, : gamma + 1]
-    draws = Draws.of(torch.Generator(device=z.device).manual_seed(0), 1)
-    drafts = z[:, :gamma].argmax(-1)  # (1, gamma) realistic proposals: the target's own favourites
-    q = None if one_hot else warped_probs(z[:, :gamma], sampling)
-    proposal = Proposal(drafts, [gamma], torch.tensor([gamma], device=z.device), q)
-    counters = Generation([[]])
-
-    def round_work() -> None:
-        p = warped_probs(z, sampling)  # (1, gamma + 1, V)
-        count_round(counters, read_round(p, proposal, accept_reject(p, q, drafts, draws), z), proposal.lengths, 0)
-
-    return _median_seconds(round_work, repeats, z.device)
-
-
-@torch.inference_mode()
-def _plain_overhead_seconds(logits: torch.Tensor, sampling: SamplingOptions, repeats: int) -> float:
-    """Median seconds of a plain step besides the pass: pick the last logits, warp, sample, read the token."""
-    generator = torch.Generator(device=logits.device).manual_seed(0)
-
-    def step_work() -> None:
-        last = torch.tensor([logits.shape[1] - 1], device=logits.device)
-        p = warped_probs(logits[torch.arange(1, device=logits.device), last], sampling)  # (1, V)
-        torch.multinomial(p, 1, generator=generator).squeeze(-1).tolist()
-
-    return _median_seconds(step_work, repeats, logits.device)
+            plain_extra.append(single_extra / single)
+            for g, seconds in times.items():
+                for part, key, t in zip(parts, (g, g + 1, g, g + 1), seconds, strict=True):
+                    ratios[part].setdefault(key, []).append(t / single)
+    t1 = median(plain)
+    return _RoundRatios(*({key: median(v) for key, v in ratios[part].items()} for part in parts),
+                        plain_extra=median(plain_extra), t1=t1)
 
 
 def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas: Sequence[int], *,
@@ -200,29 +176,26 @@ def measure_costs(target: torch.nn.Module, draft, prompt: Sequence[int], gammas:
     ``min_seconds``: each timing loop repeats until its laps add up to this (None: MIN_SECONDS).
     """
     check_integer(repeats, "repeats", min_value=1)
-    sampling, accept_reject = options.sampling, options.accept_reject
     ctx = _tiled(prompt, context)
     sizes = sorted({1} | {g + 1 for g in gammas})
     cache_class = cache_class_for(options)
     draft = draft_for(draft, options)
-    alone, logits = _pass_times(target, ctx, sizes, repeats, min_seconds, cache_class)
-    draft_ratio, verify_ratio, rollback, t1 = _round_times(target, draft, ctx, sorted(gammas), sampling, repeats,
-                                                           min_seconds, cache_class)
-    one_hot = isinstance(draft, PromptLookupDraft)  # q None; model and table drafts carry a dense q
-    # sub-millisecond: more samples
-    round_extra = {g: _round_overhead_seconds(logits, g, one_hot, sampling, 4 * repeats, accept_reject) for g in gammas}
-    plain_extra = _plain_overhead_seconds(logits[:, :1], sampling, 4 * repeats)
-    # seconds at the median t_1, from the per-repeat ratios (so k(gamma) and c are those ratios' medians)
-    passes = {n: ratio * t1 for n, ratio in verify_ratio.items()}
-    draft_round = {g: ratio * t1 for g, ratio in draft_ratio.items()}
-    return Costs(t1, {1: t1, **passes}, rollback, draft_round, round_extra, plain_extra, len(ctx), alone)
+    alone = _pass_times(target, ctx, sizes, repeats, min_seconds, cache_class)
+    ratios = _round_times(target, draft, ctx, sorted(gammas), options, repeats, min_seconds, cache_class)
+    t1 = ratios.t1
+
+    def seconds(by_key: dict[int, float]) -> dict[int, float]:  # at the median t_1, from the per-repeat ratios
+        return {key: ratio * t1 for key, ratio in by_key.items()}
+
+    return Costs(t1, {1: t1, **seconds(ratios.verify)}, seconds(ratios.rollback), seconds(ratios.draft),
+                 seconds(ratios.extra), ratios.plain_extra * t1, len(ctx), alone)
 
 
 def forward_cost(model: torch.nn.Module, prompt: Sequence[int], n_tokens: int, *, repeats: int = 10,
                  context: int | None = None) -> float:
     """Seconds for one cached forward of ``n_tokens`` new tokens after ``prompt`` (tiled to ``context`` tokens)."""
     check_integer(n_tokens, "n_tokens", min_value=1)
-    passes, _ = _pass_times(model, _tiled(prompt, context), [n_tokens], check_integer(repeats, "repeats", min_value=1))
+    passes = _pass_times(model, _tiled(prompt, context), [n_tokens], check_integer(repeats, "repeats", min_value=1))
     return passes[n_tokens]
 
 

@@ -21,9 +21,10 @@ from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows
 from specmath.lm.host_transfer import read_together
 from specmath.lm.static_cache import cache_class_for
 from specmath.lm.warps import check_logits, logits_ok, warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, check_integer
 
-__all__ = ["plain_generate"]
+__all__ = ["plain_generate", "plain_step"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,15 @@ class _Step:
 
     tokens: list[int]  # (B,) the sampled tokens
     logits_ok: bool  # the logits hold no NaN, no +inf, no all -inf row
+
+
+def plain_step(logits: torch.Tensor, sampling: SamplingOptions, draws: Draws) -> tuple[torch.Tensor, _Step]:
+    """A plain step after its pass: warp the logits (B, V), sample x ~ p, read tokens and validity in one transfer.
+
+    ``cost_measure`` times this same function for o_plain, so the model's plain step is the decoder's.
+    """
+    x = draws.categorical(warped_probs(logits, sampling, check=False))  # (B,)
+    return x, read_together(_Step, tokens=x, logits_ok=logits_ok(logits))  # one host transfer per step
 
 
 @torch.inference_mode()
@@ -65,8 +75,7 @@ def plain_generate(
         logits = cache.feed_block(x[:, None])[:, -1]  # (B, V)
         if step == 0:
             check_logits(logits, "target logits")
-        x = draws.categorical(warped_probs(logits, sampling, check=False))  # (B,)
-        host = read_together(_Step, tokens=x, logits_ok=logits_ok(logits))  # one host transfer per step
+        x, host = plain_step(logits, sampling, draws)
         if not host.logits_ok:
             check_logits(logits, "target logits")  # raises, naming the problem
         for row, token in zip(new, host.tokens, strict=True):

@@ -35,16 +35,18 @@ from collections.abc import Callable, Sequence
 import torch
 from tqdm.auto import tqdm
 
+from specmath.lm.accept_reject import AcceptReject
 from specmath.lm.decode_options import DecodeOptions
-from specmath.lm.drafts import Draft, ModelDraft, draft_for
+from specmath.lm.drafts import Draft, ModelDraft, Proposal, draft_for
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
-from specmath.lm.round_bookkeeping import count_round, read_round
+from specmath.lm.round_bookkeeping import RoundRecord, count_round, read_round
 from specmath.lm.static_cache import cache_class_for
 from specmath.lm.stopwatch import Stopwatch, device_of
 from specmath.lm.warps import check_logits, warped_probs
+from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument, check_integer
 
-__all__ = ["speculative_generate", "PROFILE_PARTS"]
+__all__ = ["speculative_generate", "verify_round", "PROFILE_PARTS"]
 
 #: the parts of a round ``profile=True`` reports, in seconds (``accept_reject``: the warps, the step, the
 #: counters and the round's host transfer; ``other``: the host's token lists and Python)
@@ -120,9 +122,7 @@ def speculative_generate(
         watch.lap("target")
         if out.rounds == 0:
             check_logits(logits, "target logits")
-        p = warped_probs(logits, sampling, check=False)  # (B, g + 1, V): p_1..p_{g+1}
-        result = accept_reject(p, proposal.q, proposal.tokens, draws, None if full else proposal.length_tensor)
-        record = read_round(p, proposal, result, logits)  # the round's one host transfer
+        result, record = verify_round(logits, proposal, sampling, accept_reject, draws)
         watch.lap("accept_reject")
         if not record.logits_ok:
             check_logits(logits, "target logits")  # raises, naming the problem, before any token is kept
@@ -149,6 +149,19 @@ def speculative_generate(
     out.target_forwards, out.draft_forwards = cache.forwards, draft.forwards
     out.profile = {**watch.seconds, "total": watch.total} if profile else None
     return out
+
+
+def verify_round(logits: torch.Tensor, proposal: Proposal, sampling: SamplingOptions, accept_reject: Callable,
+                 draws: Draws) -> tuple[AcceptReject, RoundRecord]:
+    """A round's work after the target's pass over (B, 1 + g) tokens: warp p_1..p_{g+1}, accept/reject, read.
+
+    Rows that proposed fewer than g drafts pass their lengths to ``accept_reject``. The round's one host
+    transfer is ``read_round``'s. ``cost_measure`` times this same function for o_round.
+    """
+    full = min(proposal.lengths) == proposal.width
+    p = warped_probs(logits, sampling, check=False)  # (B, g + 1, V): p_1..p_{g+1}
+    result = accept_reject(p, proposal.q, proposal.tokens, draws, None if full else proposal.length_tensor)
+    return result, read_round(p, proposal, result, logits)
 
 
 def _gamma_schedule(gamma: int | Callable[[int], int]) -> Callable[[int], int]:

@@ -98,6 +98,40 @@ def test_measured_costs_give_k_for_each_gamma_and_gamma_auto_picks_the_model_opt
         bench_pair(pair, None, 0, progress=False, repeats=1, hf=False)
 
 
+def test_the_costs_time_the_decoders_own_round_and_step_right_after_the_pass_they_follow(monkeypatch):
+    # o_round and o_plain come from the functions speculative_generate and plain_generate call, on the logits of
+    # the pass just run (not on a warm copy): a spy records what each call gets and what ran just before it
+    monkeypatch.setattr(cost_measure, "MIN_SECONDS", 0.0)
+    target = tiny_llama(0, sharpness=4.0)
+    draft = ModelDraft(noisy_copy(target, 0.3, 1))
+    log = []
+    feed_block = cost_measure.RowCache.feed_block
+
+    def logged_feed(cache, ids, counts=None, logits=True):
+        out = feed_block(cache, ids, counts, logits)
+        log.append(("pass", out))
+        return out
+
+    def spy(name, real):
+        def call(logits, *args):
+            log.append((name, logits))
+            return real(logits, *args)
+        return call
+
+    monkeypatch.setattr(cost_measure.RowCache, "feed_block", logged_feed)
+    monkeypatch.setattr(cost_measure, "verify_round", spy("round", cost_measure.verify_round))
+    monkeypatch.setattr(cost_measure, "plain_step", spy("step", cost_measure.plain_step))
+    costs = measure_costs(target, draft, [1, 2, 3, 4], [2, 3], context=20, repeats=2)
+    rounds = [i for i, (name, _) in enumerate(log) if name == "round"]
+    steps = [i for i, (name, _) in enumerate(log) if name == "step"]
+    assert len(rounds) == 2 * 3 and len(steps) == 2 * 3  # two gammas and two plain steps per repeat, 3 repeats
+    for i in rounds:  # the round's work on the very logits of the verify pass before it: (1, gamma + 1, V)
+        assert log[i - 1][0] == "pass" and log[i][1] is log[i - 1][1] and log[i][1].shape[1] in (3, 4)
+    for i in steps:  # the plain step on the last position of the 1-token pass before it
+        assert log[i - 1][0] == "pass" and log[i - 1][1].shape[1] == 1 and log[i][1].dim() == 2
+    assert all(costs.o_round(g) > 0 for g in (2, 3)) and costs.o_plain > 0
+
+
 def test_the_mid_run_cache_length_is_the_mean_prompt_plus_half_the_new_tokens():
     assert workload_context([[1, 2, 3], [4, 5, 6, 7, 8]], 64) == 4 + 32
     assert workload_context([[1]], 7) == 1 + 3
