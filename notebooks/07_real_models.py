@@ -404,7 +404,7 @@ for gamma in (2, 5, 8):
 # and arithmetic above the memory time. `DecodeOptions(compile=True)` runs the passes on a static KV
 # cache through `torch.compile`, one graph per width (CUDA graphs on a GPU): it removes dispatch, not
 # weights. The figure and the numbers below are read from the committed run
-# `data/measurements/cpu_2026-12-05_decode_speed/` (`scripts/measure_decode_speed.py`, a 2-core CPU, 1 thread).
+# `data/measurements/cpu_2026-12-06_decode_speed/` (`scripts/measure_decode_speed.py`, a 2-core CPU, 1 thread).
 
 # %% tags=["hide-input"]
 from specmath.plots.lm_plots import DECODE_SPEED, plot_pass_time  # noqa: E402

@@ -11,7 +11,7 @@ half the rate of the same product written as
 
 which Inductor compiles into one vectorised loop over W's rows, the multiply fused into the sum
 (``roofline.linear_bandwidth`` measures both over a model's own matrices; ``benchmarks/decode_speed.py`` records
-them beside the copy loop, and ``docs/measurements/cpu_2026-12-05_decode_speed.md`` shows them). The sum runs in float32 for bfloat16 and float16 weights (what the library's kernels
+them beside the copy loop, and ``docs/measurements/cpu_2026-12-06_decode_speed.md`` shows them). The sum runs in float32 for bfloat16 and float16 weights (what the library's kernels
 accumulate in) and in the weights' own dtype otherwise, so a float64 pass stays float64; the summation order
 differs from the library's, so logits agree to rounding, not to the bit (the tests state the tolerance).
 

@@ -163,7 +163,7 @@ def plot_lm_timing(gammas=(1, 2, 4, 6), tokens: int = 48, prompts: int = 4):
 
 
 #: the committed measurement ``plot_pass_time`` draws (``benchmarks/decode_speed.py`` wrote it)
-DECODE_SPEED = "cpu_2026-12-05_decode_speed"
+DECODE_SPEED = "cpu_2026-12-06_decode_speed"
 
 
 def pass_time_parts(run: dict) -> dict[str, dict[str, float]]:
