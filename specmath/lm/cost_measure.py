@@ -116,8 +116,8 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
     ``commit``s a round that kept nothing. Then two plain steps (a 1-token pass, ``plain_step``), of
     which the second is kept: the target's data warm as in plain decoding. The round's own work is
     timed on that pass's logits, right after it, because a small model's pass leaves the CPU caches
-    full of its weights and the warps pay for it (timed apart on warm data, o_round came out at half
-    of what the decoder's rounds spend). Each part is divided by *that repeat's* t_1 before the
+    full of its weights and the warps pay for it (timed apart on warm data, the same work comes out well
+    below what the decoder's rounds spend). Each part is divided by *that repeat's* t_1 before the
     median is taken, so a change of machine speed between repeats cancels.
     """
     sampling, accept_reject = options.sampling, options.accept_reject
