@@ -33,7 +33,8 @@ import torch
 
 from specmath.lm.generation import Draws
 
-__all__ = ["AcceptReject", "accept_reject", "accept_prefix", "rejection_laws", "emission_law", "check_block_shapes"]
+__all__ = ["AcceptReject", "accept_reject", "accept_prefix", "prefix_of_coins", "rejection_laws", "emission_law",
+           "check_block_shapes"]
 
 
 @dataclass
@@ -67,15 +68,24 @@ def accept_prefix(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(n_accepted (B,), accept_probability (B, gamma)): the leading run of accepted draft tokens.
 
-    Row b draws one uniform u_i per proposed position i < lengths[b] and accepts x_i iff
-    u_i q_i(x_i) < p_i(x_i), i.e. with probability min(1, p_i(x_i)/q_i(x_i)) (no division by q,
-    and u = 0 never accepts a token with p = 0).
+    Row b draws one uniform u_i per proposed position i < lengths[b] (``Draws.uniform``), then ``prefix_of_coins``.
     """
     B, gamma = drafts.shape
+    return prefix_of_coins(p, q, drafts, draws.uniform(B, gamma, lengths), lengths)
+
+
+def prefix_of_coins(
+    p: torch.Tensor, q: torch.Tensor | None, drafts: torch.Tensor, u: torch.Tensor, lengths: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``accept_prefix`` with its uniforms u (B, gamma) given: pure tensor operations, so a compiled graph can hold it.
+
+    x_i is accepted iff u_i q_i(x_i) < p_i(x_i), i.e. with probability min(1, p_i(x_i)/q_i(x_i)) (no
+    division by q, and u = 0 never accepts a token with p = 0).
+    """
+    gamma = drafts.shape[1]
     idx = drafts.unsqueeze(-1)
     p_x = p[:, :gamma].gather(-1, idx).squeeze(-1)  # (B, gamma)
     q_x = torch.ones_like(p_x) if q is None else q.gather(-1, idx).squeeze(-1)
-    u = draws.uniform(B, gamma, lengths)
     accepted = u * q_x < p_x
     if lengths is not None:
         # positions a row did not propose are never accepted

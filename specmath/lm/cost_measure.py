@@ -8,8 +8,9 @@ reading every time, in units of t_1 = one cached target pass over 1 token:
     k(gamma)   = (target pass over gamma + 1 tokens) / t_1, timed right after a draft proposal as in a round
                  (for small models the draft's work evicts the target's weights from the CPU caches)
     o_round    = (``speculative_decode.verify_round``: warp of the gamma + 1 target laws, accept/reject,
-                 ``round_bookkeeping.read_round`` with its host transfer; then the cache rollback) / t_1
-    o_plain    = ``plain_decode.plain_step`` (warp of one law, sampling, host transfer) / t_1
+                 the round's counters with its host transfer, one compiled graph where the decoder compiles
+                 (``round_graph``); then the cache rollback) / t_1
+    o_plain    = ``plain_decode.plain_step`` (warp of one law, sampling, host transfer; compiled likewise) / t_1
     P, P_d     = prefilling one prompt into the target, into the draft's cache, / t_1
 
 t_1 is timed as plain decoding runs it (a 1-token pass right after another) in the same repeats as the
@@ -141,7 +142,7 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
             logits = cache.feed_block(torch.cat([last, proposal.tokens], dim=1),
                                       None if full else [1 + n for n in proposal.lengths])
             v = watch.lap("verify")
-            verify_round(logits, proposal, sampling, accept_reject, draws)
+            verify_round(logits, proposal, sampling, accept_reject, draws, options.compile)
             e = watch.lap("extra")
             cache.keep([base])
             b = watch.lap("rollback")
@@ -151,7 +152,7 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
             watch.restart()
             step_logits = cache.feed_block(last)[:, -1]
             single = watch.lap("plain")
-            plain_step(step_logits, sampling, draws)
+            plain_step(step_logits, sampling, draws, options.compile)
             single_extra = watch.lap("plain_extra")
             cache.keep([base])
         if r:

@@ -9,16 +9,19 @@ concatenation once, and splits the list again by name, each value shaped and typ
     step = read_together(Step, tokens=x, logits_ok=logits_ok(logits))   # Step: a dataclass with those fields
     step.tokens       # list[int], from the (B,) int64 tensor x
     step.logits_ok    # bool, from a 0-d bool tensor
+
+A compiled step computes ``flat_of`` inside its graph and the host calls ``read_flat`` on it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import fields
 from typing import TypeVar
 
 import torch
 
-__all__ = ["read_together"]
+__all__ = ["read_together", "flat_of", "read_flat"]
 
 R = TypeVar("R")
 
@@ -30,13 +33,23 @@ def read_together(record: type[R], **tensors: torch.Tensor) -> R:
     bool tensors give bools, integer tensors ints, floating tensors floats. ``record`` is a dataclass
     whose fields are exactly the names given.
     """
+    return read_flat(record, flat_of(tensors.values()), **tensors)
+
+
+def flat_of(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
+    """The tensors flattened and cast to float64, concatenated: what ``read_flat`` reads (a graph can compute it)."""
+    return torch.cat([t.reshape(-1).to(torch.float64) for t in tensors])
+
+
+def read_flat(record: type[R], flat: torch.Tensor, **like: torch.Tensor) -> R:
+    """``record(name=value, ...)`` from ``flat`` = ``flat_of(like.values())``, read in one transfer; ``like``
+    gives each value's name, shape and type (its data is not read)."""
     expected = [f.name for f in fields(record)]
-    if sorted(expected) != sorted(tensors):
-        raise TypeError(f"{record.__name__} needs {expected}, got {list(tensors)}")
-    flat = torch.cat([t.reshape(-1).to(torch.float64) for t in tensors.values()]).tolist()  # the one transfer
-    values, start = {}, 0
-    for name, t in tensors.items():
-        values[name] = _shaped(flat[start : start + t.numel()], t)
+    if sorted(expected) != sorted(like):
+        raise TypeError(f"{record.__name__} needs {expected}, got {list(like)}")
+    values, start, host = {}, 0, flat.tolist()  # the one transfer
+    for name, t in like.items():
+        values[name] = _shaped(host[start : start + t.numel()], t)
         start += t.numel()
     return record(**values)
 

@@ -18,7 +18,8 @@ from tqdm.auto import tqdm
 
 from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
-from specmath.lm.host_transfer import read_together
+from specmath.lm.host_transfer import read_flat, read_together
+from specmath.lm.round_graph import compiled_plain_step
 from specmath.lm.static_cache import cache_class_for
 from specmath.lm.warps import check_logits, logits_ok, warped_probs
 from specmath.sampling_options import SamplingOptions
@@ -35,13 +36,23 @@ class _Step:
     logits_ok: bool  # the logits hold no NaN, no +inf, no all -inf row
 
 
-def plain_step(logits: torch.Tensor, sampling: SamplingOptions, draws: Draws) -> tuple[torch.Tensor, _Step]:
+def plain_step(logits: torch.Tensor, sampling: SamplingOptions, draws: Draws, compiled: bool = False
+               ) -> tuple[torch.Tensor, _Step]:
     """A plain step after its pass: warp the logits (B, V), sample x ~ p, read tokens and validity in one transfer.
 
-    ``cost_measure`` times this same function for o_plain, so the model's plain step is the decoder's.
+    ``compiled`` (the decoder's ``DecodeOptions.compile``): the warp and the draw run as one compiled graph
+    (``round_graph.plain_sample``), the same token for the same draws. ``cost_measure`` times this same
+    function for o_plain, so the model's plain step is the decoder's.
     """
+    if compiled:
+        x, flat = compiled_plain_step(logits, sampling, draws)
+        return x, read_flat(_Step, flat, tokens=x, logits_ok=_FLAG_LAYOUT)
     x = draws.categorical(warped_probs(logits, sampling, check=False))  # (B,)
     return x, read_together(_Step, tokens=x, logits_ok=logits_ok(logits))  # one host transfer per step
+
+
+#: the validity flag's layout for ``read_flat``: a 0-d bool, no data
+_FLAG_LAYOUT = torch.empty((), dtype=torch.bool, device="meta")
 
 
 @torch.inference_mode()
@@ -75,7 +86,7 @@ def plain_generate(
         logits = cache.feed_block(x[:, None])[:, -1]  # (B, V)
         if step == 0:
             check_logits(logits, "target logits")
-        x, host = plain_step(logits, sampling, draws)
+        x, host = plain_step(logits, sampling, draws, options.compile)
         if not host.logits_ok:
             check_logits(logits, "target logits")  # raises, naming the problem
         for row, token in zip(new, host.tokens, strict=True):

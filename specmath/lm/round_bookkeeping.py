@@ -3,11 +3,13 @@
 Notation: p = target law, q = draft law, g = the round's width (the most drafts a row proposed),
 alpha_i = sum_x min(p_i(x), q_i(x)) (one-hot q: p_i(x_i)).
 
-``read_round`` is the round's bookkeeping, written once: it computes the counters on the device and
-reads them, with the accepted counts, the emitted and drafted tokens, the zero-residual flags and the
-validity flags of the target's logits and the draft's laws, in ONE host transfer (``host_transfer.read_together``).
-``speculative_generate`` calls it every round, and the cost measurement times the same call as part
-of the round's overhead o_round (``cost_measure``), so the two cannot drift apart.
+``round_tensors`` is the round's bookkeeping, written once: it computes the counters on the device, and
+``read_round`` reads them, with the accepted counts, the emitted and drafted tokens, the zero-residual flags
+and the validity flags of the target's logits and the draft's laws, in ONE host transfer
+(``host_transfer.read_together``). An eager round calls ``read_round``; a compiled one computes
+``round_tensors`` inside its graph (``round_graph``) and reads the same record. The cost measurement times the
+decoder's own round (``speculative_decode.verify_round``) for o_round (``cost_measure``), so the two cannot
+drift apart.
 
 Position i of row b is *reached* when the row proposed it and accepted x_1..x_{i-1}; there alpha_i
 is the chance the draft at i is accepted, and the mean of alpha over reached positions is the run's
@@ -27,7 +29,7 @@ from specmath.lm.generation import Generation
 from specmath.lm.host_transfer import read_together
 from specmath.lm.warps import logits_ok
 
-__all__ = ["RoundRecord", "read_round", "count_round"]
+__all__ = ["RoundRecord", "read_round", "round_tensors", "count_round"]
 
 
 @dataclass(frozen=True)
@@ -52,20 +54,33 @@ class RoundRecord:
 
 def read_round(p: torch.Tensor, proposal: Proposal, result: AcceptReject, logits: torch.Tensor) -> RoundRecord:
     """The round's counters computed on the device from p (B, g + 1, V), then everything read in one transfer."""
-    g = proposal.width
+    ok = torch.ones((), dtype=torch.bool, device=p.device) if proposal.ok is None else proposal.ok
+    return read_together(RoundRecord, **round_tensors(p, proposal.tokens, proposal.q, proposal.length_tensor,
+                                                       result.n_accepted, result.next_token,
+                                                       result.zero_residual_rows, logits, ok))
+
+
+def round_tensors(p: torch.Tensor, drafts: torch.Tensor, q: torch.Tensor | None, lengths: torch.Tensor,
+                  n_accepted: torch.Tensor, next_token: torch.Tensor, zero_residual_rows: torch.Tensor,
+                  logits: torch.Tensor, draft_ok: torch.Tensor) -> dict[str, torch.Tensor]:
+    """``RoundRecord``'s fields as device tensors, by name (pure tensor operations: a compiled graph can hold it).
+
+    drafts (B, g), q (B, g, V) or None (one-hot), lengths (B,) the drafts each row proposed; n_accepted,
+    next_token and zero_residual_rows (B,) the accept/reject step's (``AcceptReject``).
+    """
+    g = drafts.shape[1]
     positions = torch.arange(g, device=p.device)[None, :]  # (1, g)
-    n_acc = result.n_accepted[:, None]  # (B, 1)
-    reached = (positions <= n_acc) & (positions < proposal.length_tensor[:, None])  # (B, g)
-    if proposal.q is None:
-        alpha = p[:, :g].gather(-1, proposal.tokens.unsqueeze(-1)).squeeze(-1)  # one-hot q: p_i(x_i)
+    n_acc = n_accepted[:, None]  # (B, 1)
+    reached = (positions <= n_acc) & (positions < lengths[:, None])  # (B, g)
+    if q is None:
+        alpha = p[:, :g].gather(-1, drafts.unsqueeze(-1)).squeeze(-1)  # one-hot q: p_i(x_i)
     else:
-        alpha = torch.minimum(p[:, :g], proposal.q).sum(-1)  # sum_x min(p_i(x), q_i(x))
-    return read_together(
-        RoundRecord, n_accepted=result.n_accepted, next_token=result.next_token, drafts=proposal.tokens,
-        zero_residual=result.zero_residual_rows, logits_ok=logits_ok(logits),
-        draft_ok=torch.ones((), dtype=torch.bool, device=p.device) if proposal.ok is None else proposal.ok,
-        reached=reached.sum(0),
-        accepted=(positions < n_acc).sum(0), alpha_sum=alpha[reached].sum(), alpha_count=reached.sum(),
+        alpha = torch.minimum(p[:, :g], q).sum(-1)  # sum_x min(p_i(x), q_i(x))
+    return dict(
+        n_accepted=n_accepted, next_token=next_token, drafts=drafts,
+        zero_residual=zero_residual_rows, logits_ok=logits_ok(logits), draft_ok=draft_ok,
+        reached=reached.sum(0), accepted=(positions < n_acc).sum(0),
+        alpha_sum=torch.where(reached, alpha, torch.zeros_like(alpha)).sum(), alpha_count=reached.sum(),
     )
 
 

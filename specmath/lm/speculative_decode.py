@@ -36,10 +36,12 @@ import torch
 from tqdm.auto import tqdm
 
 from specmath.lm.accept_reject import AcceptReject
+from specmath.lm.accept_reject import accept_reject as token_accept_reject
 from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.drafts import Draft, ModelDraft, Proposal, draft_for
 from specmath.lm.generation import Draws, Generation, check_prompts, finish_rows, model_vocab_size
 from specmath.lm.round_bookkeeping import RoundRecord, count_round, read_round
+from specmath.lm.round_graph import compiled_round
 from specmath.lm.static_cache import cache_class_for
 from specmath.lm.stopwatch import Stopwatch, device_of
 from specmath.lm.warps import check_logits, warped_probs
@@ -122,7 +124,7 @@ def speculative_generate(
         watch.lap("target")
         if out.rounds == 0:
             check_logits(logits, "target logits")
-        result, record = verify_round(logits, proposal, sampling, accept_reject, draws)
+        result, record = verify_round(logits, proposal, sampling, accept_reject, draws, options.compile)
         watch.lap("accept_reject")
         if not record.logits_ok:
             check_logits(logits, "target logits")  # raises, naming the problem, before any token is kept
@@ -152,12 +154,16 @@ def speculative_generate(
 
 
 def verify_round(logits: torch.Tensor, proposal: Proposal, sampling: SamplingOptions, accept_reject: Callable,
-                 draws: Draws) -> tuple[AcceptReject, RoundRecord]:
+                 draws: Draws, compiled: bool = False) -> tuple[AcceptReject, RoundRecord]:
     """A round's work after the target's pass over (B, 1 + g) tokens: warp p_1..p_{g+1}, accept/reject, read.
 
     Rows that proposed fewer than g drafts pass their lengths to ``accept_reject``. The round's one host
-    transfer is ``read_round``'s. ``cost_measure`` times this same function for o_round.
+    transfer is ``read_round``'s. ``compiled`` (the decoder's ``DecodeOptions.compile``): the token-by-token
+    step runs as one compiled graph (``round_graph``), the same tokens for the same draws; another
+    ``accept_reject`` runs eagerly. ``cost_measure`` times this same function for o_round.
     """
+    if compiled and accept_reject is token_accept_reject:
+        return compiled_round(logits, proposal, sampling, draws)
     full = min(proposal.lengths) == proposal.width
     p = warped_probs(logits, sampling, check=False)  # (B, g + 1, V): p_1..p_{g+1}
     result = accept_reject(p, proposal.q, proposal.tokens, draws, None if full else proposal.length_tensor)
