@@ -25,7 +25,11 @@ Why this and not the alternatives:
   noise is drawn eagerly from the run's ``torch.Generator`` objects, in the order the step-by-step loop
   draws it, and the graph samples argmax(q / noise), torch.multinomial's own one-sample form, so the
   seeded, pinned tokens stay the same; one call pays the compiled call's fixed cost once for gamma steps.
-  The target's accept/reject stays eager: a few small kernels against the pass's hundreds.
+* the work after each pass is one graph too (``round_graph``): a round's gamma + 1 warps, accept/reject, bonus
+  draw and counters, and a plain step's warp and draw, their draws taken eagerly in the same order. Eagerly it
+  is some forty small kernel calls a round, a good part of a compiled pass of a small model; a graph of its own,
+  not part of the pass's, keeps the pass's graphs shared by plain decoding, the draft and the verification, and
+  lets the tests' lossy accept/reject steps run in its place, eagerly.
 
 Compile time: Dynamo traces in each new process; Inductor's FX graph cache (on by default) keeps the
 generated kernels on disk, in ``$TORCHINDUCTOR_CACHE_DIR`` (default ``/tmp/torchinductor_$USER``), so a
