@@ -16,8 +16,11 @@ unchanged; ``DecodeOptions(compile=True)`` selects it (``cache_class_for``, ``dr
   pass (gpt-fast's ``KVCache``, indexed by ``input_pos``). Rows of different lengths need no holes and
   no mask of holes: each row has its own len_b. No device read, ever.
 
-L grows (to the next multiple of ``SLOT_BLOCK``, the buffers copied) only when a pass would not fit; a
-compiled step then meets a new shape and compiles it once.
+L grows only when a pass would not fit, to the smallest power of two (at least ``MIN_SLOTS``) that holds it,
+the buffers copied; a compiled step then meets a new shape and compiles it once. Why doubling: every pass
+attends over all L slots, so slots beyond what a run needs cost time in every layer of every pass (for a
+small model a good part of it), and doubling keeps L below twice the length the run reached while a run of n
+tokens meets only about log2(n / MIN_SLOTS) + 1 capacities, each one more compiled graph per width.
 
 The pass itself is ``lean_llama``'s: the same layers (stacked projections, RoPE at position len_b + i,
 ``scaled_dot_product_attention``), so its logits agree with ``LeanLlama``'s and Hugging Face's up to
@@ -39,11 +42,11 @@ from specmath.lm.compiled_steps import compiled
 from specmath.lm.lean_llama import LeanLlama, lean_unsupported
 from specmath.lm.streamed_products import library_attention, module_product, streamed_attention, streamed_product
 
-__all__ = ["StaticRowCache", "StaticKV", "static_pass", "lean_of", "cache_class_for", "SLOT_BLOCK",
+__all__ = ["StaticRowCache", "StaticKV", "static_pass", "lean_of", "cache_class_for", "MIN_SLOTS",
            "static_unsupported"]
 
-#: the capacity L grows in blocks of this many slots (each new L is one more compiled shape)
-SLOT_BLOCK = 256
+#: the smallest capacity L; it doubles from here (each new L is one more compiled shape per width)
+MIN_SLOTS = 128
 
 _LEAN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> its LeanLlama, built once
 
@@ -155,10 +158,11 @@ class StaticRowCache:
         return len(self.lengths)
 
     def reserve(self, needed: int) -> None:
-        """Room for ``needed`` slots in every row: the capacity grows to the next multiple of ``SLOT_BLOCK``."""
+        """Room for ``needed`` slots in every row: the capacity grows to the smallest power of two, at least
+        ``MIN_SLOTS``, that holds them."""
         if self.kv is not None and needed <= self.kv.capacity:
             return
-        capacity = -(-needed // SLOT_BLOCK) * SLOT_BLOCK
+        capacity = max(MIN_SLOTS, 1 << (needed - 1).bit_length())
         if self.kv is None:
             layer = self.lean.layers[0]
             self.kv = StaticKV(len(self.lean.layers), self.batch, layer.kv_heads, capacity, layer.head_dim,

@@ -26,7 +26,7 @@ from specmath.lm.cache import RowCache  # noqa: E402
 from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.drafts import ModelDraft, PromptLookupDraft, compiles_by_default, draft_for  # noqa: E402
 from specmath.lm.generation import Draws  # noqa: E402
-from specmath.lm.static_cache import SLOT_BLOCK, StaticRowCache, cache_class_for  # noqa: E402
+from specmath.lm.static_cache import MIN_SLOTS, StaticRowCache, cache_class_for  # noqa: E402
 from specmath.sampling_options import SamplingOptions  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
 
@@ -62,13 +62,17 @@ def test_the_static_pass_gives_the_growing_caches_logits_across_feeds_and_rollba
 def test_the_static_cache_grows_past_its_capacity_and_keeps_what_it_held(models):
     target, _ = models
     grow, static = RowCache(target, 1), StaticRowCache(target, 1)
-    prompt = [list(range(1, 40)) * 7][0][: SLOT_BLOCK - 1]
+    prompt = [list(range(1, 40)) * 7][0][: MIN_SLOTS - 1]
     grow.prefill([prompt])
     static.prefill([prompt])
-    assert static.kv.capacity == SLOT_BLOCK
-    a, b = grow.feed([[1, 2, 3]]), static.feed([[1, 2, 3]])  # needs SLOT_BLOCK + 2 slots
-    assert static.kv.capacity == 2 * SLOT_BLOCK
+    assert static.kv.capacity == MIN_SLOTS
+    a, b = grow.feed([[1, 2, 3]]), static.feed([[1, 2, 3]])  # needs MIN_SLOTS + 2 slots
+    assert static.kv.capacity == 2 * MIN_SLOTS
     assert (a - b).abs().max() < TOLERANCE
+    static.reserve(2 * MIN_SLOTS + 1)  # capacities double: a run of n tokens meets about log2(n / MIN_SLOTS) + 1
+    assert static.kv.capacity == 4 * MIN_SLOTS
+    static.reserve(3 * MIN_SLOTS)
+    assert static.kv.capacity == 4 * MIN_SLOTS
 
 
 @pytest.mark.parametrize("options", [DecodeOptions(gamma=3, seed=0), DecodeOptions(gamma=3, seed=[1, 2]),
