@@ -41,9 +41,10 @@ compiles by default on a CUDA device only (``drafts.compiles_by_default``). On o
 (``docs/measurements/gpu_h200_2026-12-04.md``) the CUDA graphs took SmolLM2's bfloat16 plain decoding at batch 1
 from 40.9 to 424 tokens/s and the bundled pair's float32 from 50.4 to 467, after 48-95 s of compiling. On a 2-core
 CPU, 1 thread (``docs/measurements/cpu_2026-12-01_decode_speed.md``, an Intel Xeon, and
-``cpu_2026-12-06_decode_speed.md``, an AMD EPYC), compiled plain decoding of the bundled pair ran 3.3 and 4.8 times eager
-(medians; the EPYC's one-token passes streamed their products, ``streamed_products``, and its kernels were called
-from the C++ wrapper) on the machine as it was and 2.8 and 4.9 times beside two CPU-bound processes, but the
+``cpu_2026-12-06_decode_speed.md``, an AMD EPYC), compiled plain decoding of the bundled pair ran 3.3 and 5.4 times eager
+(medians; on the EPYC the one-token passes streamed their products, ``streamed_products``, the kernels were called
+from the C++ wrapper, the steps' sampling was a graph of its own and the cache held 128 slots, not 256) on the
+machine as it was and 2.8 and 5.1 times beside two CPU-bound processes, but the
 warm-up that compiles its graphs took 8-25 s a process
 with Inductor's cache warm (and minutes on a machine loaded far beyond that), more than a
 bench or a test of a few hundred tokens saves.
