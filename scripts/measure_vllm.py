@@ -100,7 +100,7 @@ def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
         result, failure, audit.seconds = timed(lambda: seed_batch_check(engine, prompt, SamplingOptions(1.0),
                                                                         n=200, seed=args.seed))
         if failure is not None:
-            audit.refused, audit.error = (failure.message, None) if failure.refused else (None, failure.message)
+            audit.record_failure(failure)
         if result is not None:
             # the pathwise check's shape: differences on the speculative path fail the row (vLLM seeds per request)
             audit.pathwise = {"promised": True, "seeds": 200, "max_new_tokens": 4,
@@ -232,8 +232,10 @@ def served_seeds(serve, url: str, name: str, folder: Path, target, args) -> tupl
 
 
 def from_plain_server(audit: GenerateAudit) -> bool:
-    """The audit's ENGINE ERROR came from the plain server (``EndpointEngine`` names it: "the plain endpoint URL")."""
-    return audit.error_kind == "ENGINE ERROR" and "the plain endpoint " in (audit.error or "")
+    """The audit's ENGINE ERROR came from the plain server (the failure's ``source``, recorded as ``error_source``)."""
+    from specmath.audit.engines.endpoint import PLAIN_SERVER
+
+    return audit.error_kind == "ENGINE ERROR" and audit.error_source == PLAIN_SERVER
 
 
 def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], records: list[dict], path: Path) -> list[dict]:

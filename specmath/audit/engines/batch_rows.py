@@ -108,10 +108,8 @@ def mixed_batch_audit(engine: EngineClient, target: str, logits: Logits, prompt:
         if failure is not None:
             if role == "control":
                 audit.control_error = failure.message
-            elif failure.refused:
-                audit.refused = failure.message
             else:
-                audit.error = failure.message
+                audit.record_failure(failure)
             return audit
         for k, (r, law, reply) in enumerate(zip(requests, laws, replies, strict=True)):
             audit.requests.append({"role": role, "label": r.label, "seed": base + k * n, "n": n,

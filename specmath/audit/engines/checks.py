@@ -219,10 +219,12 @@ def check_samples(samples: Sequence[Sequence[int]], role: str, laws: ExactLaws,
 
 @dataclass(frozen=True)
 class Failure:
-    """Why an engine's request gave no samples: its message (``ExcType: first line``) and whether it refused."""
+    """Why an engine's request gave no samples: its message (``ExcType: first line``), whether it refused, and the
+    server that failed where the exception names one (``EngineProtocolError.source``)."""
 
     message: str
     refused: bool = False
+    source: str | None = None
 
 
 def timed(fn: Callable, *args) -> tuple[object | None, Failure | None, float]:
@@ -235,7 +237,8 @@ def timed(fn: Callable, *args) -> tuple[object | None, Failure | None, float]:
         result = fn(*args)
     except Exception as exc:  # noqa: BLE001 - any exception of the engine under audit is its error
         message = str(exc).splitlines()[0] if str(exc) else ""
-        failure = Failure(f"{type(exc).__name__}: {message}"[:300], refused=isinstance(exc, EngineRefused))
+        failure = Failure(f"{type(exc).__name__}: {message}"[:300], refused=isinstance(exc, EngineRefused),
+                          source=getattr(exc, "source", None))
         return None, failure, time.perf_counter() - start
     return result, None, time.perf_counter() - start
 
@@ -265,6 +268,7 @@ class GenerateAudit:
     prompt: list[int] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
     error: str | None = None  # the engine raised or crashed: ENGINE ERROR, never a verdict on losslessness
+    error_source: str | None = None  # the server whose failure ``error`` or ``refused`` is, where the engine names one
     refused: str | None = None  # the engine rejected the request (its message): REFUSED
     skipped: str | None = None  # it cannot run here (not installed): no audit, no verdict
     engine_version: str | None = None  # what the engine says it is (a JSON-lines engine's ``info``)
@@ -285,6 +289,15 @@ class GenerateAudit:
     #: every request sent: role, seed (call i of a request seeded S is seeded S + i), n, and what the engine reported
     #: of it (its spec-decode counters before and after): any sample can be drawn again alone
     requests: list[dict] = field(default_factory=list)
+
+    def record_failure(self, failure: Failure, where: str = "") -> None:
+        """The engine's failure as this audit's REFUSED or ENGINE ERROR, with the server it names; ``where``
+        prefixes the message (the part of the audit that met it)."""
+        if failure.refused:
+            self.refused = where + failure.message
+        else:
+            self.error = where + failure.message
+        self.error_source = failure.source
 
     @property
     def error_kind(self) -> str | None:
@@ -367,6 +380,7 @@ class GenerateAudit:
     def to_json(self) -> dict:
         return {"engine": self.engine, "pair": self.pair, "config": self.config, "n": self.n, "prompt": self.prompt,
                 "verdict": self.verdict, "passed": self.passed, "error": self.error, "refused": self.refused,
+                "error_source": self.error_source,
                 "skipped": self.skipped, "engine_version": self.engine_version, "seed": self.seed,
                 "reproducer": self.reproducer, "seconds": self.seconds, "control_seconds": self.control_seconds,
                 "control": self.control, "control_error": self.control_error,

@@ -77,7 +77,7 @@ from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
 __all__ = ["EndpointEngine", "completion_request", "completion_tokens", "completion_samples", "metric_values",
-           "completions_url", "endpoint_engine", "SPEC_METRICS"]
+           "completions_url", "endpoint_engine", "SPEC_METRICS", "SERVER", "PLAIN_SERVER"]
 
 #: vLLM's spec-decode counters on /metrics: drafted and accepted tokens
 SPEC_METRICS = {"drafted": "vllm:spec_decode_num_draft_tokens_total",
@@ -174,6 +174,10 @@ def completions_url(url: str, name: str = "--endpoint") -> str:
 def _server_base(url: str) -> str:
     """The server's root of its completions URL (where /metrics, /version and /tokenize are)."""
     return url.rsplit("/v1/", 1)[0] if "/v1/" in url else url.rsplit("/", 1)[0]
+
+
+#: ``EngineProtocolError.source`` of a failure: the speculative server under audit, or the plain one (its reference)
+SERVER, PLAIN_SERVER = "endpoint", "plain endpoint"
 
 
 class EndpointEngine(EngineClient):
@@ -283,6 +287,7 @@ class EndpointEngine(EngineClient):
         # a failure names the server it came from: the plain one (the pathwise reference) is another process
         plain = url == self.plain_url and url != self.url
         who = f"the plain endpoint {url}" if plain else "the endpoint"
+        server = PLAIN_SERVER if plain else SERVER
         request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=self._headers())
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -291,12 +296,12 @@ class EndpointEngine(EngineClient):
             detail = " ".join(exc.read().decode(errors="replace")[:300].split())
             # 400 / 422: the server rejected the request (vLLM: a validation error), REFUSED; 5xx: it failed on it
             kind = EngineRefused if exc.code in _REJECTED else EngineDead if exc.code >= 500 else EngineProtocolError
-            raise kind(f"{who} answered HTTP {exc.code}: {detail}") from exc
+            raise kind(f"{who} answered HTTP {exc.code}: {detail}", source=server) from exc
         except (urllib.error.URLError, OSError) as exc:
             target = who if plain else f"the endpoint {url}"
-            raise EngineProtocolError(f"cannot reach {target}: {getattr(exc, 'reason', exc)}") from exc
+            raise EngineProtocolError(f"cannot reach {target}: {getattr(exc, 'reason', exc)}", source=server) from exc
         except json.JSONDecodeError as exc:
-            raise EngineProtocolError(f"{who}'s reply is not JSON: {exc}") from exc
+            raise EngineProtocolError(f"{who}'s reply is not JSON: {exc}", source=server) from exc
 
     def _samples(self, url: str, prompt, n, seed, max_new_tokens, options) -> list[list[int]]:
         """n samples from the server at ``url``: one POST of n (choice i is the request (1, seed + i)) where its n is

@@ -74,7 +74,14 @@ __all__ = ["EngineProtocolError", "EngineRefused", "EngineDead", "engine_failure
 
 
 class EngineProtocolError(RuntimeError):
-    """An engine's reply breaks the protocol (wrong shape, out-of-range token, a reported error)."""
+    """An engine's reply breaks the protocol (wrong shape, out-of-range token, a reported error).
+
+    ``source``: which server failed, where an engine talks to more than one (``EndpointEngine``: ``SERVER``, the
+    speculative one under audit, or ``PLAIN_SERVER``), so that a caller tells them apart without reading the message."""
+
+    def __init__(self, message: str = "", source: str | None = None) -> None:
+        super().__init__(message)
+        self.source = source
 
 
 class EngineRefused(EngineProtocolError):

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 
-from specmath.audit.engines.checks import Failure, GenerateAudit, check_samples, exact_laws, timed
+from specmath.audit.engines.checks import GenerateAudit, check_samples, exact_laws, timed
 from specmath.audit.engines.law import Logits, first_token_law, tv_distance
 from specmath.audit.engines.pathwise import pathwise_check
 from specmath.audit.engines.protocol import EngineClient
@@ -123,7 +123,7 @@ def run_engine_audit(engine: EngineClient, target: str, plan: AuditPlan, *, refe
         control_run = run_control() if failure is None and control is not None else None
     audit.requests += engine_requests
     if failure is not None:
-        _record_failure(audit, failure)
+        audit.record_failure(failure)
         return audit
     samples, audit.drafted, audit.accepted = result
     audit.checks += check_samples(samples, "engine", laws)
@@ -137,12 +137,6 @@ def run_engine_audit(engine: EngineClient, target: str, plan: AuditPlan, *, refe
     if plan.pathwise_seeds and engine.has_plain:
         audit.pathwise, failure, _ = timed(pathwise_check, engine, plan.prompt, options, plan.pathwise_seeds, plan.seed)
         if failure is not None:
-            _record_failure(audit, failure, "the pathwise check: ")
+            audit.record_failure(failure, "the pathwise check: ")
     return audit
 
-
-def _record_failure(audit: GenerateAudit, failure: Failure, where: str = "") -> None:
-    if failure.refused:
-        audit.refused = where + failure.message
-    else:
-        audit.error = where + failure.message

@@ -24,7 +24,7 @@ import urllib.request
 
 import pytest
 
-from specmath.audit.engines.endpoint import EndpointEngine, completion_request, completion_tokens
+from specmath.audit.engines.endpoint import PLAIN_SERVER, SERVER, EndpointEngine, completion_request, completion_tokens
 from specmath.audit.engines.protocol import EngineDead, EngineProtocolError, EngineRefused
 from specmath.audit.engines.registry import engines_dir
 from specmath.sampling_options import SamplingOptions
@@ -313,7 +313,13 @@ def test_a_failure_of_the_plain_server_names_it():
     with completions_server(1) as (_, url), fake_server(Dies) as (_, plain_url):
         engine = EndpointEngine(url, vocab_size=100, plain_url=plain_url)
         assert engine.generate([1, 2], 1, 5, 2, SamplingOptions()).tokens == [[1, 5]]
-        with pytest.raises(EngineDead, match=rf"^the plain endpoint {plain_url}/v1/completions answered HTTP 500"):
+        with pytest.raises(EngineDead, match=rf"^the plain endpoint {plain_url}/v1/completions answered HTTP 500") as died:
             engine.generate([1, 2], 1, 5, 2, SamplingOptions(), speculative=False)
-        with pytest.raises(EngineDead, match=r"^the plain endpoint .* answered HTTP 500"):
+        assert died.value.source == PLAIN_SERVER  # which server failed, without reading the message
+        with pytest.raises(EngineDead, match=r"^the plain endpoint .* answered HTTP 500") as died:
             engine.batch([_request(1, 7, speculative=False)])
+        assert died.value.source == PLAIN_SERVER
+    with fake_server(Dies) as (_, url):
+        with pytest.raises(EngineDead, match=r"^the endpoint answered HTTP 500") as died:
+            EndpointEngine(url, vocab_size=100).generate([1, 2], 1, 5, 2, SamplingOptions())
+        assert died.value.source == SERVER

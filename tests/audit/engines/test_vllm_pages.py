@@ -144,6 +144,7 @@ def test_a_plain_server_crash_under_the_seeds_row_is_reported_with_the_exception
     with server(dies=False) as url:
         audit, _, _ = served_seeds(SimpleNamespace(serving=serving), url, "vllm-ngram", tmp_path, target,
                                    SimpleNamespace(seed=0))
-    assert audit.error_kind == "ENGINE ERROR"
+    assert audit.error_kind == "ENGINE ERROR" and audit.error_source == "plain endpoint"
+    assert audit.to_json()["error_source"] == "plain endpoint"
     assert audit.error.startswith("RuntimeError: the plain core's own cause (the plain server's log; its client was "
                                   "told: EngineDead: the plain endpoint http://127.0.0.1:"), audit.error
