@@ -57,7 +57,7 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["compiled", "compile_mode"]
+__all__ = ["compiled", "compile_mode", "kept"]
 
 #: distinct (width, capacity, batch, dtype) shapes one process may compile for the pass (Dynamo's default is 8)
 RECOMPILE_LIMIT = 64
@@ -84,3 +84,10 @@ def compiled(function: Callable, device_kind: str) -> Callable:
     if device_kind == "cpu":
         return torch.compile(function, dynamic=False, fullgraph=True, options=dict(CPU_OPTIONS))
     return torch.compile(function, dynamic=False, fullgraph=True, mode=compile_mode(device_kind))
+
+
+def kept(outputs: tuple, device: torch.device) -> tuple:
+    """A compiled call's outputs, safe to read after the next replay: copies on CUDA, where CUDA graphs write a
+    graph's outputs into the same memory at every replay (gpt-fast clones its sampled tokens likewise); as they
+    are elsewhere."""
+    return tuple(t.clone() for t in outputs) if device.type == "cuda" else outputs

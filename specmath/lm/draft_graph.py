@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import torch
 
 from specmath.lm.cache import padded_rows
-from specmath.lm.compiled_steps import compiled
+from specmath.lm.compiled_steps import compiled, kept
 from specmath.lm.lean_llama import LeanLlama
 from specmath.lm.static_cache import StaticKV, StaticRowCache, static_pass
 from specmath.lm.warps import warp
@@ -73,10 +73,8 @@ def fused_proposal(cache: StaticRowCache, rows: Sequence[Sequence[int]], noise: 
     last = torch.tensor([c - 1 for c in counts], device=cache.device)
     run = compiled(draft_steps, cache.device.type) if cache.compiled else draft_steps
     out = run(cache.lean, cache.kv, ids.to(cache.device), positions, last, noise, sampling, cache.vocab_size)
-    if cache.compiled and cache.device.type == "cuda":
-        # CUDA graphs write a graph's outputs into the same memory at every replay, and the proposal is read after
-        # the target's graph and until the next round's replay: keep copies (as gpt-fast clones its sampled tokens)
-        out = tuple(t.clone() for t in out)
+    if cache.compiled:
+        out = kept(out, cache.device)  # the proposal is read after the target's graph, until the next round's replay
     cache.forwards += gamma
     cache.lengths = [length + c + gamma - 1 for length, c in zip(cache.lengths, counts, strict=True)]
     return out

@@ -42,7 +42,7 @@ from specmath.lm.cache import RowCache
 from specmath.lm.draft_graph import fused_proposal
 from specmath.lm.generation import Draws, model_vocab_size
 from specmath.lm.static_cache import StaticRowCache, cache_class_for, static_unsupported
-from specmath.lm.warps import check_warp, warped_probs
+from specmath.lm.warps import check_warp, law_dtype, warped_probs
 from specmath.sampling_options import SamplingOptions
 from specmath.validation import check_integer
 
@@ -63,6 +63,12 @@ class Proposal:
     @property
     def width(self) -> int:
         return self.tokens.shape[1]
+
+    @property
+    def ok_flag(self) -> torch.Tensor:
+        """``ok`` as a 0-d bool on the device: True where the draft checked nothing itself (its laws are checked
+        where they are used)."""
+        return torch.ones((), dtype=torch.bool, device=self.tokens.device) if self.ok is None else self.ok
 
 
 @runtime_checkable
@@ -157,7 +163,7 @@ class ModelDraft:
         the order the step-by-step loop draws it, so the tokens are the ones that loop samples."""
         check_warp(sampling)
         width = self.vocab_size or model_vocab_size(self.model)
-        dtype = torch.float64 if cache.dtype == torch.float64 else torch.float32  # the dtype warp gives q
+        dtype = law_dtype(cache.dtype)  # the dtype warp gives q
         noise = torch.stack([draws.categorical_noise(len(pending), width, dtype) for _ in range(gamma)])
         tokens, q, ok = fused_proposal(cache, pending, noise, sampling)
         lengths = torch.full((len(pending),), gamma, dtype=torch.long, device=tokens.device)

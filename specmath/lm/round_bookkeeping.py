@@ -54,10 +54,9 @@ class RoundRecord:
 
 def read_round(p: torch.Tensor, proposal: Proposal, result: AcceptReject, logits: torch.Tensor) -> RoundRecord:
     """The round's counters computed on the device from p (B, g + 1, V), then everything read in one transfer."""
-    ok = torch.ones((), dtype=torch.bool, device=p.device) if proposal.ok is None else proposal.ok
     return read_together(RoundRecord, **round_tensors(p, proposal.tokens, proposal.q, proposal.length_tensor,
                                                        result.n_accepted, result.next_token,
-                                                       result.zero_residual_rows, logits, ok))
+                                                       result.zero_residual_rows, logits, proposal.ok_flag))
 
 
 def round_tensors(p: torch.Tensor, drafts: torch.Tensor, q: torch.Tensor | None, lengths: torch.Tensor,

@@ -38,12 +38,12 @@ import functools
 import torch
 
 from specmath.lm.accept_reject import AcceptReject, emission_law, prefix_of_coins, rejection_laws
-from specmath.lm.compiled_steps import compiled
+from specmath.lm.compiled_steps import compiled, kept
 from specmath.lm.drafts import Proposal
 from specmath.lm.generation import Draws
 from specmath.lm.host_transfer import flat_of, read_flat
 from specmath.lm.round_bookkeeping import RoundRecord, round_tensors
-from specmath.lm.warps import logits_ok, warp
+from specmath.lm.warps import law_dtype, logits_ok, warp
 from specmath.sampling_options import SamplingOptions
 
 __all__ = ["round_steps", "compiled_round", "plain_sample", "compiled_plain_step"]
@@ -70,15 +70,10 @@ def compiled_round(logits: torch.Tensor, proposal: Proposal, sampling: SamplingO
     B, g = proposal.tokens.shape
     full = min(proposal.lengths) == g
     u = draws.uniform(B, g, None if full else proposal.lengths)
-    p_dtype = torch.float64 if logits.dtype == torch.float64 else torch.float32  # what ``warp`` returns
-    noise = draws.categorical_noise(B, logits.shape[-1], p_dtype)
-    ok = torch.ones((), dtype=torch.bool, device=logits.device) if proposal.ok is None else proposal.ok
+    noise = draws.categorical_noise(B, logits.shape[-1], law_dtype(logits.dtype))
     out = compiled(round_steps, logits.device.type)(logits, proposal.tokens, proposal.q, proposal.length_tensor,
-                                                    u, noise, ok, sampling)
-    if logits.device.type == "cuda":
-        # CUDA graphs write outputs into the same memory at every replay; the next token is read next round
-        out = tuple(t.clone() for t in out)
-    flat, n_accepted, next_token, accept_probability, zero_residual_rows = out
+                                                    u, noise, proposal.ok_flag, sampling)
+    flat, n_accepted, next_token, accept_probability, zero_residual_rows = kept(out, logits.device)  # next round
     result = AcceptReject(n_accepted, next_token, accept_probability, zero_residual_rows)
     layout = _record_layout(B, g, logits.shape[-1], proposal.q is None, proposal.tokens.dtype, logits.dtype)
     return result, read_flat(RoundRecord, flat, **layout)
@@ -92,7 +87,7 @@ def _record_layout(B: int, g: int, V: int, one_hot: bool, token_dtype: torch.dty
     def meta(shape: tuple, dtype: torch.dtype) -> torch.Tensor:
         return torch.empty(shape, dtype=dtype, device="meta")
 
-    p_dtype = torch.float64 if logits_dtype == torch.float64 else torch.float32
+    p_dtype = law_dtype(logits_dtype)
     rows = meta((B,), torch.long)
     return round_tensors(meta((B, g + 1, V), p_dtype), meta((B, g), token_dtype),
                          None if one_hot else meta((B, g, V), p_dtype), rows, rows, rows, meta((B,), torch.bool),
@@ -107,9 +102,5 @@ def plain_sample(logits: torch.Tensor, noise: torch.Tensor, sampling: SamplingOp
 
 def compiled_plain_step(logits: torch.Tensor, sampling: SamplingOptions, draws: Draws) -> tuple[torch.Tensor, torch.Tensor]:
     """(x (B,) on the device, flat) of ``plain_sample`` compiled, its noise drawn as ``Draws.categorical`` would."""
-    p_dtype = torch.float64 if logits.dtype == torch.float64 else torch.float32
-    noise = draws.categorical_noise(logits.shape[0], logits.shape[-1], p_dtype)
-    x, flat = compiled(plain_sample, logits.device.type)(logits, noise, sampling)
-    if logits.device.type == "cuda":
-        x, flat = x.clone(), flat.clone()
-    return x, flat
+    noise = draws.categorical_noise(logits.shape[0], logits.shape[-1], law_dtype(logits.dtype))
+    return kept(compiled(plain_sample, logits.device.type)(logits, noise, sampling), logits.device)

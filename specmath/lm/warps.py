@@ -26,7 +26,7 @@ import torch
 
 from specmath.sampling_options import WARP_OPTIONS, SamplingOptions
 
-__all__ = ["warped_probs", "warp", "check_warp", "check_logits", "logits_ok", "DEFAULT_SAMPLING", "TOP_K_20"]
+__all__ = ["warped_probs", "warp", "law_dtype", "check_warp", "check_logits", "logits_ok", "DEFAULT_SAMPLING", "TOP_K_20"]
 
 
 def check_logits(logits: torch.Tensor, what: str = "logits") -> None:
@@ -63,10 +63,15 @@ def warped_probs(logits: torch.Tensor, sampling: SamplingOptions, check: bool = 
     return warp(logits, sampling)
 
 
+def law_dtype(logits_dtype: torch.dtype) -> torch.dtype:
+    """The dtype of the laws ``warp`` returns for logits of ``logits_dtype``: float64 stays, any other is float32."""
+    return torch.float64 if logits_dtype == torch.float64 else torch.float32
+
+
 def warp(logits: torch.Tensor, sampling: SamplingOptions) -> torch.Tensor:
     """``warped_probs`` without its checks: pure tensor operations on (..., V), so a compiled graph can hold it
     (``draft_graph``); the caller checks the options once and the logits' validity on the device."""
-    z = logits if logits.dtype == torch.float64 else logits.float()
+    z = logits.to(law_dtype(logits.dtype))
     if sampling.greedy:
         # T -> 0 limit of softmax(z / T): all mass on the argmax (ties: the lowest token id)
         return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).to(z.dtype)
