@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from generated_blocks import write_or_check  # noqa: E402  (scripts/generated_blocks.py)
 
+from specmath.audit.engines.checks import in_verdict_words  # noqa: E402
 from specmath.audit.engines.table import fmt  # noqa: E402
 
 MEASUREMENT = ROOT / "data" / "measurements" / "cpu_x86_64_2026-12-01"
@@ -62,7 +63,7 @@ def table(records: list[dict]) -> str:
                     drafted, accepted = mine[0]["drafted"], mine[0]["accepted"]
                 seconds = (r["seconds"] if role == "engine" else r["control_seconds"]) if k == 0 else None
                 if role == "engine" and k == 0:
-                    verdict = verdict_word(r["verdict"]).replace("|", "/")
+                    verdict = in_verdict_words(r["verdict"]).replace("|", "/")
                     if verdict.startswith(("LOSS:", "PASS:")):  # the TVs have their columns, the reproducer the JSON
                         verdict = verdict.split(":", 1)[0]
                     if r.get("pathwise") and r["row"] == "seeds":  # the three counts, not cut by the line's end
@@ -95,19 +96,6 @@ def table(records: list[dict]) -> str:
                     fmt(seconds, ".0f"), _per_1000(seconds, r["n"] * len(labels)) if first and seconds else "-",
                     verdict]) + " |")
     return "\n".join(lines)
-
-
-#: the words audit-generate wrote before its verdicts came from the fixed set, and the verdict each one is: a
-#: record keeps what its run printed, the page speaks the set (PASS, LOSS, ENGINE ERROR, REFUSED, INCONCLUSIVE)
-_EARLIER_WORDS = (("FAIL", "LOSS"), ("pass", "PASS"))
-
-
-def verdict_word(recorded: str) -> str:
-    """A recorded verdict in the fixed set's words: ``FAIL (pathwise)`` -> ``LOSS (pathwise)``, the rest as recorded."""
-    for earlier, word in _EARLIER_WORDS:
-        if recorded == earlier or recorded.startswith(earlier + " ") or recorded.startswith(earlier + ":"):
-            return word + recorded[len(earlier):]
-    return recorded
 
 
 def speed(records: list[dict]) -> str:

@@ -49,7 +49,7 @@ from specmath.stats import GTest, detectable_tv, g_test
 from specmath.validation import check_real
 
 __all__ = ["ENGINE_CHECKS", "MAX_CELLS", "POOLED", "VERDICTS", "EXIT_STATUS", "Check", "GenerateAudit", "ExactLaws", "Failure", "exact_laws",
-           "check_samples", "timed", "exit_status", "verdict_word", "memoised", "detectable_tvs", "n_for_tv"]
+           "check_samples", "timed", "exit_status", "verdict_word", "in_verdict_words", "memoised", "detectable_tvs", "n_for_tv"]
 
 #: the G-tests of one sampler (first token, first two tokens): each runs at family_level / ENGINE_CHECKS
 ENGINE_CHECKS = 2
@@ -241,6 +241,20 @@ def timed(fn: Callable, *args) -> tuple[object | None, Failure | None, float]:
                           source=getattr(exc, "source", None))
         return None, failure, time.perf_counter() - start
     return result, None, time.perf_counter() - start
+
+
+#: the words audit-generate wrote before its verdicts came from ``VERDICTS``, and the verdict each one is: a
+#: committed record keeps what its run printed, and a page reads it in the set's words
+EARLIER_WORDS = (("FAIL", "LOSS"), ("pass", "PASS"))
+
+
+def in_verdict_words(recorded: str) -> str:
+    """A recorded verdict line in ``VERDICTS``' words: ``FAIL (pathwise)`` -> ``LOSS (pathwise)``, ``pass`` ->
+    ``PASS``; a line in the set's words as it is."""
+    for earlier, word in EARLIER_WORDS:
+        if recorded == earlier or recorded.startswith((earlier + " ", earlier + ":")):
+            return word + recorded[len(earlier):]
+    return recorded
 
 
 def verdict_word(verdict: str | None) -> str | None:

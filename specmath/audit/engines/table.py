@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from specmath.audit.engines.checks import ENGINE_CHECKS, VERDICTS
+from specmath.audit.engines.checks import ENGINE_CHECKS, VERDICTS, in_verdict_words
 from specmath.tables import markdown_table
 
 __all__ = ["options_table", "engine_summary", "describe_audit", "fmt", "verdict_of"]
@@ -30,10 +30,12 @@ def fmt(x, spec: str = ".3f") -> str:
 
 
 def verdict_of(record: dict) -> str:
-    """The verdict word of a record (``VERDICTS``), "not run" for an engine that could not run."""
+    """The verdict word of a record (``VERDICTS``; an earlier record's word read as the set's), "not run" for an
+    engine that could not run."""
     verdict = record["verdict"]
     if verdict is None:
         return "not run"
+    verdict = in_verdict_words(verdict)
     return next((w for w in VERDICTS if verdict.startswith(w)), verdict.split(":")[0].split(" (")[0])
 
 

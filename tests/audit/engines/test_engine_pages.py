@@ -28,3 +28,18 @@ def test_every_record_has_both_checks_of_its_engine_and_a_verdict():
         roles = [(c["role"], c["name"]) for c in r["checks"]]
         assert roles[:2] == [("engine", "first token"), ("engine", "first two tokens")], (r["engine"], r["row"])
         assert r["verdict"] and r["error"] is None
+
+
+def test_a_page_reads_an_earlier_records_verdict_in_the_fixed_sets_words():
+    from specmath.audit.engines.checks import in_verdict_words
+    from specmath.audit.engines.table import verdict_of
+
+    assert in_verdict_words("FAIL (pathwise: seed reproducibility, not the law)") == \
+        "LOSS (pathwise: seed reproducibility, not the law)"
+    assert in_verdict_words("FAIL") == "LOSS" and in_verdict_words("pass") == "PASS"
+    assert in_verdict_words("INCONCLUSIVE: the control was not caught") == "INCONCLUSIVE: the control was not caught"
+    assert in_verdict_words("FAILURE") == "FAILURE"  # a word that only starts like one is not read as it
+    assert [verdict_of({"verdict": v}) for v in ("FAIL", "pass", "LOSS: TV 0.3", None)] == \
+        ["LOSS", "PASS", "LOSS", "not run"]
+    records = json.loads(RECORDS.read_text())
+    assert {verdict_of(r) for r in records} <= {"PASS", "LOSS", "ENGINE ERROR", "REFUSED", "INCONCLUSIVE"}

@@ -13,7 +13,7 @@ What is asserted, and its statistics:
 * min-p under speculation is REFUSED with vLLM's message, top-k is an ENGINE ERROR (claim
   vllm-cpu-top-k-empty-batch), never a verdict on the law;
 * the T = 1 row at N = 1000 (detectable TV about 0.15 at level 5e-7, power 0.99, printed in the record): vLLM as
-  shipped FAILS its first two tokens (the CPU defect above moves their law by a TV of 0.3-0.5 here, far above
+  shipped is a LOSS on its first two tokens (the CPU defect above moves their law by a TV of 0.3-0.5 here, far above
   0.15), its control (argmax at drafted rows) is caught, and the counters show drafting; the same engine with its
   in-process ``--fix expand,empty-top-k`` passes (a lossless sampler fails with probability <= 1e-6);
 * served: the same mapping of seeds on the first token, and the law from the server's own top-20 logprobs equal to

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from specmath.audit.engines.checks import in_verdict_words
+
 ROOT = Path(__file__).resolve().parents[3]
 MEASUREMENT = ROOT / "data" / "measurements" / "cpu_x86_64_2026-12-01"
 
-sys.path.insert(0, str(ROOT / "scripts"))
-from vllm_pages import verdict_word  # noqa: E402  (the page's reading of a recorded verdict)
+sys.path.insert(0, str(ROOT / "scripts"))  # measure_vllm, imported by the tests that need it
+
 
 
 def test_the_vllm_pages_are_up_to_date_with_the_measurement():
@@ -27,7 +29,7 @@ def test_every_vllm_row_has_a_verdict_seeds_and_counters_and_a_sampled_row_its_c
     assert records
     words = ("PASS", "LOSS", "REFUSED", "ENGINE ERROR", "INCONCLUSIVE")
     for r in records:
-        assert verdict_word(r["verdict"]).startswith(words), r["verdict"]
+        assert in_verdict_words(r["verdict"]).startswith(words), r["verdict"]
         if r["row"] in ("min-p 0.1", "logit bias") and not r["engine_name"].endswith("served"):
             assert r["verdict"].startswith("REFUSED") and "not yet supported with speculative decoding" in r["verdict"]
         if r["checks"]:
