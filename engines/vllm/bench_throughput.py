@@ -4,15 +4,20 @@ Notation: gamma = draft tokens per round, n = samples per request, M = new token
 
     .venv-vllm/bin/python engines/vllm/bench_throughput.py --model DIR [--method ngram|draft|none] [--draft DIR]
         [--gamma 4] [--dtype float32] [--max-num-seqs 256] [--runs "500x2,500x3"] [--fix expand,empty-top-k]
+        [--block-size 32] [--prompt-lengths 15,33]
 
 Each run is one ``SamplingParams(n=n, max_tokens=M, seed=S, ignore_eos=True)`` request at T = 1 on the prompt
-"the cat sat on the mat. the cat sat on the mat. the" (prompt lookup drafts there), timed around
+"the cat sat on the mat. the cat sat on the mat. the" (prompt lookup drafts there; ``--prompt-lengths``: the last L
+tokens of that text repeated, each run at each length), timed around
 ``LLM.generate`` (wall and CPU time: the engine core runs in this process, so its CPU time per sample is the
 figure a loaded machine disturbs least); printed as one JSON line per run with the spec-decode counters over
 it and the load average.
 What each choice exercises: M = 2 verifies one drafted row per sample (x2) besides the prefill (x1 is never
 drafted); M = 3 with gamma = 1 reaches the bonus token whenever that draft is accepted; every verify step
-runs gamma + 1 positions of every sequence, so gamma sets the cost of a step and max_num_seqs the batch.
+runs gamma + 1 positions of every sequence, so gamma sets the cost of a step and max_num_seqs the batch. Prefix
+caching shares only a prompt's full KV blocks (``--block-size`` tokens) among a request's n children, so each child
+computes the tokens after the last full block again: a 15-token prompt 15 of them at block size 32, a 33-token
+prompt one.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ def main() -> int:
     parser.add_argument("--max-num-seqs", type=int, default=256)
     parser.add_argument("--runs", default="500x2,500x3", help="comma-separated n x M")
     parser.add_argument("--fix", default="", help="the engine's in-process patches (specmath_vllm_engine.py)")
+    parser.add_argument("--block-size", type=int, default=None, help="KV block size (default: the backend's own)")
+    parser.add_argument("--prompt-lengths", default="15", help="comma-separated prompt lengths in tokens")
     args = parser.parse_args()
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # the patches reach the engine core only in-process
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,19 +60,24 @@ def main() -> int:
     start = time.perf_counter()
     llm = LLM(model=args.model, dtype=args.dtype, enforce_eager=True, gpu_memory_utilization=0.15,
               max_num_seqs=args.max_num_seqs, max_model_len=1024, disable_log_stats=False,
-              enable_chunked_prefill=False, speculative_config=spec)
+              enable_chunked_prefill=False, speculative_config=spec,
+              **({"block_size": args.block_size} if args.block_size else {}))
+    lengths = [int(x) for x in args.prompt_lengths.split(",")]
     load = time.perf_counter() - start
-    for i, run in enumerate(args.runs.split(",")):
+    runs = [(run, length) for run in args.runs.split(",") for length in lengths]
+    for i, (run, length) in enumerate(runs):
         n, max_tokens = (int(x) for x in run.split("x"))
+        prompt = (PROMPT * (length // len(PROMPT) + 1))[-length:]
         before = {m.name: m.value for m in llm.get_metrics() if m.name in NAMES}
         cpu_start, start = time.process_time(), time.perf_counter()
-        llm.generate(TokensPrompt(prompt_token_ids=PROMPT),
+        llm.generate(TokensPrompt(prompt_token_ids=prompt),
                      SamplingParams(n=n, max_tokens=max_tokens, seed=1000 * i, ignore_eos=True), use_tqdm=False)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         after = {m.name: m.value for m in llm.get_metrics() if m.name in NAMES}
         counts = {k.split("num_")[1]: after.get(k, 0) - before.get(k, 0) for k in NAMES}
         print("BENCH " + json.dumps({"method": args.method, "gamma": args.gamma if spec else 0, "dtype": args.dtype,
                                      "max_num_seqs": args.max_num_seqs, "fix": args.fix, "n": n, "M": max_tokens,
+                                     "prompt_tokens": length, "block_size": args.block_size,
                                      "seconds": round(seconds, 1), "samples_per_s": round(n / seconds, 1),
                                      # CPU seconds of this process (the engine core runs in it): less
                                      # sensitive than wall time to a shared machine's load

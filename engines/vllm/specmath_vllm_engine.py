@@ -235,10 +235,14 @@ class Worker:
                 "order": ORDER, "history": HISTORY, "window": None, "ignored": [], "options": OPTIONS,
                 "logits": False, "plain": True, "controls": True, "batch": True, "same_tokens_as_plain": False,
                 "calls_per_request": self.args.calls_per_request,
+                # prefix caching shares a prompt's full KV blocks among a request's n children, no partial one
+                "prompt_block": self.args.block_size,
                 "refused_with_speculation": ["min_p", "logit_bias"],
                 # prompt lookup reaches x2 only where the text so far offers a match; no draft before x1
                 "drafter": "lookup" if self.args.method == "ngram" else "draft model",
-                "drafts_before_first_token": False,
+                # none where the prompt is computed in full; where its full KV blocks come from the prefix cache, vLLM
+                # drafts at the first token too (claim vllm-no-draft-before-first-token)
+                "drafts_before_first_token": True,
                 "seed_mapping": "one vLLM request SamplingParams(n=N, seed=S); child i has seed S + i "
                                 "(vllm/v1/engine/parallel_sampling.py): sample i == the request n=1, seed=S+i",
                 "speculative_config": speculative_config(self.args)}

@@ -65,6 +65,11 @@ class JsonLinesEngine(EngineClient):
             per = info["calls_per_request"]
             self.calls_per_request = None if per is None else int(per)
         self.has_batch = bool(info.get("batch"))
+        block = info.get("prompt_block")
+        if block is not None and (type(block) is not int or block < 1):
+            self.close()
+            raise InvalidArgument(f"the engine's info gives prompt_block {block!r}: it must be a positive integer or null")
+        self.prompt_block = block
         self.lookup = info.get("drafter") == "lookup"
 
     def request(self, message: dict) -> dict:

@@ -24,7 +24,8 @@ crashed and takes no more requests: ENGINE ERROR)::
                        "history": "prompt+generated" | "generated" | {penalty: ...}, "window": 64 | null,
                        "ignored": [tokens], "options": [names], "logits": bool,
                        "same_tokens_as_plain": bool, "controls": bool,
-                       "calls_per_request": n | null, "drafter": "lookup" | "draft model", "batch": bool}
+                       "calls_per_request": n | null, "drafter": "lookup" | "draft model", "batch": bool,
+                       "prompt_block": b | null}
     {"op": "generate", "prompt": [ids], "n": N, "seed": S, "max_new_tokens": M, "options": {...},
      "speculative": true, "control": null} -> {"tokens": [[M ids], ...], "drafted": d, "accepted": a}
     {"op": "logits", "contexts": [[ids], ...]} -> {"logits_b64": [base64 of V little-endian float32]}
@@ -32,7 +33,10 @@ crashed and takes no more requests: ENGINE ERROR)::
 ``calls_per_request`` (optional) is how many calls the engine takes in one request (None: all N at once);
 ``drafter`` says how it drafts (``lookup``: the audit chooses a prompt that a lookup drafts at); ``batch``: it
 takes ``{"op": "batch", "requests": [generate requests]}`` and answers ``{"replies": [generate replies]}``, the
-requests run together (one verify batch). A generate reply may carry more (its spec-decode counters before and
+requests run together (one verify batch). ``prompt_block`` (optional): the engine computes a prompt's KV cache in
+blocks of b tokens and shares only full blocks among a request's calls (vLLM's prefix caching), so each call
+computes the prompt's tokens after its last full block again; the audit then chooses among prompts one token
+longer than a multiple of b (``rows.block_prompts``). A generate reply may carry more (its spec-decode counters before and
 after, its seconds): the audit keeps it in the request's record.
 
 ``logits`` (optional) are the raw next-token logits of the engine's own *non-speculative* forward: the
@@ -150,6 +154,9 @@ class EngineClient:
     #: one. Splitting N into requests from seed, seed + 250, ... is the same N calls only for an engine that seeds call
     #: i from seed + i; one that seeds batch b from seed + b (specmath's batched decoder) takes all N at once.
     calls_per_request: int | None = 250
+    #: the engine shares only full KV blocks of this many prompt tokens among a request's calls (None: it shares the
+    #: whole prompt, or nothing): a prompt one token past a multiple of it costs each call one token of prefill
+    prompt_block: int | None = None
 
     def generate(self, prompt: Sequence[int], n: int, seed: int, max_new_tokens: int, options: SamplingOptions, *,
                  speculative: bool = True, control: dict | None = None) -> Generation:

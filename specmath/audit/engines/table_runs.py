@@ -25,7 +25,14 @@ from functools import partial
 from specmath.audit.engines.checks import GenerateAudit, n_for_tv
 from specmath.audit.engines.protocol import EngineClient
 from specmath.audit.engines.registry import EngineEntry, EngineOpening, engine_entry
-from specmath.audit.engines.rows import OPTION_ROWS, OptionRow, candidate_texts, choose_prompt
+from specmath.audit.engines.rows import (
+    LONG_PROMPTS,
+    OPTION_ROWS,
+    OptionRow,
+    block_prompts,
+    candidate_texts,
+    choose_prompt,
+)
 from specmath.audit.engines.runner import AuditPlan, NegativeControl, run_engine_audit
 from specmath.audit.engines.target import AuditTarget
 from specmath.sampling_options import SamplingOptions
@@ -201,7 +208,11 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
     protocol = chosen.protocol(engine.semantics)
     if prompt is None:
         minimum = _MIN_NGRAM_PROMPT if opened.lookup else 1
-        prompt, options, shift = choose_prompt(logits, target.candidates(candidate_texts(row)), row, engine.semantics,
+        candidates = target.candidates(candidate_texts(row))
+        if engine.prompt_block:  # prompts one token past a full block, where the texts reach one (block_prompts)
+            longer = target.candidates(candidate_texts(row) + LONG_PROMPTS)
+            candidates = block_prompts(longer, engine.prompt_block) or candidates
+        prompt, options, shift = choose_prompt(logits, candidates, row, engine.semantics,
                                                lookup=opened.lookup, min_length=minimum,
                                                drafts_at=partial(_both_draft_at, opened, failures=probe_failures,
                                                                  control=protocol))

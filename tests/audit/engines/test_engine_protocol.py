@@ -19,7 +19,7 @@ import pytest
 from specmath.audit.engines.jsonl import JsonLinesEngine
 from specmath.audit.engines.law import sampling_law
 from specmath.audit.engines.protocol import CallableEngine, EngineProtocolError, check_tokens
-from specmath.audit.engines.rows import OPTION_ROWS, Control, choose_prompt, control_shift, row_for
+from specmath.audit.engines.rows import OPTION_ROWS, Control, block_prompts, choose_prompt, control_shift, row_for
 from specmath.audit.engines.runner import AuditPlan, NegativeControl, run_engine_audit
 from specmath.audit.engines.semantics import SEMANTICS
 from specmath.sampling_options import SamplingOptions
@@ -224,6 +224,57 @@ def test_the_prompt_choice_passes_over_the_candidates_the_engine_does_not_draft_
     assert second != best and asked == [best, second] and 0 < shift <= top  # asked from the largest shift down
     # an engine that drafts at none: the best candidate still, its audit then INCONCLUSIVE (nothing drafted)
     assert choose_prompt(toy_logits, candidates, row, semantics, lookup=True, drafts_at=lambda c, o: False)[0] == best
+
+
+def test_block_prompts_cut_each_candidate_to_one_token_past_its_last_full_block():
+    # b = 4: L tokens cost a call ((L - 1) mod 4) + 1 tokens of prefill, so L = 5 or 9 cost one; a candidate of
+    # 4 tokens or fewer has no full block to share and is left out
+    candidates = [list(range(n)) for n in (3, 4, 5, 8, 9, 12)]
+    cut = block_prompts(candidates, 4)
+    assert cut == [[0, 1, 2, 3, 4], [3, 4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 6, 7, 8], [3, 4, 5, 6, 7, 8, 9, 10, 11]]
+    assert all((len(c) - 1) % 4 == 0 for c in cut)  # each ends as its candidate did: the cut is from the left
+    assert block_prompts([[1, 2, 3]], 4) == []
+
+
+def test_an_engine_s_prompt_block_is_read_from_its_info_and_a_bad_one_is_one_clear_error():
+    with _engine() as engine:
+        assert engine.prompt_block is None
+    with _engine("--prompt-block", "32") as engine:
+        assert engine.prompt_block == 32
+    for bad in ("0", "2.5", '"32"'):
+        with pytest.raises(InvalidArgument, match="prompt_block .* must be a positive integer or null"):
+            _engine("--prompt-block", bad)
+
+
+def test_an_engine_that_shares_full_blocks_is_audited_at_a_prompt_one_token_past_a_block(monkeypatch):
+    # vLLM's prefix caching shares a prompt's full KV blocks among a request's calls: run_row offers the prompt
+    # choice the candidates (the row's texts and the long ones) cut by block_prompts, or all of them where none is
+    # longer than a block
+    from types import SimpleNamespace
+
+    import specmath.audit.engines.table_runs as table_runs
+
+    offered = []
+
+    def choose(logits, candidates, row, semantics, *, lookup, min_length, drafts_at):
+        offered.append(candidates)
+        return candidates[0], row.options, 0.5
+
+    monkeypatch.setattr(table_runs, "choose_prompt", choose)
+    lengths = {}
+
+    def candidates(texts):  # a tokenizer of one token a word
+        return [[len(w) % toy.V for w in t.split()] for t in texts]
+
+    target = SimpleNamespace(name="toy", reference=toy_logits, gguf=None, folder=None, candidates=candidates)
+    for block in (None, 8, 1000):
+        engine = CallableEngine(toy_generate, vocab_size=toy.V)
+        engine.prompt_block = block
+        opened = table_runs.OpenEngine(engine, None, False, "toy", None)
+        table_runs.run_row(opened, target, OPTION_ROWS["T=1"], n=50, reproducer="again")
+        lengths[block] = sorted(len(c) for c in offered[-1])
+    assert all((n - 1) % 8 == 0 for n in lengths[8]) and len(lengths[8]) > len(table_runs.LONG_PROMPTS)
+    assert lengths[None] == lengths[1000] and any((n - 1) % 8 for n in lengths[None])  # none longer: all offered
 
 
 def test_a_control_in_a_process_of_its_own_runs_beside_the_engine_with_the_same_samples_and_records(monkeypatch):

@@ -9,7 +9,8 @@ logit bias at drafted rows (the vLLM #42744 shape); ``--crash`` answers garbage 
 ``--refuse`` rejects every ``generate`` (``{"error", "refused": true}``), ``--die`` (or ``--dead``) dies on it
 (``{"error", "engine_dead": true}``);
 ``--controls`` declares ``controls`` and samples a request with a ``control`` as ``--lossy`` does;
-``--per-request K`` declares ``calls_per_request`` K and ``--lookup`` ``drafter: lookup``; ``--drafted D``
+``--per-request K`` declares ``calls_per_request`` K, ``--prompt-block B`` ``prompt_block`` B (B as JSON) and
+``--lookup`` ``drafter: lookup``; ``--drafted D``
 reports D drafted tokens per request with counters before and after; ``batch`` runs several requests.
 """
 
@@ -91,6 +92,8 @@ def main() -> None:
                 reply["drafter"] = "lookup"
             if "--controls" in sys.argv:
                 reply["controls"] = True
+            if "--prompt-block" in sys.argv:  # the value as JSON, so that a test can send a bad one
+                reply["prompt_block"] = json.loads(sys.argv[sys.argv.index("--prompt-block") + 1])
         elif request["op"] == "logits":
             reply = {"logits_b64": [base64.b64encode(logits(c).astype("<f4").tobytes()).decode()
                                     for c in request["contexts"]]}
