@@ -238,7 +238,7 @@ class Worker:
                 # prefix caching shares a prompt's full KV blocks among a request's n children, no partial one
                 "prompt_block": self.args.block_size,
                 "refused_with_speculation": ["min_p", "logit_bias"],
-                # prompt lookup reaches x2 only where the text so far offers a match; no draft before x1
+                # prompt lookup reaches x2 only where the text so far offers a match
                 "drafter": "lookup" if self.args.method == "ngram" else "draft model",
                 # none where the prompt is computed in full; where its full KV blocks come from the prefix cache, vLLM
                 # drafts at the first token too (claim vllm-no-draft-before-first-token)

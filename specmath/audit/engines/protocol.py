@@ -36,8 +36,8 @@ takes ``{"op": "batch", "requests": [generate requests]}`` and answers ``{"repli
 requests run together (one verify batch). ``prompt_block`` (optional): the engine computes a prompt's KV cache in
 blocks of b tokens and shares only full blocks among a request's calls (vLLM's prefix caching), so each call
 computes the prompt's tokens after its last full block again; the audit then chooses among prompts one token
-longer than a multiple of b (``rows.block_prompts``). A generate reply may carry more (its spec-decode counters before and
-after, its seconds): the audit keeps it in the request's record.
+longer than a multiple of b (``rows.block_prompts``). A generate reply may carry more (its spec-decode counters
+before and after, its seconds): the audit keeps it in the request's record.
 
 ``logits`` (optional) are the raw next-token logits of the engine's own *non-speculative* forward: the
 exact law is then computed from the engine's own model (a quantised engine is held to its quantised

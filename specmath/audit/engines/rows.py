@@ -248,9 +248,9 @@ def block_prompts(candidates: Sequence[Sequence[int]], block: int) -> list[list[
     caching, ``prompt_block``) computes the tokens after the last full block again in every call, and always
     the last one (its logits are x1's law), so a prompt of L tokens costs each call ((L - 1) mod b) + 1 tokens of
     prefill: 15 for SmolLM2's 15-token prompts, 1 for these. A request of n = 256 cost vLLM 46-50 CPU-ms a sample
-    at 15 tokens and 22-23 at 33 (SmolLM2 in float32, prompt lookup, 2 new tokens; ``engines/vllm/README.md``). Cutting from
-    the left keeps each text's end, where its continuation and a lookup's match are; the laws are computed at the
-    prompt as cut."""
+    at 15 tokens and 22-23 at 33 (SmolLM2 in float32, prompt lookup, 2 new tokens; ``engines/vllm/README.md``).
+    Cutting from the left keeps each text's end, where its continuation and a lookup's match are; the laws are
+    computed at the prompt as cut."""
     return [list(c[len(c) - (block * ((len(c) - 1) // block) + 1):]) for c in candidates if len(c) > block]
 
 
