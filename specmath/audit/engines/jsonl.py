@@ -25,7 +25,7 @@ import numpy as np
 from specmath.audit.engines.protocol import EngineClient, EngineProtocolError, Generation, check_tokens, engine_failure
 from specmath.audit.engines.registry import EngineEntry, EngineOpening
 from specmath.audit.engines.semantics import EngineSemantics
-from specmath.validation import InvalidArgument
+from specmath.validation import InvalidArgument, check_integer
 
 __all__ = ["JsonLinesEngine", "command_engine", "given_command_engine"]
 
@@ -65,11 +65,12 @@ class JsonLinesEngine(EngineClient):
             per = info["calls_per_request"]
             self.calls_per_request = None if per is None else int(per)
         self.has_batch = bool(info.get("batch"))
-        block = info.get("prompt_block")
-        if block is not None and (type(block) is not int or block < 1):
-            self.close()
-            raise InvalidArgument(f"the engine's info gives prompt_block {block!r}: it must be a positive integer or null")
-        self.prompt_block = block
+        if info.get("prompt_block") is not None:  # the engine's KV block of prompt tokens (vLLM's prefix caching)
+            try:
+                self.prompt_block = check_integer(info["prompt_block"], "the engine's info prompt_block", min_value=1)
+            except InvalidArgument:
+                self.close()
+                raise
         self.lookup = info.get("drafter") == "lookup"
 
     def request(self, message: dict) -> dict:

@@ -210,8 +210,7 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
         minimum = _MIN_NGRAM_PROMPT if opened.lookup else 1
         candidates = target.candidates(candidate_texts(row))
         if engine.prompt_block:  # prompts one token past a full block, where the texts reach one (block_prompts)
-            longer = target.candidates(candidate_texts(row) + LONG_PROMPTS)
-            candidates = block_prompts(longer, engine.prompt_block) or candidates
+            candidates = block_prompts(candidates + target.candidates(LONG_PROMPTS), engine.prompt_block) or candidates
         prompt, options, shift = choose_prompt(logits, candidates, row, engine.semantics,
                                                lookup=opened.lookup, min_length=minimum,
                                                drafts_at=partial(_both_draft_at, opened, failures=probe_failures,
