@@ -21,6 +21,13 @@ Why this and not the alternatives:
   small layers (the bundled target: 32 layers of width 64) is mostly such calls, and the verification of
   gamma + 1 tokens, whose products are library calls, gains the most. The price is a slower first compile
   (the wrapper is C++ to compile too); Inductor's cache keeps it like the kernels.
+* bfloat16 / float16 weights on a CPU are frozen into the graph (``freezes``, ``CPU_FREEZING``): Inductor then lays
+  them out for its own C++ matrix-product templates and times those against the library's products while it
+  compiles. The library's one-row products convert each low-precision weight as they read it and stream it at about
+  half the copy loop's rate in bytes; the templates read the laid-out weights at close to that rate
+  (``docs/measurements/cpu_2026-12-07_decode_speed.md``: SmolLM2's bfloat16 one-token pass). Frozen graphs are not
+  kept by Inductor's graph cache, and their constants are each graph's own copy of the weights, so float32 and
+  float64, whose library products already read at about the copy loop's rate, are not frozen.
 * a model draft's gamma steps, their warps and their draws, are one graph (``draft_graph``): the draws'
   noise is drawn eagerly from the run's ``torch.Generator`` objects, in the order the step-by-step loop
   draws it, and the graph samples argmax(q / noise), torch.multinomial's own one-sample form, so the
@@ -57,7 +64,7 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["compiled", "compile_mode", "kept"]
+__all__ = ["compiled", "compile_mode", "freezes", "kept"]
 
 #: distinct (width, capacity, batch, dtype) shapes one process may compile for the pass (Dynamo's default is 8)
 RECOMPILE_LIMIT = 64
@@ -71,10 +78,30 @@ def compile_mode(device: torch.device | str) -> str | None:
 #: Inductor's options on a CPU, the C++ wrapper (``torch.compile`` takes a mode or options, not both; a GPU takes the mode)
 CPU_OPTIONS = {"cpp_wrapper": True}
 
+#: Inductor's configuration while a frozen CPU graph is traced and compiled: the weights it reads become constants,
+#: which Inductor lays out for its own matrix-product kernels (C++ templates, chosen among the library's by timing)
+CPU_FREEZING = {"freezing": True, "max_autotune": True, "max_autotune_gemm_backends": "CPP,ATEN"}
+
+#: the weight dtypes whose CPU passes are compiled frozen
+_FROZEN_DTYPES = (torch.bfloat16, torch.float16)
+
+
+def freezes(device: torch.device | str, dtype: torch.dtype) -> bool:
+    """Whether a pass over weights of ``dtype`` on ``device`` is compiled frozen (``compiled(..., frozen=True)``).
+
+    Only bfloat16 / float16 on a CPU. There the library's one-row product reads such weights at half its float32
+    rate in bytes (the same rate in weights: it converts them as it goes), and Inductor's template over frozen,
+    re-laid-out weights reads them at about the float32 rate; the price is a compile that Inductor's graph cache
+    does not keep (a minute or more for each graph, in every process). Float32 and float64 products already read at
+    about the copy loop's rate, so they keep the cached graphs."""
+    return torch.device(device).type == "cpu" and dtype in _FROZEN_DTYPES
+
 
 @functools.cache
-def compiled(function: Callable, device_kind: str) -> Callable:
-    """``function`` (``static_pass``) compiled for a device kind ("cpu", "cuda"), one graph per shape, built once."""
+def compiled(function: Callable, device_kind: str, frozen: bool = False) -> Callable:
+    """``function`` (``static_pass``) compiled for a device kind ("cpu", "cuda"), one graph per shape, built once;
+    ``frozen`` (a CPU only, ``freezes``): traced and compiled under ``CPU_FREEZING``, the module tensors it reads
+    (the weights) frozen into each graph as constants."""
     import torch._dynamo
 
     config = torch._dynamo.config
@@ -82,8 +109,21 @@ def compiled(function: Callable, device_kind: str) -> Callable:
         if hasattr(config, name):
             setattr(config, name, max(getattr(config, name), RECOMPILE_LIMIT))
     if device_kind == "cpu":
-        return torch.compile(function, dynamic=False, fullgraph=True, options=dict(CPU_OPTIONS))
+        graph = torch.compile(function, dynamic=False, fullgraph=True, options=dict(CPU_OPTIONS))
+        return functools.partial(_frozen_call, graph) if frozen else graph
+    if frozen:
+        raise ValueError(f"frozen graphs are compiled for the CPU, not for {device_kind}")
     return torch.compile(function, dynamic=False, fullgraph=True, mode=compile_mode(device_kind))
+
+
+def _frozen_call(graph: Callable, *args, **kwargs):
+    """``graph(*args, **kwargs)`` under ``CPU_FREEZING``. Why around every call and not in ``torch.compile``'s
+    options: Dynamo reads ``freezing`` from Inductor's global configuration when it traces (a recompile can come at
+    any call), and the options reach Inductor only; the patch costs about 15 us a call."""
+    import torch._inductor.config
+
+    with torch._inductor.config.patch(CPU_FREEZING):
+        return graph(*args, **kwargs)
 
 
 def kept(outputs: tuple, device: torch.device) -> tuple:

@@ -31,14 +31,14 @@ import torch
 from specmath.lm.cache import padded_rows
 from specmath.lm.compiled_steps import compiled, kept
 from specmath.lm.lean_llama import LeanLlama
-from specmath.lm.static_cache import StaticKV, StaticRowCache, static_pass
+from specmath.lm.static_cache import PassKV, StaticRowCache, pass_kv, static_pass
 from specmath.lm.warps import warp
 from specmath.sampling_options import SamplingOptions
 
 __all__ = ["draft_steps", "fused_proposal"]
 
 
-def draft_steps(lean: LeanLlama, kv: StaticKV, ids: torch.Tensor, positions: torch.Tensor, last: torch.Tensor,
+def draft_steps(lean: LeanLlama, kv: PassKV, ids: torch.Tensor, positions: torch.Tensor, last: torch.Tensor,
                 noise: torch.Tensor, sampling: SamplingOptions, vocab_size: int | None
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(tokens (B, gamma), q (B, gamma, V), ok (0-d bool)) after feeding ``ids`` (B, n) at ``positions`` (B, n).
@@ -71,8 +71,9 @@ def fused_proposal(cache: StaticRowCache, rows: Sequence[Sequence[int]], noise: 
     cache.reserve(max(cache.lengths) + n + gamma - 1)
     positions = cache.positions(n)
     last = torch.tensor([c - 1 for c in counts], device=cache.device)
-    run = compiled(draft_steps, cache.device.type) if cache.compiled else draft_steps
-    out = run(cache.lean, cache.kv, ids.to(cache.device), positions, last, noise, sampling, cache.vocab_size)
+    run = compiled(draft_steps, cache.device.type, cache.frozen) if cache.compiled else draft_steps
+    kv = pass_kv(cache.kv, cache.frozen)
+    out = run(cache.lean, kv, ids.to(cache.device), positions, last, noise, sampling, cache.vocab_size)
     if cache.compiled:
         out = kept(out, cache.device)  # the proposal is read after the target's graph, until the next round's replay
     cache.forwards += gamma

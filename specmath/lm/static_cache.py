@@ -36,9 +36,10 @@ from collections.abc import Sequence
 from functools import partial
 
 import torch
+import torch._inductor.config
 
 from specmath.lm.cache import RowCache, padded_rows
-from specmath.lm.compiled_steps import compiled
+from specmath.lm.compiled_steps import compiled, freezes
 from specmath.lm.lean_llama import LeanLlama, lean_unsupported
 from specmath.lm.streamed_products import library_attention, module_product, streamed_attention, streamed_product
 
@@ -93,27 +94,47 @@ class StaticKV(torch.nn.Module):
         return new
 
 
+#: what a pass takes as its cache: the ``StaticKV`` module, or its buffers as the flat tuple (k0, v0, k1, v1, ...)
+PassKV = StaticKV | tuple[torch.Tensor, ...]
+
+
+def layer_kv(kv: PassKV, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Layer ``layer``'s keys and values (B, KV, L, D) in a pass's cache."""
+    if isinstance(kv, tuple):
+        return kv[2 * layer], kv[2 * layer + 1]
+    return getattr(kv, f"k{layer}"), getattr(kv, f"v{layer}")
+
+
+def pass_kv(kv: StaticKV, frozen: bool) -> PassKV:
+    """The cache as a compiled pass takes it: the module (on a GPU its buffers are static addresses, which CUDA
+    graphs replay over), or, for a frozen graph (``compiled_steps.freezes``), its buffers as a tuple, ordinary
+    inputs: a frozen graph turns the module tensors it reads into constants, and a cache read as a module would be
+    frozen too, one graph per cache, compiled anew for every run."""
+    return tuple(kv.buffers()) if frozen else kv
+
+
 class _Writer:
     """What a ``lean_llama`` layer calls as its cache: write the new keys/values at their positions, return all L."""
 
-    def __init__(self, kv: StaticKV, rows: torch.Tensor, positions: torch.Tensor) -> None:
+    def __init__(self, kv: PassKV, rows: torch.Tensor, positions: torch.Tensor) -> None:
         self.kv, self.rows, self.positions = kv, rows, positions
 
     def update(self, k: torch.Tensor, v: torch.Tensor, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        keys, values = getattr(self.kv, f"k{layer}"), getattr(self.kv, f"v{layer}")
+        keys, values = layer_kv(self.kv, layer)
         # keys[b, :, positions[b, i]] = k[b, :, i]: advanced indices (B, 1) and (B, n) around a slice put (B, n) first
         keys[self.rows, :, self.positions] = k.transpose(1, 2)
         values[self.rows, :, self.positions] = v.transpose(1, 2)
         return keys, values
 
 
-def static_pass(lean: LeanLlama, kv: StaticKV, ids: torch.Tensor, positions: torch.Tensor, last_only: bool = False
+def static_pass(lean: LeanLlama, kv: PassKV, ids: torch.Tensor, positions: torch.Tensor, last_only: bool = False
                 ) -> torch.Tensor:
     """Logits (B, n, V) (``last_only``: (B, 1, V)) of ``ids`` (B, n) at ``positions`` (B, n), written into ``kv``.
 
     Token i of row b sits at position m = positions[b, i] and sees slots j <= m. Every shape is fixed
     by (B, n, L): this is the function ``compiled_steps`` compiles, once per width n. Compiled for the CPU, a pass
-    over one token of one row computes its products as streamed reductions (``streamed_products``).
+    over one token of one row computes its products as streamed reductions (``streamed_products``), unless its
+    graph freezes the weights (``compiled_steps.freezes``): those products are Inductor's own kernels.
     """
     B, n = ids.shape
     h = lean.embed_tokens(ids)
@@ -121,14 +142,18 @@ def static_pass(lean: LeanLlama, kv: StaticKV, ids: torch.Tensor, positions: tor
     angles = positions[..., None].float() * lean.inv_freq
     angles = torch.cat([angles, angles], dim=-1)
     cos, sin = angles.cos().to(h.dtype)[:, None], angles.sin().to(h.dtype)[:, None]  # (B, 1, n, D)
-    slots = torch.arange(kv.capacity, device=ids.device)
+    slots = torch.arange(layer_kv(kv, 0)[0].shape[2], device=ids.device)
     mask = (slots[None, None, :] <= positions[:, :, None])[:, None]  # (B, 1, n, L)
     writer = _Writer(kv, torch.arange(B, device=ids.device)[:, None], positions)
     # One token of one row makes every product a matrix-vector product. Inductor turns the streamed form into one
     # loop over W's rows (measured on the CPU only); eager, it would build x * W in memory, so eager passes and
     # passes over several rows or tokens keep the library's products, which read W once for all of them.
-    streamed = B * n == 1 and ids.device.type == "cpu" and torch.compiler.is_compiling()
-    product, attention = (streamed_product, streamed_attention) if streamed else (module_product, library_attention)
+    one_row = B * n == 1 and ids.device.type == "cpu" and torch.compiler.is_compiling()
+    # Frozen weights (low precision, ``compiled_steps.freezes``) go to Inductor's own product kernels, which lay them
+    # out for the product; that needs the product as the library's, not as the streamed reduction.
+    streamed = one_row and not torch._inductor.config.freezing
+    product = streamed_product if streamed else module_product
+    attention = streamed_attention if one_row else library_attention
     for layer in lean.layers:
         h = layer(h, cos, sin, mask, writer, product, attention)
     h = lean.norm(h)
@@ -151,6 +176,7 @@ class StaticRowCache:
         self.lengths = [0] * batch
         self.forwards = 0
         self.compiled = compiled
+        self.frozen = compiled and freezes(self.device, self.dtype)  # its compiled passes freeze the weights
         self.kv: StaticKV | None = None
 
     @property
@@ -194,7 +220,8 @@ class StaticRowCache:
         self.reserve(max(self.lengths) + n)
         positions = self.positions(n)
         if self.compiled and logits:
-            out = compiled(static_pass, self.device.type)(self.lean, self.kv, ids, positions)
+            out = compiled(static_pass, self.device.type, self.frozen)(self.lean, pass_kv(self.kv, self.frozen), ids,
+                                                                       positions)
         else:
             out = static_pass(self.lean, self.kv, ids, positions, last_only=not logits)
         self.forwards += 1

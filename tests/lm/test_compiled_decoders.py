@@ -24,6 +24,7 @@ from specmath.lm.decode_options import DecodeOptions  # noqa: E402
 from specmath.lm.pairs import load_named_pair  # noqa: E402
 from specmath.lm.plain_decode import plain_generate  # noqa: E402
 from specmath.lm.speculative_decode import speculative_generate  # noqa: E402
+from specmath.lm.static_cache import StaticRowCache  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -67,3 +68,34 @@ def test_one_row_compiled_streams_its_products_and_emits_the_eager_tokens():
     for run in (lambda o: plain_generate(target, prompts, 24, o), lambda o: speculative_generate(target, draft, prompts, 24, o)):
         eager, compiled = run(options), run(options.replace(compile=True))
         assert compiled.tokens == eager.tokens
+
+
+def test_low_precision_cpu_graphs_freeze_the_weights_agree_with_eager_and_compile_once_per_shape():
+    """bfloat16 weights on the CPU: the compiled passes freeze them into the graph (``compiled_steps.freezes``) and
+    compute the products with Inductor's kernels, the cache an ordinary input of the graph. Their logits are the
+    eager pass's to bfloat16 rounding: every product is summed in float32 in another order and each layer rounds
+    its output to bfloat16 (2^-8 relative), so two orders may differ by an ulp or two of a layer's output, which
+    the next layers carry: over the 2 layers here, logits of 1-1.5 differed by at most 0.008 (two ulps, seeds 0-2),
+    and we allow 0.1. A second cache (a second run) meets the same graphs: no compile, the same logits to the bit."""
+    import torch._dynamo.utils
+
+    target = tiny_llama(0, sharpness=4.0).to(torch.bfloat16)
+    prompt, verify = [1, 2, 3, 1, 2], [[3, 1, 2, 3, 1]]
+
+    def passes(compiled: bool) -> tuple[StaticRowCache, list[torch.Tensor]]:
+        cache = StaticRowCache(target, 1, compiled=compiled)
+        cache.prefill([prompt])
+        one = cache.feed([[3]])  # a 1-token pass: plain decoding's width
+        cache.keep([len(prompt)])
+        return cache, [one, cache.feed(verify)]  # a 5-token pass: the verification's width
+
+    _, eager = passes(False)
+    cache, first = passes(True)
+    assert cache.frozen
+    for compiled, reference in zip(first, eager, strict=True):
+        assert compiled.dtype == torch.bfloat16
+        assert (compiled.float() - reference.float()).abs().max() < 0.1
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    _, second = passes(True)
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs
+    assert all(torch.equal(a, b) for a, b in zip(first, second, strict=True))

@@ -171,3 +171,17 @@ def test_the_bench_compiles_by_default_on_a_cuda_device_for_models_the_static_ca
     assert not compiles_by_default("cpu", target, ModelDraft(draft))  # compiling costs a CPU more than it saves
     assert not compiles_by_default("cuda", not_llama, PromptLookupDraft())
     assert not compiles_by_default("cuda", target, ModelDraft(not_llama))
+
+
+def test_only_low_precision_weights_on_a_cpu_are_compiled_frozen():
+    from specmath.lm.compiled_steps import compiled, freezes
+    from specmath.lm.static_cache import static_pass
+
+    assert freezes("cpu", torch.bfloat16) and freezes("cpu", torch.float16)
+    assert not freezes("cpu", torch.float32) and not freezes("cpu", torch.float64)
+    assert not freezes("cuda", torch.bfloat16)
+    with pytest.raises(ValueError, match="frozen graphs are compiled for the CPU"):
+        compiled(static_pass, "cuda", True)
+    assert not StaticRowCache(tiny_llama(0), 1, compiled=True).frozen
+    assert StaticRowCache(tiny_llama(0).to(torch.bfloat16), 1, compiled=True).frozen
+    assert not StaticRowCache(tiny_llama(0).to(torch.bfloat16), 1, compiled=False).frozen
