@@ -21,13 +21,14 @@ Why this and not the alternatives:
   small layers (the bundled target: 32 layers of width 64) is mostly such calls, and the verification of
   gamma + 1 tokens, whose products are library calls, gains the most. The price is a slower first compile
   (the wrapper is C++ to compile too); Inductor's cache keeps it like the kernels.
-* bfloat16 / float16 weights on a CPU are frozen into the graph (``freezes``, ``CPU_FREEZING``): Inductor then lays
-  them out for its own C++ matrix-product templates and times those against the library's products while it
-  compiles. The library's one-row products convert each low-precision weight as they read it and stream it at about
-  half the copy loop's rate in bytes; the templates read the laid-out weights at close to that rate
-  (``docs/measurements/cpu_2026-12-07_decode_speed.md``: SmolLM2's bfloat16 one-token pass). Frozen graphs are not
-  kept by Inductor's graph cache, and their constants are each graph's own copy of the weights, so float32 and
-  float64, whose library products already read at about the copy loop's rate, are not frozen.
+* bfloat16 / float16 weights on a CPU, and float32 weights too large for its caches, are frozen into the graph
+  (``freezes``, ``CPU_FREEZING``): Inductor then lays them out for its own C++ matrix-product templates and times
+  those against the library's products while it compiles. The library's one-row products convert each
+  low-precision weight as they read it and stream it at about half the copy loop's rate in bytes; the templates
+  read the laid-out weights at close to that rate (``docs/measurements/cpu_2026-12-07_decode_speed.md``: SmolLM2's
+  one-token passes). Frozen graphs are not kept by Inductor's graph cache, and their constants are each graph's own
+  copy of the weights, so a small float32 model, whose passes are bound by their kernels' fixed costs, and float64
+  are not frozen.
 * a model draft's gamma steps, their warps and their draws, are one graph (``draft_graph``): the draws'
   noise is drawn eagerly from the run's ``torch.Generator`` objects, in the order the step-by-step loop
   draws it, and the graph samples argmax(q / noise), torch.multinomial's own one-sample form, so the
@@ -64,7 +65,7 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["compiled", "compile_mode", "freezes", "kept"]
+__all__ = ["compiled", "compile_mode", "freezes", "kept", "FROZEN_FLOAT32_BYTES"]
 
 #: distinct (width, capacity, batch, dtype) shapes one process may compile for the pass (Dynamo's default is 8)
 RECOMPILE_LIMIT = 64
@@ -82,19 +83,30 @@ CPU_OPTIONS = {"cpp_wrapper": True}
 #: which Inductor lays out for its own matrix-product kernels (C++ templates, chosen among the library's by timing)
 CPU_FREEZING = {"freezing": True, "max_autotune": True, "max_autotune_gemm_backends": "CPP,ATEN"}
 
-#: the weight dtypes whose CPU passes are compiled frozen
+#: the weight dtypes whose CPU passes are compiled frozen at any size
 _FROZEN_DTYPES = (torch.bfloat16, torch.float16)
 
+#: float32 weights of at least this many bytes are compiled frozen too: a model that streams from memory, not from
+#: the CPU's caches (the bundled target's 7 MB do not qualify, SmolLM2's 538 MB do)
+FROZEN_FLOAT32_BYTES = 64 * 2**20
 
-def freezes(device: torch.device | str, dtype: torch.dtype) -> bool:
-    """Whether a pass over weights of ``dtype`` on ``device`` is compiled frozen (``compiled(..., frozen=True)``).
 
-    Only bfloat16 / float16 on a CPU. There the library's one-row product reads such weights at half its float32
-    rate in bytes (the same rate in weights: it converts them as it goes), and Inductor's template over frozen,
-    re-laid-out weights reads them at about the float32 rate; the price is a compile that Inductor's graph cache
-    does not keep (a minute or more for each graph, in every process). Float32 and float64 products already read at
-    about the copy loop's rate, so they keep the cached graphs."""
-    return torch.device(device).type == "cpu" and dtype in _FROZEN_DTYPES
+def freezes(device: torch.device | str, dtype: torch.dtype, weight_bytes: int) -> bool:
+    """Whether a pass over ``weight_bytes`` of weights of ``dtype`` on ``device`` is compiled frozen
+    (``compiled(..., frozen=True)``): on a CPU, bfloat16 / float16 weights of any size and float32 weights of
+    ``FROZEN_FLOAT32_BYTES`` or more.
+
+    Why, by measurement on a 2-core Intel Xeon (``docs/measurements/cpu_2026-12-07_decode_speed.md``): the
+    library's one-row product converts each bfloat16 weight as it reads it, at half its float32 rate in bytes, and
+    Inductor's template over frozen, re-laid-out weights reads them at close to the copy loop's rate (SmolLM2's
+    bfloat16 one-token pass 47.5 -> 26 ms). In float32, SmolLM2's pass went from 62 ms (streamed products) to 46.5
+    ms frozen, while the bundled pair, whose weights sit in the caches and whose passes are bound by their kernels'
+    fixed costs, decoded slower frozen (plain 462 tokens/s, against 505-515 unfrozen in a run minutes before). The price is a compile that Inductor's graph
+    cache does not keep (a minute or more for each graph, in every process); float64, which the exactness tests
+    use, is never frozen."""
+    if torch.device(device).type != "cpu":
+        return False
+    return dtype in _FROZEN_DTYPES or (dtype == torch.float32 and weight_bytes >= FROZEN_FLOAT32_BYTES)
 
 
 @functools.cache

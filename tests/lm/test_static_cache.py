@@ -173,13 +173,15 @@ def test_the_bench_compiles_by_default_on_a_cuda_device_for_models_the_static_ca
     assert not compiles_by_default("cuda", target, ModelDraft(not_llama))
 
 
-def test_only_low_precision_weights_on_a_cpu_are_compiled_frozen():
-    from specmath.lm.compiled_steps import compiled, freezes
+def test_low_precision_and_large_float32_weights_on_a_cpu_are_compiled_frozen():
+    from specmath.lm.compiled_steps import FROZEN_FLOAT32_BYTES, compiled, freezes
     from specmath.lm.static_cache import static_pass
 
-    assert freezes("cpu", torch.bfloat16) and freezes("cpu", torch.float16)
-    assert not freezes("cpu", torch.float32) and not freezes("cpu", torch.float64)
-    assert not freezes("cuda", torch.bfloat16)
+    assert freezes("cpu", torch.bfloat16, 1) and freezes("cpu", torch.float16, 1)
+    assert not freezes("cpu", torch.float32, FROZEN_FLOAT32_BYTES - 1)
+    assert freezes("cpu", torch.float32, FROZEN_FLOAT32_BYTES)
+    assert not freezes("cpu", torch.float64, 10 * FROZEN_FLOAT32_BYTES)
+    assert not freezes("cuda", torch.bfloat16, 1) and not freezes("cuda", torch.float32, FROZEN_FLOAT32_BYTES)
     with pytest.raises(ValueError, match="frozen graphs are compiled for the CPU"):
         compiled(static_pass, "cuda", True)
     assert not StaticRowCache(tiny_llama(0), 1, compiled=True).frozen
