@@ -9,7 +9,7 @@ the prompts' prefill on each cache (``cost_measure.prefill_seconds``: plain deco
 rate, what the roofline bounds), a 1-token target pass on each cache, the copy loop (``roofline.memory_bandwidth``) and a sweep of batch-1
 ``F.linear`` over the target's own weight matrices (``roofline.linear_bandwidth``: how fast torch's kernels
 stream them, the bound on any decoder built on those kernels) and the same products as the compiled one-token
-pass computes them over float32 / float64 weights (``streamed_products``). So every ratio
+pass computes them over a small model's float32 / float64 weights (``streamed_products``). So every ratio
 is taken within one repeat, on the same machine state, and the result is each repeat's ratios, their
 median and their range, with the load average before and after each repeat. The compile happens in an
 untimed warm-up (every prompt once through each compiled decoder) and is reported as ``compile_s``.
