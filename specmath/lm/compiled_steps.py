@@ -21,7 +21,7 @@ Why this and not the alternatives:
   small layers (the bundled target: 32 layers of width 64) is mostly such calls, and the verification of
   gamma + 1 tokens, whose products are library calls, gains the most. The price is a slower first compile
   (the wrapper is C++ to compile too); Inductor's cache keeps it like the kernels.
-* bfloat16 / float16 weights on a CPU, and float32 weights too large for its caches, are frozen into the graph
+* bfloat16 / float16 weights on a CPU, and float32 weights of a large model (64 MiB or more), are frozen into the graph
   (``freezes``, ``CPU_FREEZING``): Inductor then lays them out for its own C++ matrix-product templates and times
   those against the library's products while it compiles. The library's one-row products convert each
   low-precision weight as they read it and stream it at about half the copy loop's rate in bytes; the templates
@@ -86,8 +86,8 @@ CPU_FREEZING = {"freezing": True, "max_autotune": True, "max_autotune_gemm_backe
 #: the weight dtypes whose CPU passes are compiled frozen at any size
 _FROZEN_DTYPES = (torch.bfloat16, torch.float16)
 
-#: float32 weights of at least this many bytes are compiled frozen too: a model that streams from memory, not from
-#: the CPU's caches (the bundled target's 7 MB do not qualify, SmolLM2's 538 MB do)
+#: float32 weights of at least this many bytes are compiled frozen too: SmolLM2 (538 MB), whose pass is bound by
+#: reading its weights, is faster frozen; the bundled target (7 MB), bound by its kernels' fixed costs, is slower
 FROZEN_FLOAT32_BYTES = 64 * 2**20
 
 
@@ -101,9 +101,9 @@ def freezes(device: torch.device | str, dtype: torch.dtype, weight_bytes: int) -
     Inductor's template over frozen, re-laid-out weights reads them at close to the copy loop's rate (SmolLM2's
     bfloat16 one-token pass 47.5 -> 26 ms). In float32, SmolLM2's pass went from 62 ms (streamed products) to 46.5
     ms frozen, while the bundled pair, whose weights sit in the caches and whose passes are bound by their kernels'
-    fixed costs, decoded slower frozen (plain 462 tokens/s, against 505-515 unfrozen in a run minutes before). The price is a compile that Inductor's graph
-    cache does not keep (a minute or more for each graph, in every process); float64, which the exactness tests
-    use, is never frozen."""
+    fixed costs, decoded slower frozen (plain 462 tokens/s, against 505-515 unfrozen in a run minutes before).
+    The price is a compile that Inductor's graph cache does not keep (a minute or more for each graph, in every
+    process); float64, which the exactness tests use, is never frozen."""
     if torch.device(device).type != "cpu":
         return False
     return dtype in _FROZEN_DTYPES or (dtype == torch.float32 and weight_bytes >= FROZEN_FLOAT32_BYTES)

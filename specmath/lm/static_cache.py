@@ -149,8 +149,8 @@ def static_pass(lean: LeanLlama, kv: PassKV, ids: torch.Tensor, positions: torch
     # loop over W's rows (measured on the CPU only); eager, it would build x * W in memory, so eager passes and
     # passes over several rows or tokens keep the library's products, which read W once for all of them.
     one_row = B * n == 1 and ids.device.type == "cpu" and torch.compiler.is_compiling()
-    # Frozen weights (low precision or large, ``compiled_steps.freezes``) go to Inductor's own product kernels, which lay them
-    # out for the product; that needs the product as the library's, not as the streamed reduction.
+    # Frozen weights (low precision or large, ``compiled_steps.freezes``) go to Inductor's own product kernels,
+    # which lay them out for the product; that needs the product as the library's, not as the streamed reduction.
     streamed = one_row and not torch._inductor.config.freezing
     product = streamed_product if streamed else module_product
     attention = streamed_attention if one_row else library_attention
