@@ -13,7 +13,8 @@ tokens of that text repeated, each run at each length), timed around
 figure a loaded machine disturbs least); printed as one JSON line per run with the spec-decode counters over
 it and the load average.
 What each choice exercises: M = 2 verifies one drafted row per sample (x2) besides the prefill (x1 is not drafted
-where the prompt has no full KV block; where its blocks come from the prefix cache, vLLM drafts x1 too); M = 3 with gamma = 1 reaches the bonus token whenever that draft is accepted; every verify step
+where the prompt has no full KV block; where the prefix cache holds all its tokens but the last, vLLM drafts x1
+too); M = 3 with gamma = 1 reaches the bonus token whenever that draft is accepted; every verify step
 runs gamma + 1 positions of every sequence, so gamma sets the cost of a step and max_num_seqs the batch. Prefix
 caching shares only a prompt's full KV blocks (``--block-size`` tokens) among a request's n children, so each child
 computes the tokens after the last full block again: a 15-token prompt 15 of them at block size 32, a 33-token

@@ -240,8 +240,8 @@ class Worker:
                 "refused_with_speculation": ["min_p", "logit_bias"],
                 # prompt lookup reaches x2 only where the text so far offers a match
                 "drafter": "lookup" if self.args.method == "ngram" else "draft model",
-                # none where the prompt is computed in full; where its full KV blocks come from the prefix cache, vLLM
-                # drafts at the first token too (claim vllm-no-draft-before-first-token)
+                # none where the prompt is computed in full; where the prefix cache holds all its tokens but the last,
+                # vLLM drafts at the first token too (claim vllm-no-draft-before-first-token)
                 "drafts_before_first_token": True,
                 "seed_mapping": "one vLLM request SamplingParams(n=N, seed=S); child i has seed S + i "
                                 "(vllm/v1/engine/parallel_sampling.py): sample i == the request n=1, seed=S+i",

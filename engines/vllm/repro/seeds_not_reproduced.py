@@ -80,7 +80,7 @@ def run(case: str) -> None:
 
     print(f"RESULT {case}: seed 0, n = 200, 4 tokens: alone vs alone again {differ(alone, again)} differ, "
           f"alone vs batched {differ(alone, batched)} differ, "
-          f"{sum(x[0] != y[0] for x, y in zip(alone, batched, strict=True))} of them in the first token (never drafted); "
+          f"{sum(x[0] != y[0] for x, y in zip(alone, batched, strict=True))} of them in the first token (not drafted at this prompt); "
           f"temperature 1 at the first drafted rows read as {seen}", flush=True)
 
 

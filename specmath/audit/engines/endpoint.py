@@ -22,14 +22,21 @@ ids are read from whichever field the server fills: ``choices[i].token_ids`` (vL
 into n child requests, child i seeded S + i, each with its own generator (``vllm/v1/engine/parallel_sampling.py``),
 and returns them as choice i; so choice i of the request (n, S) is the request (1, S + i), the protocol's "call i
 from seed + i", and the n samples are independent. It is checked, not assumed: ``seed_mapping_check`` compares a
-request's first tokens with those of the n = 1 requests seeded S + i (the first token is never drafted, so it is
-reproducible even where the drafted rows are not), and the test against a real vLLM server runs it.
+request's first tokens with those of the n = 1 requests seeded S + i (at a prompt whose first token is not drafted,
+it is reproducible even where the drafted rows are not), and the test against a real vLLM server runs it.
 
 **Speculation counters.** Where the server has ``/metrics`` (vLLM: ``vllm:spec_decode_num_draft_tokens_total``,
 ``..._accepted_tokens_total``), they are read before and after each request: the request's ``drafted`` and
 ``accepted`` (a row that drafted nothing is not a pass), and the snapshots in its record. A deployment behind a
 load balancer shows the metrics of the replica that answered ``/metrics``, not necessarily of the one that
 sampled: give ``metrics_url`` of one replica (and send the audit to that replica) to count them.
+
+**The KV block.** vLLM shares a prompt's *full* KV blocks among a request's n children (prefix caching), so each
+child computes the prompt's tokens after its last full block again. Its ``/metrics`` carries its cache
+configuration as labels of ``vllm:cache_config_info`` (``block_size``, ``prefix_match_unit``,
+``enable_prefix_caching``): ``prompt_block`` reads them once, and the audit then chooses a prompt one token past a
+full block (``rows.block_prompts``), as for the offline engine. None where the server has no such metric or
+caching is off.
 
 **Not one machine.** Nothing here assumes one: the URL may name any host behind any proxy, ``model`` is the name
 the deployment serves, ``api_key`` (``$SPECMATH_API_KEY`` by default) goes in an ``Authorization: Bearer`` header,
@@ -58,9 +65,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import urllib.error
 import urllib.request
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from specmath.audit.engines.protocol import (
@@ -77,7 +86,7 @@ from specmath.sampling_options import SamplingOptions
 from specmath.validation import InvalidArgument
 
 __all__ = ["EndpointEngine", "completion_request", "completion_tokens", "completion_samples", "metric_values",
-           "completions_url", "endpoint_engine", "SPEC_METRICS", "SERVER", "PLAIN_SERVER"]
+           "cache_block", "completions_url", "endpoint_engine", "SPEC_METRICS", "SERVER", "PLAIN_SERVER"]
 
 #: vLLM's spec-decode counters on /metrics: drafted and accepted tokens
 SPEC_METRICS = {"drafted": "vllm:spec_decode_num_draft_tokens_total",
@@ -142,6 +151,27 @@ def metric_values(text: str, names: dict[str, str]) -> dict[str, float]:
     return out
 
 
+#: one ``key="value"`` label of a Prometheus sample (a value may hold escaped quotes)
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def cache_block(text: str) -> int | None:
+    """The prompt tokens a prefix-cache hit is counted in, from vLLM's ``vllm:cache_config_info`` labels in Prometheus
+    text: ``prefix_match_unit`` where set, else ``block_size``; None where the metric is absent, prefix caching is
+    off, or the labels name no positive whole number (so the audit keeps its ordinary prompt choice)."""
+    for line in text.splitlines():
+        if not line.startswith("vllm:cache_config_info{"):
+            continue
+        labels = dict(_LABEL.findall(line.split("{", 1)[1].rsplit("}", 1)[0]))
+        if labels.get("enable_prefix_caching") != "True":
+            return None
+        for key in ("prefix_match_unit", "block_size"):
+            if labels.get(key, "").isdigit() and int(labels[key]) > 0:
+                return int(labels[key])
+        return None
+    return None
+
+
 def _choice_tokens(choice: dict) -> list[int]:
     if isinstance(choice.get("token_ids"), list):
         return choice["token_ids"]
@@ -176,6 +206,8 @@ def _server_base(url: str) -> str:
     return url.rsplit("/v1/", 1)[0] if "/v1/" in url else url.rsplit("/", 1)[0]
 
 
+_UNASKED = object()  # a value not read yet (None is an answer: the server names no block)
+
 #: ``EngineProtocolError.source`` of a failure: the speculative server under audit, or the plain one (its reference)
 SERVER, PLAIN_SERVER = "endpoint", "plain endpoint"
 
@@ -206,6 +238,7 @@ class EndpointEngine(EngineClient):
         self._metrics_seen: dict[str, bool] = {}  # by /metrics URL; absent: not asked yet; False: no /metrics there
         self._version: str | None = None
         self._version_asked = False
+        self._prompt_block: int | None | object = _UNASKED
 
     @property
     def version(self) -> str | None:
@@ -244,7 +277,12 @@ class EndpointEngine(EngineClient):
         """The spec-decode counters (``SPEC_METRICS``) of the speculative server (``speculative=False``: of the plain
         one, where they stay 0), or None where it has no /metrics."""
         url = self.metrics_url if speculative else self.plain_metrics_url
-        if url is None or self._metrics_seen.get(url) is False:
+        text = None if url is None else self._metrics_text(url)
+        return None if text is None else metric_values(text, SPEC_METRICS)
+
+    def _metrics_text(self, url: str) -> str | None:
+        """The Prometheus text at ``url``, or None where there is none (remembered: it is not asked again)."""
+        if self._metrics_seen.get(url) is False:
             return None
         request = urllib.request.Request(url, headers=self._headers())
         try:
@@ -254,13 +292,26 @@ class EndpointEngine(EngineClient):
             self._metrics_seen[url] = False
             return None
         self._metrics_seen[url] = True
-        return metric_values(text, SPEC_METRICS)
+        return text
+
+    @property
+    def prompt_block(self) -> int | None:
+        """The KV block of prompt tokens the server's prefix cache shares among a request's n children
+        (``cache_block`` of its ``/metrics``, read once), None where it says none."""
+        if self._prompt_block is _UNASKED:
+            text = self._metrics_text(self.metrics_url)
+            self._prompt_block = None if text is None else cache_block(text)
+        return self._prompt_block
 
     def top_logprobs(self, context: list[int], top: int) -> dict[int, float]:
         """{token: log p(token | context)} of the ``top`` most likely first tokens: one one-token request with
-        ``logprobs`` (vLLM's raw log-probabilities of the plain target: the first token is never drafted)."""
+        ``logprobs`` (vLLM's raw log-probabilities of the plain target). Where the server shares KV blocks
+        (``prompt_block``) the request carries a ``cache_salt`` of its own, so that its prompt is computed in full:
+        vLLM drafts at a first token whose prompt it finds cached all but its last token."""
         body = {"model": self.model, "prompt": context, "max_tokens": 1, "n": 1, "temperature": 1.0,
                 "logprobs": top, "return_tokens_as_token_ids": True, "ignore_eos": True}
+        if self.prompt_block is not None:
+            body["cache_salt"] = f"specmath-law-{uuid.uuid4().hex}"
         reply = self._post(body)
         try:
             row = reply["choices"][0]["logprobs"]["top_logprobs"][0]
@@ -377,8 +428,9 @@ class EndpointEngine(EngineClient):
         return out
 
     def seed_mapping_check(self, prompt: list[int], options: SamplingOptions, seed: int, n: int = 8) -> dict:
-        """Choice i of the request (n, seed) against the request (1, seed + i), on the first token (never drafted):
-        {"n", "seed", "agree": bool, "first_tokens", "alone"}."""
+        """Choice i of the request (n, seed) against the request (1, seed + i), on the first token:
+        {"n", "seed", "agree": bool, "first_tokens", "alone"}. Give a prompt whose first token vLLM does not draft
+        (not one token past a full KV block, ``prompt_block``): a drafted row need not reproduce under its seed."""
         many = completion_samples(self._post(completion_request(prompt, seed, 1, options, self.model, n=n)), n)
         alone = [completion_tokens(self._post(completion_request(prompt, seed + i, 1, options, self.model)))
                  for i in range(n)]

@@ -6,8 +6,9 @@ A team serving a 70B model on eight GPUs cannot run it in transformers on the au
 for each generated position, the K most likely tokens and their log-probabilities (``logprobs: K``, at most
 its ``--max-logprobs``, 20 by default), by default the *raw* ones (``logprobs_mode`` ``raw_logprobs``: the
 model's log-softmax before penalties, temperature and truncation). A request's first token is not drafted where
-its prompt is computed in full (where the prompt's full KV blocks come from the prefix cache, vLLM drafts it too:
-claim vllm-no-draft-before-first-token), so a one-token request at context c without a draft returns
+its prompt is computed in full (where the prefix cache holds all its tokens but the last, vLLM drafts it too:
+claim vllm-no-draft-before-first-token; so the endpoint salts these requests' cache where the server shares KV
+blocks, ``EndpointEngine.top_logprobs``), so a one-token request at context c without a draft returns
 log p(. | c) of the plain target, whatever the speculation. ``ServerLogprobs`` asks one such request per
 audited context (the prompt, then the prompt and each likely first token) and turns the reply into a row of
 V logits:

@@ -162,6 +162,44 @@ def _request(n: int, seed: int, **more) -> dict:
     return {"prompt": [1, 2], "n": n, "seed": seed, "max_new_tokens": 2, "options": SamplingOptions(), **more}
 
 
+def test_the_served_kv_block_comes_from_the_servers_metrics_once_and_none_without_them():
+    class Metrics(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            self.server.asked += 1
+            self.send_response(200 if self.server.text is not None else 404)
+            self.end_headers()
+            self.wfile.write((self.server.text or "").encode())
+
+        def log_message(self, *args):
+            pass
+
+    labels = 'block_size="32",enable_prefix_caching="True",engine="0",prefix_match_unit="None"'
+    with fake_server(Metrics, text=f"vllm:cache_config_info{{{labels}}} 1.0\n", asked=0) as (server, url):
+        engine = EndpointEngine(url)
+        assert (engine.prompt_block, engine.prompt_block, server.asked) == (32, 32, 1)
+        server.text = None  # a server without /metrics: the audit keeps its ordinary prompt choice
+        assert EndpointEngine(url).prompt_block is None
+
+
+def test_law_requests_carry_a_fresh_cache_salt_where_the_server_shares_kv_blocks(monkeypatch):
+    bodies = []
+
+    def post(body, url=None):
+        bodies.append(body)
+        return {"choices": [{"logprobs": {"top_logprobs": [{"token_id:3": -0.1, "token_id:5": -2.4}]}}]}
+
+    engine = EndpointEngine("http://127.0.0.1:9/v1")
+    monkeypatch.setattr(engine, "_post", post)
+    engine._prompt_block = 32  # what /metrics said (read as the test above shows)
+    assert engine.top_logprobs([1, 2], 20) == {3: -0.1, 5: -2.4}
+    engine.top_logprobs([1, 2], 20)
+    salts = [b.get("cache_salt") for b in bodies]
+    assert all(salts) and salts[0] != salts[1]  # no request finds another's blocks: each prompt computed in full
+    engine._prompt_block = None
+    engine.top_logprobs([1, 2], 20)
+    assert "cache_salt" not in bodies[-1]  # a server that names no block gets only the fields every server takes
+
+
 def test_a_served_batch_is_sent_concurrently_and_its_replies_come_back_in_request_order():
     # the server answers nothing before all three requests arrived: a client that posts them one after another fails
     with completions_server(1, threading.Barrier(3, timeout=20)) as (server, url):

@@ -16,6 +16,7 @@ import pytest
 from specmath.audit.engines.endpoint import (
     SPEC_METRICS,
     EndpointEngine,
+    cache_block,
     completion_request,
     completion_samples,
     metric_values,
@@ -57,6 +58,21 @@ def test_spec_counters_are_summed_over_label_sets_from_prometheus_text():
         'vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="default"} 17.0',
         'vllm:spec_decode_num_drafts_total{engine="0",model_name="default"} 40.0'])
     assert metric_values(text, SPEC_METRICS) == {"drafted": 150.0, "accepted": 17.0, "drafts": 40.0}
+
+
+def test_the_kv_block_is_read_from_vllms_cache_config_labels_and_only_under_prefix_caching():
+    def info(**labels):
+        fields = ",".join(f'{k}="{v}"' for k, v in {"block_size": "32", "cache_dtype": "auto", "engine": "0",
+                                                     "enable_prefix_caching": "True", "prefix_match_unit": "None",
+                                                     **labels}.items())
+        return f"# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{{{fields}}} 1.0\n"
+
+    assert cache_block(info()) == 32
+    assert cache_block(info(prefix_match_unit="16")) == 16  # hits land every 16 tokens, inside a 32-token block
+    assert cache_block(info(enable_prefix_caching="False")) is None  # no sharing: every child computes the prompt
+    assert cache_block(info(block_size="None")) is None
+    assert cache_block(info(kv_cache_memory_bytes='a \\"quoted\\" value', block_size="64")) == 64
+    assert cache_block("vllm:spec_decode_num_drafts_total 3.0\n") is None  # a server that does not say
 
 
 def test_the_logits_row_gives_p_on_the_returned_tokens_and_the_rest_on_the_others():

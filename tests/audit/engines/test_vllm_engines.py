@@ -129,6 +129,7 @@ def test_the_served_engine_maps_seeds_and_its_logprobs_law_is_transformers_law(t
     options, vllm = SamplingOptions(1.0), semantics_named("vllm")
     with _serve().serving(str(TARGET), method="ngram", gamma=1) as url:
         engine = EndpointEngine(url, vocab_size=100, timeout=300)
+        assert engine.prompt_block == 32  # serve.py's --block-size, from the server's /metrics
         prompt = engine.tokenize(PROMPT_TEXT)
         assert prompt == target.encode(PROMPT_TEXT)
         mapping = engine.seed_mapping_check(prompt, options, seed=11, n=8)
@@ -145,6 +146,13 @@ def test_the_served_engine_maps_seeds_and_its_logprobs_law_is_transformers_law(t
         out = engine.generate(prompt, 1000, 3, 2, options)
         by_server = check_samples(out.tokens, "engine", exact_laws(law, prompt, options, vllm, 1000))
         assert law.report()["drafted_during_law"] == 0
+        # one token past a full KV block, cached by the samples before: vLLM drafts such a first token (claim
+        # vllm-no-draft-before-first-token), and the law's requests, salted, are computed in full and draft nothing
+        cut = prompt[:33]
+        assert engine.generate(cut, 16, 5, 1, options).drafted >= 15
+        salted = ServerLogprobs(engine, 100, options, top=20)
+        salted([cut, cut + [int(np.argmax(served))]])
+        assert salted.report()["drafted_during_law"] == 0
     assert out.drafted and out.drafted > 0 and out.report["n_per_post"] == 500
     by_target = check_samples(out.tokens, "engine", exact_laws(target.reference, prompt, options, vllm, 1000))
     print([c.to_json() for c in by_server], [c.to_json() for c in by_target])
