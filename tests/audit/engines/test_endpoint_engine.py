@@ -114,6 +114,11 @@ class Completions(http.server.BaseHTTPRequestHandler):
     gets HTTP 500), then answers the larger seeds first, so the replies arrive out of request order."""
 
     def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path == "/version" and getattr(self.server, "version", None):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(json.dumps({"version": self.server.version}).encode())
+            return
         if self.path != "/metrics":
             self.send_response(404)
             self.end_headers()
@@ -179,6 +184,19 @@ def test_the_served_kv_block_comes_from_the_servers_metrics_once_and_none_withou
         assert (engine.prompt_block, engine.prompt_block, server.asked) == (32, 32, 1)
         server.text = None  # a server without /metrics: the audit keeps its ordinary prompt choice
         assert EndpointEngine(url).prompt_block is None
+
+
+def test_samples_come_without_logprobs_from_a_server_that_says_it_is_vllm_and_with_them_elsewhere():
+    with completions_server(4) as (server, url):
+        engine = EndpointEngine(url, vocab_size=100, samples_per_request=3)
+        assert engine.generate([1, 2], 3, 5, 2, SamplingOptions()).tokens == [[4, 5], [4, 6], [4, 7]]
+        server.version = "0.32.0"  # vLLM's GET /version: the ids come through return_token_ids
+        vllm = EndpointEngine(url, vocab_size=100, samples_per_request=3)
+        assert vllm.generate([1, 2], 3, 8, 2, SamplingOptions()).tokens == [[4, 8], [4, 9], [4, 10]]
+        assert vllm.seed_mapping_check([1, 2], SamplingOptions(), 20, n=2)["agree"]
+    by_seed = {b["seed"]: b for b in server.bodies if "seed" in b}
+    assert by_seed[5]["logprobs"] == 1  # llama-server returns the ids only with logprobs
+    assert all("logprobs" not in by_seed[s] for s in (8, 20, 21)), by_seed
 
 
 def test_law_requests_carry_a_fresh_cache_salt_where_the_server_shares_kv_blocks(monkeypatch):
