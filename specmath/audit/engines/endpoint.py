@@ -220,6 +220,9 @@ class EndpointEngine(EngineClient):
     """An OpenAI-compatible completions endpoint serving the target model."""
 
     has_batch = True  # concurrent requests, one POST each: the server decides which share a step
+    # the server is a process of its own: a row's control, in an engine of its own process (the offline engine of
+    # the same configuration), samples beside the server's requests, and the row takes the longer of the two
+    own_process = True
 
     def __init__(self, url: str, *, model: str = "default", semantics: EngineSemantics | str = "vllm",
                  vocab_size: int | None = None, timeout: float = 600.0, samples_per_request: int | None = None,
