@@ -41,6 +41,7 @@ import torch._inductor.config
 from specmath.lm.cache import RowCache, padded_rows
 from specmath.lm.compiled_steps import compiled, freezes
 from specmath.lm.lean_llama import LeanLlama, lean_unsupported
+from specmath.lm.roofline import weight_bytes
 from specmath.lm.streamed_products import library_attention, module_product, streamed_attention, streamed_product
 
 __all__ = ["StaticRowCache", "StaticKV", "static_pass", "lean_of", "cache_class_for", "MIN_SLOTS",
@@ -176,8 +177,8 @@ class StaticRowCache:
         self.lengths = [0] * batch
         self.forwards = 0
         self.compiled = compiled
-        weights = sum(p.numel() * p.element_size() for p in self.lean.parameters())
-        self.frozen = compiled and freezes(self.device, self.dtype, weights)  # its compiled passes freeze the weights
+        # its compiled passes freeze the weights (by dtype, and by W, the bytes one pass reads)
+        self.frozen = compiled and freezes(self.device, self.dtype, weight_bytes(self.lean))
         self.kv: StaticKV | None = None
 
     @property
