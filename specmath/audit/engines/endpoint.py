@@ -12,7 +12,7 @@ Each generate call is one POST to ``URL/v1/completions`` (``URL`` may end in ``/
 (the truncations always, switched off as 0, 1.0 and 0.0 where not asked for: llama-server's defaults would cut
 at top-k 40, top-p 0.95 and min-p 0.05; the penalties only when on; ``repeat_penalty`` and ``repeat_last_n`` are
 llama-server's names; ``logprobs`` only where the server is not known to be vLLM, since llama-server returns
-the ids only with it, and vLLM, which returns them through ``return_token_ids``, took 16-30% longer a sample
+the ids only with it, and vLLM, which returns them through ``return_token_ids``, took 16-32% longer a sample
 with it: 31.0-34.8 s against 26.3-26.7 s for n = 2000 samples of 2 tokens, SmolLM2 with ngram, 2026-12-07). The token
 ids are read from whichever field the server fills: ``choices[i].token_ids`` (vLLM ``return_token_ids``),
 ``choices[i].logprobs.content[j].id`` (llama-server), or ``choices[i].logprobs.tokens`` as ``token_id:ID``
