@@ -61,6 +61,13 @@ REPETITIVE_PROMPTS = (
     # it): where the penalties count the generated tokens only, the history at x2 is x1 alone, so a penalty row
     # needs an x1 a draft hits often and an x2 likely to repeat it
     "knock knock knock knock knock knock knock knock knock knock knock knock",
+    # the same where llama.cpp's n-gram lookup drafts too: ngram-simple proposes what followed the latest earlier
+    # match of the last 2 tokens and declines where fewer than 2 follow it, which a uniform repeat always has (its
+    # latest match ends one token before the prompt's end); here the latest ". ha" lies a group back, followed by
+    # " ha ha". At T = 1 a control that skips presence 1.5 at drafted rows moves the law of (x1, x2) by about 0.23
+    # where lookups draft (node-llama-cpp's in llama.cpp's loop); at "red green blue ..." by 0.024, under what
+    # N = 8483 detects
+    "ha ha ha. ha ha ha. ha ha ha. ha ha ha. ha",
     # a repeat farther back than llama.cpp's penalty window (64 tokens): where the penalties count the prompt, the
     # token its lookup drafts here is outside the window, so even presence 100 (repeat ban) leaves a draft to accept
     "My code word is falcon. I walked to the market this morning and bought apples, bread, cheese and a small jar "

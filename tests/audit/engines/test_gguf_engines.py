@@ -149,6 +149,10 @@ def test_the_ngram_row_prompt_is_one_llama_cpp_drafts_at():
         assert not _drafts_at(engine, ha, SamplingOptions(0.7, top_k=20))
         assert _drafts_at(engine, [1195, 2644, 2643, 335, 260, 1171, 30, 260, 2644, 2643, 335, 260, 1171, 30, 260],
                           SamplingOptions(0.7, top_k=20))
+        # "ha ha ha. ha ha ha. ... ha": the latest ". ha" is a group back, " ha ha" after it; there it drafts " ha" and
+        # the target, which continues the group, takes it (a penalty row's control then has drafted rows to spoil)
+        groups = [3250, 421, 421, 30, 421, 421, 421, 30, 421, 421, 421, 30, 421, 421, 421, 30, 421]
+        assert _drafts_at(engine, groups, SamplingOptions(1.0, presence_penalty=1.5), accepted=True)
 
 
 @pytest.mark.parametrize("name", ["llama-cpp-ngram", "llama-cpp-draft"])
