@@ -1,7 +1,7 @@
 """The vLLM table, measured and written where the docs read it.
 
     .venv/bin/python scripts/measure_vllm.py [--target bundled|smollm2] [--engines vllm-ngram vllm-draft]
-        [--rows ROW ...] [--n N] [--out DIR]
+        [--rows ROW ...] [--n N | --tv 0.05] [--again] [--out DIR]
 
 Runs the option rows of ``specmath.audit.engines.rows`` (T = 1; T = 0.7 with top-k 20; top-p 0.9; min-p 0.1; a
 logit bias; repetition, presence and frequency 1.5) for vLLM's engines of ``make vllm`` (``vllm-ngram``,
@@ -15,6 +15,10 @@ targets:
   whatever the model;
 * ``smollm2``: SmolLM2-135M-Instruct dequantised to float32 (its own 4-layer draft), at the N that fits
   10 minutes per row (``--n``).
+
+Without ``--n`` every option row runs at the N where both its tests detect a TV of ``--tv`` (0.05) with
+probability 0.99 at their level (``checks.n_for_tv``, as the GGUF engines' table does), the T = 1 row at
+N = 20000, and the mixed batch at that N for each of its five requests (the largest of their five).
 
 ``--served`` runs the same rows against vLLM's OpenAI server (``engines/vllm/serve.py``: 127.0.0.1, the same
 configuration, started for the run and always stopped; started again after a row that killed its engine core),
@@ -50,12 +54,19 @@ sys.path.insert(0, str(ROOT))
 from run_record import machine_record, tool_output  # noqa: E402  (scripts/run_record.py)
 
 from specmath.audit.engines.batch_rows import MixedRequest, mixed_batch_audit, seed_batch_check  # noqa: E402
-from specmath.audit.engines.checks import GenerateAudit, check_samples, exact_laws, timed  # noqa: E402
+from specmath.audit.engines.checks import GenerateAudit, check_samples, exact_laws, n_for_tv, timed  # noqa: E402
 from specmath.audit.engines.endpoint import EndpointEngine  # noqa: E402
 from specmath.audit.engines.registry import EngineOpening, engine_entry, engines_dir  # noqa: E402
 from specmath.audit.engines.rows import OPTION_ROWS  # noqa: E402
 from specmath.audit.engines.server_law import ServerLogprobs, check_options  # noqa: E402
-from specmath.audit.engines.table_runs import OpenEngine, open_engine, run_row, table_record  # noqa: E402
+from specmath.audit.engines.table_runs import (  # noqa: E402
+    MOST_CALLS,
+    TARGET_TV,
+    OpenEngine,
+    open_engine,
+    run_row,
+    table_record,
+)
 from specmath.audit.engines.target import load_target  # noqa: E402
 from specmath.sampling_options import SamplingOptions  # noqa: E402
 from specmath.validation import InvalidArgument  # noqa: E402
@@ -68,6 +79,8 @@ MIXED = (MixedRequest("T=1", SamplingOptions(1.0)), MixedRequest("T=0.8 top-p 0.
          MixedRequest("repetition 1.5", SamplingOptions(1.0, repetition_penalty=1.5)),
          MixedRequest("presence 1.5", SamplingOptions(1.0, presence_penalty=1.5)),
          MixedRequest("frequency 1.5", SamplingOptions(1.0, frequency_penalty=1.5)))
+#: the N of the T = 1 rows without --n, samples per sampler: a detectable TV of about 0.03 where the option rows' is 0.05
+T1_CALLS = 20000
 #: the repetitive prompt of the seeds and mixed-batch rows (prompt lookup drafts there)
 BATCH_PROMPT = "the cat sat on the mat. the cat sat on the mat. the"
 #: target -> (the folder vLLM runs and the law comes from, the draft folder), under engines/build/vllm-models
@@ -123,7 +136,11 @@ def batch_row(opened: OpenEngine, target, row_name: str, args) -> GenerateAudit:
                     "before the first answered): " + ", ".join(f"{path} server {'yes' if ok else 'no'}"
                                                                for path, ok in together.items()))
         return audit
-    per = max(1, args.n // len(MIXED))
+    if args.n is not None:
+        per = max(1, args.n // len(MIXED))
+    else:  # each request at the N where both its tests detect --tv: the largest over the five requests
+        per = max(n_for_tv(target.reference, prompt, r.options, engine.semantics, args.tv, most=MOST_CALLS)
+                  for r in MIXED)
     audit = mixed_batch_audit(engine, target.name, target.reference, prompt, MIXED, n=per, seed=args.seed,
                               control={"drafted": {"temperature": 0}, "stale_history": False,
                                        "history": "prompt+generated", "ignored": []},
@@ -267,7 +284,8 @@ def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], 
                 if row_name == "mixed batch":
                     audit = batch_row(opened, target, row_name, args)
                 else:
-                    audit, options, shift = run_row(opened, target, OPTION_ROWS[row_name], n=args.n, seed=args.seed)
+                    audit, options, shift = run_row(opened, target, OPTION_ROWS[row_name], n=row_calls(args, row_name),
+                                                    seed=args.seed, target_tv=args.tv)
             failed_here = audit.error_kind == "ENGINE ERROR" and not from_plain_server(audit)
             cause = logged_cause(Path(log.name), offset) if failed_here else None
             if cause:
@@ -292,12 +310,24 @@ def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], 
     return records
 
 
+def row_calls(args, row_name: str) -> int | None:
+    """An option row's N: --n where given; else ``T1_CALLS`` for the T = 1 row and None for the others (``run_row``:
+    the N where both tests detect --tv)."""
+    if args.n is not None:
+        return args.n
+    return T1_CALLS if row_name == "T=1" else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", choices=TARGETS, default="bundled")
     parser.add_argument("--engines", nargs="*", default=["vllm-ngram", "vllm-draft"])
     parser.add_argument("--rows", nargs="*", default=list(VLLM_ROWS), choices=VLLM_ROWS)
-    parser.add_argument("--n", type=int, default=20000, help="generate calls per sampler (engine and control)")
+    parser.add_argument("--n", type=int, default=None,
+                        help="generate calls per sampler (engine and control) in every row; the mixed batch's over its "
+                             "five requests (default: each row at the N where both its tests detect --tv, T = 1 at "
+                             f"{T1_CALLS})")
+    parser.add_argument("--tv", type=float, default=TARGET_TV, help="the TV each row detects with probability 0.99")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--again", action="store_true", help="measure rows already in the file again")
     parser.add_argument("--served", action="store_true", help="against vLLM's OpenAI server (controls offline)")
@@ -328,7 +358,8 @@ def main() -> None:
                     record = batch_record(audit, row_name, opened.description)
                 else:
                     row = OPTION_ROWS[row_name]
-                    audit, options, shift = run_row(opened, target, row, n=args.n, seed=args.seed)
+                    audit, options, shift = run_row(opened, target, row, n=row_calls(args, row_name), seed=args.seed,
+                                                    target_tv=args.tv)
                     record = table_record(audit, row=row, options=options, shift=shift,
                                           description=opened.description,
                                           prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
