@@ -310,6 +310,41 @@ def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], 
     return records
 
 
+def offline(args, name: str, target, draft: Path, todo: list[str], records: list[dict], path: Path) -> list[dict]:
+    """The rows in vLLM's offline engine, started again after a row that killed it (the top-k crash, claim
+    vllm-cpu-top-k-empty-batch: every later request of a dead engine fails with EngineDead)."""
+    opened, startup = None, 0.0
+    try:
+        for row_name in todo:
+            if opened is None:
+                opened_at = time.perf_counter()
+                opened = open_engine(name, EngineOpening(target, draft=str(draft)))
+                startup = time.perf_counter() - opened_at
+            if row_name in ("seeds", "mixed batch"):
+                audit = batch_row(opened, target, row_name, args)
+                record = batch_record(audit, row_name, opened.description)
+            else:
+                row = OPTION_ROWS[row_name]
+                audit, options, shift = run_row(opened, target, row, n=row_calls(args, row_name), seed=args.seed,
+                                                target_tv=args.tv)
+                record = table_record(audit, row=row, options=options, shift=shift, description=opened.description,
+                                      prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
+            record.update(engine_name=name, target_name=args.target, engine_start_seconds=startup,
+                          engine_info=getattr(opened.engine, "info", {}))
+            records = [x for x in records if not (x["engine_name"] == name and x["row"] == row_name)] + [record]
+            path.write_text(json.dumps(records, indent=1) + "\n")  # after each row: a cut run keeps its rows
+            print(f"{name:12s} {row_name:16s} N {audit.n:6d} {audit.verdict[:90]}  engine {audit.seconds:.0f} s, "
+                  f"control {audit.control_seconds:.0f} s, drafted {audit.drafted}, accepted {audit.accepted}",
+                  flush=True)
+            if audit.error_kind == "ENGINE ERROR":
+                opened.close()
+                opened = None
+    finally:
+        if opened is not None:
+            opened.close()
+    return records
+
+
 def row_calls(args, row_name: str) -> int | None:
     """An option row's N: --n where given; else ``T1_CALLS`` for the T = 1 row and None for the others (``run_row``:
     the N where both tests detect --tv)."""
@@ -348,28 +383,8 @@ def main() -> None:
             continue
         if args.served:
             records = served(args, name, target, folder, draft, todo, records, path)
-            continue
-        opened_at = time.perf_counter()
-        with open_engine(name, EngineOpening(target, draft=str(draft))) as opened:
-            startup = time.perf_counter() - opened_at
-            for row_name in todo:
-                if row_name in ("seeds", "mixed batch"):
-                    audit = batch_row(opened, target, row_name, args)
-                    record = batch_record(audit, row_name, opened.description)
-                else:
-                    row = OPTION_ROWS[row_name]
-                    audit, options, shift = run_row(opened, target, row, n=row_calls(args, row_name), seed=args.seed,
-                                                    target_tv=args.tv)
-                    record = table_record(audit, row=row, options=options, shift=shift,
-                                          description=opened.description,
-                                          prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
-                record.update(engine_name=name, target_name=args.target, engine_start_seconds=startup,
-                              engine_info=getattr(opened.engine, "info", {}))
-                records = [x for x in records if not (x["engine_name"] == name and x["row"] == row_name)] + [record]
-                path.write_text(json.dumps(records, indent=1) + "\n")  # after each row: a cut run keeps its rows
-                print(f"{name:12s} {row_name:16s} N {audit.n:6d} {audit.verdict[:90]}  engine {audit.seconds:.0f} s, "
-                      f"control {audit.control_seconds:.0f} s, drafted {audit.drafted}, accepted {audit.accepted}",
-                      flush=True)
+        else:
+            records = offline(args, name, target, draft, todo, records, path)
     env["seconds"] = time.perf_counter() - start
     env["load_average_at_end"] = os.getloadavg()
     envs = json.loads((out / "vllm-environment.json").read_text()) if (out / "vllm-environment.json").exists() else {}
