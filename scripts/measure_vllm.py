@@ -299,11 +299,9 @@ def served(args, name: str, target, folder: Path, draft: Path, todo: list[str], 
             record.update(engine_name=f"{name} served", target_name=args.target, engine_start_seconds=startup, **extra)
             if audit.checks and row_name in ("T=1", "top-p 0.9"):
                 record["server_law"] = server_law_record(engine, audit, options, target)
-            records = [x for x in records if not (x["engine_name"] == record["engine_name"] and x["row"] == row_name)]
-            records.append(record)
-            path.write_text(json.dumps(records, indent=1) + "\n")
-            print(f"{name} served {row_name:16s} N {audit.n:6d} {audit.verdict[:90]}  engine {audit.seconds:.0f} s, "
-                  f"control {audit.control_seconds:.0f} s, drafted {audit.drafted}", flush=True)
+            records = kept_row(records, record, path, f"{name} served {row_name:16s} N {audit.n:6d} "
+                               f"{audit.verdict[:90]}  engine {audit.seconds:.0f} s, control "
+                               f"{audit.control_seconds:.0f} s, drafted {audit.drafted}")
             if audit.error_kind == "ENGINE ERROR":  # the server's engine core died with it: a fresh server
                 stack.close()
                 url = None
@@ -331,17 +329,25 @@ def offline(args, name: str, target, draft: Path, todo: list[str], records: list
                                       prompt_text=target.tokenizer.decode(audit.prompt) if target.tokenizer else "")
             record.update(engine_name=name, target_name=args.target, engine_start_seconds=startup,
                           engine_info=getattr(opened.engine, "info", {}))
-            records = [x for x in records if not (x["engine_name"] == name and x["row"] == row_name)] + [record]
-            path.write_text(json.dumps(records, indent=1) + "\n")  # after each row: a cut run keeps its rows
-            print(f"{name:12s} {row_name:16s} N {audit.n:6d} {audit.verdict[:90]}  engine {audit.seconds:.0f} s, "
-                  f"control {audit.control_seconds:.0f} s, drafted {audit.drafted}, accepted {audit.accepted}",
-                  flush=True)
+            records = kept_row(records, record, path, f"{name:12s} {row_name:16s} N {audit.n:6d} "
+                               f"{audit.verdict[:90]}  engine {audit.seconds:.0f} s, control "
+                               f"{audit.control_seconds:.0f} s, drafted {audit.drafted}, accepted {audit.accepted}")
             if audit.error_kind == "ENGINE ERROR":
                 opened.close()
                 opened = None
     finally:
         if opened is not None:
             opened.close()
+    return records
+
+
+def kept_row(records: list[dict], record: dict, path: Path, line: str) -> list[dict]:
+    """``records`` with ``record`` in place of any earlier record of its engine x row, written to ``path`` at once
+    (a run cut short keeps the rows it finished), and ``line`` printed."""
+    records = [x for x in records if not (x["engine_name"] == record["engine_name"] and x["row"] == record["row"])]
+    records.append(record)
+    path.write_text(json.dumps(records, indent=1) + "\n")
+    print(line, flush=True)
     return records
 
 
