@@ -87,6 +87,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", metavar="N", action=IntegerValue, min_value=1, default=None,
                         help=f"generate calls per sampler, an int >= 1 (default {CI.generate_calls}; --all: per pair; "
                              f"--options-table: each row's N for a detectable TV of 0.05)")
+    parser.add_argument("--tv", metavar="TV", action=RealValue, min_value=0, max_value=1, open_min=True, default=None,
+                        help="instead of --n: the N at which both tests detect a TV of TV with probability 0.99, "
+                             "computed from the target's law at the audit's prompt (an engine on a --target, or "
+                             "--options-table, whose default is 0.05)")
     parser.add_argument("--seed", action=IntegerValue, min_value=0, default=0, help="seed of the first generate call, an int >= 0")
     parser.add_argument("--temperature", metavar="T", action=RealValue, min_value=0, open_min=True, default=1.0,
                         help="temperature T > 0 (the audit compares sampled laws; default 1)")
@@ -169,6 +173,12 @@ def check_arguments(args: argparse.Namespace) -> None:
         elif args.pathwise:
             raise InvalidArgument("--pathwise N with --endpoint compares against plain decoding: give --plain-endpoint "
                                   "URL, the same model served without speculation")
+    if args.tv is not None:
+        if args.n is not None:
+            raise InvalidArgument("give --n N or --tv TV, not both: --tv chooses the N that detects TV")
+        if args.all or args.law == "server":
+            raise InvalidArgument(f"--tv chooses N from a --target's law, which {'--all' if args.all else '--law server'} "
+                                  f"does not compute beforehand: give --n N")
     entry = _engine_entry(args)
     options = _sampling_options(args)
     explicit = options.to_json().keys() - {"temperature"} or args.temperature != 1.0
@@ -199,8 +209,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     if entry.target == "pair":
         if not args.pair:
             raise InvalidArgument("give an ENGINE and --pair PAIR, or --all")
-        if args.target or args.option or args.prompt or args.pathwise:
-            raise InvalidArgument(f"{args.engine} takes --pair and sampling options (not --target, --option, --prompt, --pathwise)")
+        if args.target or args.option or args.prompt or args.pathwise or args.tv is not None:
+            raise InvalidArgument(f"{args.engine} takes --pair, --n and sampling options (not --target, --option, "
+                                  f"--prompt, --pathwise, --tv)")
         entry.engine_semantics().check_supports(options)
         return
     if args.pair and args.target:
@@ -252,8 +263,8 @@ def _status(audits) -> int:
     return exit_status([a.verdict for a in audits])
 
 
-def _reproducer(args: argparse.Namespace) -> str:
-    """The command line that runs this audit again, drawing the same samples (the seed written out)."""
+def _reproducer(args: argparse.Namespace, n: int) -> str:
+    """The command line that runs this audit again, drawing the same samples (N and the seed written out)."""
     from specmath.audit.engines.table_runs import option_flags, reproducer_command
 
     engine = (["--engine-cmd", args.engine_cmd] if args.engine_cmd else ["--endpoint", args.endpoint] if args.endpoint
@@ -268,7 +279,7 @@ def _reproducer(args: argparse.Namespace) -> str:
     sampling = ["--option", args.option] if args.option else option_flags(_sampling_options(args))
     sampling += ["--prompt", args.prompt] if args.prompt else []
     extra = ["--pathwise", str(args.pathwise)] if args.pathwise else []
-    return reproducer_command(engine, model, sampling, args.n or CI.generate_calls, args.seed, extra)
+    return reproducer_command(engine, model, sampling, n, args.seed, extra)
 
 
 def _torch_table(audits, markdown: bool) -> str:
@@ -335,10 +346,11 @@ def _run_options_table(args: argparse.Namespace) -> int:
     from specmath.audit.engines.target import load_target
 
     engines = [args.engine] if args.engine else list(engines_for("gguf"))
-    n = {e: args.n for e in engines} if args.n else None  # None: each row's N detects TARGET_TV
+    n = {e: args.n for e in engines} if args.n else None  # None: each row's N detects --tv (TARGET_TV)
     target = load_target(args.target or args.pair or "smollm2")
+    tv = {} if args.tv is None else {"target_tv": args.tv}
     records = run_options_table(engines, target, n=n, seed=args.seed, pathwise_seeds=args.pathwise or 50, draft=args.draft,
-                                progress=lambda line: print(line, file=sys.stderr, flush=True))
+                                progress=lambda line: print(line, file=sys.stderr, flush=True), **tv)
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(records, indent=1) + "\n")
@@ -370,8 +382,11 @@ def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int
     with open_engine(entry, opening) as opened:
         row = option_row_named(args.option) if args.option else row_for(options)
         prompt = target.encode(args.prompt) if args.prompt else None
-        audit, _, _ = run_row(opened, target, row, n=args.n or CI.generate_calls, seed=args.seed, prompt=prompt,
-                              pathwise_seeds=args.pathwise, reproducer=_reproducer(args))
+        # --tv: run_row chooses N at the prompt it audits, and the reproducer names that N
+        n = None if args.tv is not None else args.n or CI.generate_calls
+        tv = {} if args.tv is None else {"target_tv": args.tv}
+        audit, _, _ = run_row(opened, target, row, n=n, seed=args.seed, prompt=prompt, pathwise_seeds=args.pathwise,
+                              reproducer=lambda n: _reproducer(args, n), **tv)
     print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
     return _status([audit])
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -191,11 +191,13 @@ def _both_draft_at(opened: OpenEngine, prompt: list[int], options: SamplingOptio
 
 
 def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int | None, seed: int = 0,
-            prompt: list[int] | None = None, pathwise_seeds: int = 0, reproducer: str | None = None,
+            prompt: list[int] | None = None, pathwise_seeds: int = 0,
+            reproducer: str | Callable[[int], str] | None = None,
             target_tv: float = TARGET_TV) -> tuple[GenerateAudit, SamplingOptions, float]:
     """(the audit of one row, the options it ran, its control's shift bound at the prompt: NaN for a given prompt).
     ``n`` None: the N at which both tests detect ``target_tv`` with probability 0.99 (``checks.n_for_tv``, at most
-    ``MOST_CALLS``). ``reproducer``: the command that runs it again (default: ``--option ROW`` on ``target``).
+    ``MOST_CALLS``). ``reproducer``: the command that runs it again, or a function of the N run that writes it
+    (default: ``--option ROW`` on ``target``).
 
     The law comes from the engine's own logits where it gives them, else from the target's forward; the target's
     forward also states the quantisation of an engine that gives its logits (``GenerateAudit.quantisation_tv``).
@@ -219,6 +221,8 @@ def run_row(opened: OpenEngine, target: AuditTarget, row: OptionRow, *, n: int |
         raise InvalidArgument(f"the {row.name!r} row chooses its own prompt and biased token: leave out --prompt")
     if n is None:
         n = n_for_tv(logits, prompt, options, engine.semantics, target_tv, most=MOST_CALLS)
+    if callable(reproducer):
+        reproducer = reproducer(n)
     # the target's forward: the law of an engine without logits; beside a GGUF engine's own, its quantisation
     reference = target.reference if target.gguf is not None or not engine.has_logits else None
     control = None

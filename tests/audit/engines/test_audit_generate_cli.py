@@ -26,7 +26,7 @@ MISTAKES = [
     (["mymodule:generate"], r"name the model the law comes from: --target MODEL"),
     (["--engine-cmd", "x", "--endpoint", "http://localhost:1"], r"name one engine: ENGINE, --engine-cmd or --endpoint"),
     (["specmath", "--pair", "tiny", "--min-p", "0.1"], r"the engine \(specmath\) does not take min_p"),
-    (["specmath", "--pair", "tiny", "--target", "smollm2"], r"specmath takes --pair and sampling options"),
+    (["specmath", "--pair", "tiny", "--target", "smollm2"], r"specmath takes --pair, --n and sampling options"),
     (["hf-lookup", "--pair", "tiny", "--logit-bias", "5"], r"--logit-bias takes TOKEN=BIAS"),
     (["hf-lookup", "--pair", "tiny", "--min-p", "0"], r"--min-p must be a finite number in \(0, 1\], got 0\.0"),
     (["llama-cpp-ngram", "--target", "smollm2", "--option", "min-p", "--n", "5"],
@@ -47,6 +47,12 @@ MISTAKES = [
       "--pathwise", "5"], r"--plain-endpoint is the reference of --pathwise N, which an audit with --law server"),
     (["--endpoint", "http://h:1", "--target", "tiny", "--pathwise", "5"],
      r"--pathwise N with --endpoint compares against plain decoding: give --plain-endpoint URL"),
+    (["mymodule:generate", "--target", "tiny", "--tv", "0.05", "--n", "500"], r"give --n N or --tv TV, not both"),
+    (["specmath", "--pair", "tiny", "--tv", "0.05"], r"specmath takes --pair, --n and sampling options \(not .*--tv\)"),
+    (["--endpoint", "http://h:1", "--law", "server", "--vocab-size", "100", "--tv", "0.05"],
+     r"--tv chooses N from a --target's law, which --law server does not compute beforehand: give --n N"),
+    (["--all", "--tv", "0.05"], r"--tv chooses N from a --target's law, which --all does not compute"),
+    (["mymodule:generate", "--target", "tiny", "--tv", "0"], r"--tv must be a finite number in \(0, 1\], got 0\.0"),
 ]
 #: mistakes seen where the engine starts, after the target (and torch) is loaded: still one line and exit 2
 MISTAKES_AT_START = [
@@ -89,6 +95,20 @@ def test_a_python_function_engine_from_the_command_line(capsys, monkeypatch):
     report = json.loads(capsys.readouterr().out)
     assert status == 0 and report["verdict"] == "PASS (no negative control)", report
     assert report["engine"] == "tiny_engines:tiny_speculative" and report["n"] == 600
+
+
+def test_tv_runs_the_audit_at_the_n_whose_tests_detect_it_and_its_reproducer_names_that_n(capsys, monkeypatch):
+    # at N = 1000 this audit's tests detect about 0.14: asking for 0.1 must raise N until both detect 0.1
+    pytest.importorskip("torch")
+    monkeypatch.syspath_prepend(str(TOY.parent))
+    status = main(["audit-generate", "tiny_engines:tiny_speculative", "--target", "tiny", "--tv", "0.1",
+                   "--temperature", "0.8", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0 and report["verdict"].startswith("PASS"), report
+    tvs = [c["detectable_tv"] for c in report["checks"] if c["role"] == "engine"]
+    assert len(tvs) == 2 and max(tvs) <= 0.1, tvs
+    assert 1000 < report["n"] <= 50_000
+    assert report["reproducer"].endswith(f"--n {report['n']} --seed 0") and "--tv" not in report["reproducer"]
 
 
 def test_a_subprocess_engine_from_the_command_line_takes_its_semantics_from_its_info(capsys):
