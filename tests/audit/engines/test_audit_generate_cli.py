@@ -87,23 +87,24 @@ def test_an_engine_that_cannot_start_is_one_line_and_exit_2(args, line):
     assert len(lines) == 1 and re.search(line, lines[0]), out.stderr
 
 
-def test_a_python_function_engine_from_the_command_line(capsys, monkeypatch):
+def _function_engine_audit(capsys, monkeypatch, *args: str) -> tuple[int, dict]:
+    """(exit status, JSON report) of ``audit-generate tiny_engines:tiny_speculative --target tiny`` at T = 0.8."""
     pytest.importorskip("torch")
     monkeypatch.syspath_prepend(str(TOY.parent))
-    status = main(["audit-generate", "tiny_engines:tiny_speculative", "--target", "tiny", "--n", "600",
+    status = main(["audit-generate", "tiny_engines:tiny_speculative", "--target", "tiny", *args,
                    "--temperature", "0.8", "--json"])
-    report = json.loads(capsys.readouterr().out)
+    return status, json.loads(capsys.readouterr().out)
+
+
+def test_a_python_function_engine_from_the_command_line(capsys, monkeypatch):
+    status, report = _function_engine_audit(capsys, monkeypatch, "--n", "600")
     assert status == 0 and report["verdict"] == "PASS (no negative control)", report
     assert report["engine"] == "tiny_engines:tiny_speculative" and report["n"] == 600
 
 
 def test_tv_runs_the_audit_at_the_n_whose_tests_detect_it_and_its_reproducer_names_that_n(capsys, monkeypatch):
     # at N = 1000 this audit's tests detect about 0.14: asking for 0.1 must raise N until both detect 0.1
-    pytest.importorskip("torch")
-    monkeypatch.syspath_prepend(str(TOY.parent))
-    status = main(["audit-generate", "tiny_engines:tiny_speculative", "--target", "tiny", "--tv", "0.1",
-                   "--temperature", "0.8", "--json"])
-    report = json.loads(capsys.readouterr().out)
+    status, report = _function_engine_audit(capsys, monkeypatch, "--tv", "0.1")
     assert status == 0 and report["verdict"].startswith("PASS"), report
     tvs = [c["detectable_tv"] for c in report["checks"] if c["role"] == "engine"]
     assert len(tvs) == 2 and max(tvs) <= 0.1, tvs
