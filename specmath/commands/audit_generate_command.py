@@ -342,15 +342,15 @@ def _run_all(args: argparse.Namespace) -> int:
 
 def _run_options_table(args: argparse.Namespace) -> int:
     from specmath.audit.engines.table import options_table
-    from specmath.audit.engines.table_runs import run_options_table
+    from specmath.audit.engines.table_runs import TARGET_TV, run_options_table
     from specmath.audit.engines.target import load_target
 
     engines = [args.engine] if args.engine else list(engines_for("gguf"))
     n = {e: args.n for e in engines} if args.n else None  # None: each row's N detects --tv (TARGET_TV)
     target = load_target(args.target or args.pair or "smollm2")
-    tv = {} if args.tv is None else {"target_tv": args.tv}
     records = run_options_table(engines, target, n=n, seed=args.seed, pathwise_seeds=args.pathwise or 50, draft=args.draft,
-                                progress=lambda line: print(line, file=sys.stderr, flush=True), **tv)
+                                target_tv=TARGET_TV if args.tv is None else args.tv,
+                                progress=lambda line: print(line, file=sys.stderr, flush=True))
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(records, indent=1) + "\n")
@@ -364,7 +364,7 @@ def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int
     from specmath.audit.engines.registry import EngineOpening
     from specmath.audit.engines.rows import option_row_named, row_for
     from specmath.audit.engines.table import describe_audit
-    from specmath.audit.engines.table_runs import open_engine, run_row
+    from specmath.audit.engines.table_runs import TARGET_TV, open_engine, run_row
     from specmath.audit.engines.target import load_target
     from specmath.function_reference import resolve_function
 
@@ -384,9 +384,9 @@ def _run_on_target(args: argparse.Namespace, entry: EngineEntry, options) -> int
         prompt = target.encode(args.prompt) if args.prompt else None
         # --tv: run_row chooses N at the prompt it audits, and the reproducer names that N
         n = None if args.tv is not None else args.n or CI.generate_calls
-        tv = {} if args.tv is None else {"target_tv": args.tv}
         audit, _, _ = run_row(opened, target, row, n=n, seed=args.seed, prompt=prompt, pathwise_seeds=args.pathwise,
-                              reproducer=lambda n: _reproducer(args, n), **tv)
+                              reproducer=lambda n: _reproducer(args, n),
+                              target_tv=TARGET_TV if args.tv is None else args.tv)
     print(json.dumps(audit.to_json(), indent=2) if args.json else describe_audit(audit))
     return _status([audit])
 

@@ -119,3 +119,18 @@ def test_a_subprocess_engine_from_the_command_line_takes_its_semantics_from_its_
     report = json.loads(capsys.readouterr().out)
     assert status == 0 and report["verdict"] == "PASS (no negative control)", report
     assert report["pathwise"]["promised"] and report["pathwise"]["differences"] == 0
+
+
+@pytest.mark.parametrize("flags,tv", [([], 0.05), (["--tv", "0.1"], 0.1)], ids=["default", "--tv 0.1"])
+def test_the_options_table_detects_the_tv_asked_for(flags, tv, capsys, monkeypatch):
+    # the table's rows each choose their N from target_tv; no engine runs here: the table's runner is replaced
+    import specmath.audit.engines.table_runs as table_runs
+    import specmath.audit.engines.target as target_module
+    from specmath.commands import audit_generate_command
+
+    asked = {}
+    monkeypatch.setattr(audit_generate_command, "_check_target", lambda *a, **k: None)
+    monkeypatch.setattr(target_module, "load_target", lambda name: name)
+    monkeypatch.setattr(table_runs, "run_options_table", lambda engines, target, **kw: asked.update(kw) or [])
+    assert main(["audit-generate", "--options-table", "--target", "smollm2", *flags]) == 0
+    assert asked["target_tv"] == tv and asked["n"] is None
