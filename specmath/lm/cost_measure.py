@@ -13,9 +13,15 @@ reading every time, in units of t_1 = one cached target pass over 1 token:
     o_plain    = ``plain_decode.plain_step`` (warp of one law, sampling, host transfer; compiled likewise) / t_1
     P, P_d     = prefilling one prompt into the target, into the draft's cache, / t_1
 
-t_1 is timed as plain decoding runs it (a 1-token pass right after another) in the same repeats as the
+t_1 is timed as plain decoding runs it (1-token passes one after another) in the same repeats as the
 rounds; each part of a round and of a plain step is timed right after the pass before it, as the
-decoders run them, by the functions they call. k(gamma), c, o_round and o_plain are medians of
+decoders run them, by the functions they call, and only once rounds (plain steps) have run back to back
+for a while (``SETTLE``, ``SETTLE_SECONDS``): a compiled plain step that follows other graphs runs slower
+for several calls. On a 2-core AMD EPYC (family 25, 1 thread, 2026-12-07, ``python benchmarks/settling.py``,
+three runs), the bundled target's compiled plain step (its pass and ``plain_step``) took 1.8-2.2 ms right
+after a round, 1.7-2.0 ms as the second call and 1.2-1.5 ms from about the eighth call on, while rounds run
+back to back showed no such trend (3.7-4.8 ms); a model that timed the second plain step after a round
+predicted plain decoding 15-20% slower than the bench measured it. k(gamma), c, o_round and o_plain are medians of
 per-repeat ratios to that repeat's t_1, so a change of machine speed between repeats cancels instead
 of moving every cost at once. The target alone gives ``k_alone``, for comparison. The result is a
 ``measured_costs.Costs``.
@@ -23,8 +29,9 @@ of moving every cost at once. The target alone gives ``k_alone``, for comparison
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from statistics import median
 
 import torch
@@ -46,6 +53,11 @@ __all__ = ["GAMMAS", "measure_costs", "forward_cost", "prefill_seconds", "worklo
 GAMMAS = tuple(range(1, 9))
 #: a cost is the median of at least ``repeats`` timings, more while they add up to less than this
 MIN_SECONDS = 1.0
+#: rounds (plain steps) run back to back before the ones that are timed, at most ``SETTLE`` or for ``SETTLE_SECONDS``
+#: (a slow model's passes settle within one call, a fast one's within several): the decoders' steady state
+SETTLE, SETTLE_SECONDS = 16, 0.02
+#: rounds (plain steps) timed after those, back to back, in each repeat; their median is the repeat's timing
+TIMED = 3
 
 
 def workload_context(prompts: Sequence[Sequence[int]], max_new_tokens: int) -> int:
@@ -94,6 +106,17 @@ def _pass_times(model: torch.nn.Module, context: list[int], sizes: Sequence[int]
     return {n: median(t) for n, t in passes.items()}
 
 
+def _settled(run: Callable[[], tuple[float, ...]]) -> tuple[float, ...]:
+    """The median over ``TIMED`` calls of ``run`` (one round or one plain step; it returns its parts' seconds),
+    made after ``SETTLE`` calls back to back, fewer where those take ``SETTLE_SECONDS``, are not kept."""
+    spent = 0.0
+    for _ in range(SETTLE):
+        spent += sum(run())
+        if spent >= SETTLE_SECONDS:
+            break
+    return tuple(median(t) for t in zip(*(run() for _ in range(TIMED)), strict=True))
+
+
 @dataclass(frozen=True)
 class _RoundRatios:
     """``_round_times``' medians of per-repeat ratios to that repeat's t_1, and the median t_1 (seconds)."""
@@ -111,15 +134,17 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
                  repeats: int, min_seconds: float | None = None, cache_class=RowCache) -> _RoundRatios:
     """Rounds and plain steps timed as the decoders run them, each part in units of that repeat's t_1.
 
-    For each gamma, one round in the decoder's order: the draft proposes gamma tokens; the target
-    passes over [last token, drafts] (``feed_block``); ``verify_round`` warps the gamma + 1 laws,
-    accepts/rejects and reads the round on the host; the target's cache rolls back and the draft
-    ``commit``s a round that kept nothing. Then two plain steps (a 1-token pass, ``plain_step``), of
-    which the second is kept: the target's data warm as in plain decoding. The round's own work is
-    timed on that pass's logits, right after it, because a small model's pass leaves the CPU caches
-    full of its weights and the warps pay for it (timed apart on warm data, the same work comes out well
-    below what the decoder's rounds spend). Each part is divided by *that repeat's* t_1 before the
-    median is taken, so a change of machine speed between repeats cancels.
+    For each gamma, up to ``SETTLE`` + ``TIMED`` rounds back to back, each in the decoder's order: the draft
+    proposes gamma tokens; the target passes over [last token, drafts] (``feed_block``); ``verify_round``
+    warps the gamma + 1 laws, accepts/rejects and reads the round on the host; the target's cache rolls
+    back and the draft ``commit``s a round that kept nothing. Then as many plain steps (a 1-token pass,
+    ``plain_step``). Only the last ``TIMED`` of each run are kept (their median, ``_settled``): a decoder
+    runs its rounds, or its plain steps, one after another, and a compiled step that follows other work
+    runs slower for several calls. The round's own work is timed on that pass's logits, right after it,
+    because a small model's pass leaves the CPU caches full of its weights and the warps pay for it
+    (timed apart on warm data, the same work comes out well below what the decoder's rounds spend).
+    Each part is divided by *that repeat's* t_1 before the median is taken, so a change of machine
+    speed between repeats cancels.
     """
     sampling, accept_reject = options.sampling, options.accept_reject
     cache = cache_class(target, 1)
@@ -132,32 +157,37 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
     parts = ("draft", "verify", "extra", "rollback")
     ratios: dict[str, dict[int, list[float]]] = {part: {} for part in parts}
     plain, plain_extra = [], []
+
+    def round_parts(g: int) -> tuple[float, ...]:  # (draft, verify, extra, rollback) seconds of one round
+        watch.restart()
+        proposal = draft.propose([context], g, sampling, draws)
+        d = watch.lap("draft")
+        full = min(proposal.lengths) == proposal.width
+        logits = cache.feed_block(torch.cat([last, proposal.tokens], dim=1),
+                                  None if full else [1 + n for n in proposal.lengths])
+        v = watch.lap("verify")
+        verify_round(logits, proposal, sampling, accept_reject, draws, options.compile)
+        e = watch.lap("extra")
+        cache.keep([base])
+        b = watch.lap("rollback")
+        draft.commit([len(context) - 1])
+        return d + watch.lap("draft"), v, e, b
+
+    def plain_parts() -> tuple[float, ...]:  # (pass, plain_step) seconds of one plain step
+        watch.restart()
+        step_logits = cache.feed_block(last)[:, -1]
+        single = watch.lap("plain")
+        plain_step(step_logits, sampling, draws, options.compile)
+        extra = watch.lap("plain_extra")
+        cache.keep([base])
+        return single, extra
+
     for r in _repeats(repeats, watch, min_seconds):
-        times = {}
-        for g in gammas:
-            watch.restart()
-            proposal = draft.propose([context], g, sampling, draws)
-            d = watch.lap("draft")
-            full = min(proposal.lengths) == proposal.width
-            logits = cache.feed_block(torch.cat([last, proposal.tokens], dim=1),
-                                      None if full else [1 + n for n in proposal.lengths])
-            v = watch.lap("verify")
-            verify_round(logits, proposal, sampling, accept_reject, draws, options.compile)
-            e = watch.lap("extra")
-            cache.keep([base])
-            b = watch.lap("rollback")
-            draft.commit([len(context) - 1])
-            times[g] = (d + watch.lap("draft"), v, e, b)
-        for _ in range(2):
-            watch.restart()
-            step_logits = cache.feed_block(last)[:, -1]
-            single = watch.lap("plain")
-            plain_step(step_logits, sampling, draws, options.compile)
-            single_extra = watch.lap("plain_extra")
-            cache.keep([base])
+        times = {g: _settled(partial(round_parts, g)) for g in gammas}
+        single, extra = _settled(plain_parts)
         if r:
             plain.append(single)
-            plain_extra.append(single_extra / single)
+            plain_extra.append(extra / single)
             for g, seconds in times.items():
                 for part, key, t in zip(parts, (g, g + 1, g, g + 1), seconds, strict=True):
                     ratios[part].setdefault(key, []).append(t / single)

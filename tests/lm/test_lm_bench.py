@@ -102,6 +102,9 @@ def test_the_costs_time_the_decoders_own_round_and_step_right_after_the_pass_the
     # o_round and o_plain come from the functions speculative_generate and plain_generate call, on the logits of
     # the pass just run (not on a warm copy): a spy records what each call gets and what ran just before it
     monkeypatch.setattr(cost_measure, "MIN_SECONDS", 0.0)
+    monkeypatch.setattr(cost_measure, "SETTLE", 1)  # one untimed round (plain step) before each timed one
+    monkeypatch.setattr(cost_measure, "SETTLE_SECONDS", float("inf"))
+    monkeypatch.setattr(cost_measure, "TIMED", 1)
     target = tiny_llama(0, sharpness=4.0)
     draft = ModelDraft(noisy_copy(target, 0.3, 1))
     log = []
@@ -124,12 +127,28 @@ def test_the_costs_time_the_decoders_own_round_and_step_right_after_the_pass_the
     costs = measure_costs(target, draft, [1, 2, 3, 4], [2, 3], context=20, repeats=2)
     rounds = [i for i, (name, _) in enumerate(log) if name == "round"]
     steps = [i for i, (name, _) in enumerate(log) if name == "step"]
-    assert len(rounds) == 2 * 3 and len(steps) == 2 * 3  # two gammas and two plain steps per repeat, 3 repeats
+    # per repeat (3): two rounds of each of the two gammas, two plain steps, each pair one settling and one timed
+    assert len(rounds) == 2 * 2 * 3 and len(steps) == 2 * 3
     for i in rounds:  # the round's work on the very logits of the verify pass before it: (1, gamma + 1, V)
         assert log[i - 1][0] == "pass" and log[i][1] is log[i - 1][1] and log[i][1].shape[1] in (3, 4)
     for i in steps:  # the plain step on the last position of the 1-token pass before it
         assert log[i - 1][0] == "pass" and log[i - 1][1].shape[1] == 1 and log[i][1].dim() == 2
     assert all(costs.o_round(g) > 0 for g in (2, 3)) and costs.o_plain > 0
+
+
+def test_a_cost_is_the_median_of_calls_made_after_the_first_ones_back_to_back(monkeypatch):
+    # a compiled step that follows other work runs slower for several calls: the settling calls are not kept
+    monkeypatch.setattr(cost_measure, "SETTLE", 4)
+    monkeypatch.setattr(cost_measure, "TIMED", 3)
+    monkeypatch.setattr(cost_measure, "SETTLE_SECONDS", 100.0)
+    calls = iter([(9.0, 1.0), (8.0, 1.0), (7.0, 1.0), (6.0, 1.0), (2.0, 0.5), (4.0, 0.1), (3.0, 0.2), (0.0, 0.0)])
+    assert cost_measure._settled(lambda: next(calls)) == (3.0, 0.2)  # calls 5-7, each part's median
+    assert next(calls) == (0.0, 0.0)  # and no more calls than that
+    # a slow step settles in fewer calls: once the settling calls took SETTLE_SECONDS
+    monkeypatch.setattr(cost_measure, "SETTLE_SECONDS", 15.0)
+    calls = iter([(9.0, 1.0), (8.0, 1.0), (1.0, 0.0), (2.0, 0.0), (3.0, 0.0), (0.0, 0.0)])
+    assert cost_measure._settled(lambda: next(calls)) == (2.0, 0.0)
+    assert next(calls) == (0.0, 0.0)
 
 
 def test_the_mid_run_cache_length_is_the_mean_prompt_plus_half_the_new_tokens():
