@@ -15,9 +15,9 @@ reading every time, in units of t_1 = one cached target pass over 1 token:
 
 t_1 is timed as plain decoding runs it (1-token passes one after another) in the same repeats as the
 rounds; each part of a round and of a plain step is timed right after the pass before it, as the
-decoders run them, by the functions they call, and only once rounds (plain steps) have run back to back
-for a while (``SETTLE``, ``SETTLE_SECONDS``): a compiled plain step that follows other graphs runs slower
-for several calls. On a 2-core AMD EPYC (family 25, 1 thread, 2026-12-07, ``python benchmarks/settling.py``,
+decoders run them, by the functions they call, and only once rounds, or plain steps, have run back to back
+(one round; several plain steps, ``SETTLE``, ``SETTLE_SECONDS``): a compiled plain step that follows other
+graphs runs slower for several calls. On a 2-core AMD EPYC (family 25, 1 thread, 2026-12-07, ``python benchmarks/settling.py``,
 three runs), the bundled target's compiled plain step (its pass and ``plain_step``) took 1.8-2.2 ms right
 after a round, 1.7-2.0 ms as the second call and 1.2-1.5 ms from about the eighth call on, while rounds run
 back to back showed no such trend (3.7-4.8 ms); a model that timed the second plain step after a round
@@ -53,8 +53,9 @@ __all__ = ["GAMMAS", "measure_costs", "forward_cost", "prefill_seconds", "worklo
 GAMMAS = tuple(range(1, 9))
 #: a cost is the median of at least ``repeats`` timings, more while they add up to less than this
 MIN_SECONDS = 1.0
-#: rounds (plain steps) run back to back before the ones that are timed, at most ``SETTLE`` or for ``SETTLE_SECONDS``
-#: (a slow model's passes settle within one call, a fast one's within several): the decoders' steady state
+#: plain steps run back to back before the ones that are timed, at most ``SETTLE`` or for ``SETTLE_SECONDS`` (a slow
+#: model's passes settle within one call, a fast one's within several): plain decoding's steady state. A round
+#: settles in one (``benchmarks/settling.py``: rounds run back to back keep one time from the first on)
 SETTLE, SETTLE_SECONDS = 16, 0.02
 #: rounds (plain steps) timed after those, back to back, in each repeat; their median is the repeat's timing
 TIMED = 3
@@ -106,11 +107,12 @@ def _pass_times(model: torch.nn.Module, context: list[int], sizes: Sequence[int]
     return {n: median(t) for n, t in passes.items()}
 
 
-def _settled(run: Callable[[], tuple[float, ...]]) -> tuple[float, ...]:
+def _settled(run: Callable[[], tuple[float, ...]], settle: int | None = None) -> tuple[float, ...]:
     """The median over ``TIMED`` calls of ``run`` (one round or one plain step; it returns its parts' seconds),
-    made after ``SETTLE`` calls back to back, fewer where those take ``SETTLE_SECONDS``, are not kept."""
+    made after ``settle`` (None: ``SETTLE``) calls back to back, fewer where those take ``SETTLE_SECONDS``, which
+    are not kept."""
     spent = 0.0
-    for _ in range(SETTLE):
+    for _ in range(SETTLE if settle is None else settle):
         spent += sum(run())
         if spent >= SETTLE_SECONDS:
             break
@@ -134,13 +136,13 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
                  repeats: int, min_seconds: float | None = None, cache_class=RowCache) -> _RoundRatios:
     """Rounds and plain steps timed as the decoders run them, each part in units of that repeat's t_1.
 
-    For each gamma, up to ``SETTLE`` + ``TIMED`` rounds back to back, each in the decoder's order: the draft
-    proposes gamma tokens; the target passes over [last token, drafts] (``feed_block``); ``verify_round``
-    warps the gamma + 1 laws, accepts/rejects and reads the round on the host; the target's cache rolls
-    back and the draft ``commit``s a round that kept nothing. Then as many plain steps (a 1-token pass,
+    For each gamma, 1 + ``TIMED`` rounds back to back, each in the decoder's order: the draft proposes gamma
+    tokens; the target passes over [last token, drafts] (``feed_block``); ``verify_round`` warps the gamma + 1
+    laws, accepts/rejects and reads the round on the host; the target's cache rolls back and the draft
+    ``commit``s a round that kept nothing. Then up to ``SETTLE`` + ``TIMED`` plain steps (a 1-token pass,
     ``plain_step``). Only the last ``TIMED`` of each run are kept (their median, ``_settled``): a decoder
-    runs its rounds, or its plain steps, one after another, and a compiled step that follows other work
-    runs slower for several calls. The round's own work is timed on that pass's logits, right after it,
+    runs its rounds, or its plain steps, one after another, and a compiled plain step that follows other
+    work runs slower for several calls. The round's own work is timed on that pass's logits, right after it,
     because a small model's pass leaves the CPU caches full of its weights and the warps pay for it
     (timed apart on warm data, the same work comes out well below what the decoder's rounds spend).
     Each part is divided by *that repeat's* t_1 before the median is taken, so a change of machine
@@ -183,7 +185,7 @@ def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Seq
         return single, extra
 
     for r in _repeats(repeats, watch, min_seconds):
-        times = {g: _settled(partial(round_parts, g)) for g in gammas}
+        times = {g: _settled(partial(round_parts, g), settle=1) for g in gammas}
         single, extra = _settled(plain_parts)
         if r:
             plain.append(single)

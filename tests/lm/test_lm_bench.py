@@ -102,7 +102,7 @@ def test_the_costs_time_the_decoders_own_round_and_step_right_after_the_pass_the
     # o_round and o_plain come from the functions speculative_generate and plain_generate call, on the logits of
     # the pass just run (not on a warm copy): a spy records what each call gets and what ran just before it
     monkeypatch.setattr(cost_measure, "MIN_SECONDS", 0.0)
-    monkeypatch.setattr(cost_measure, "SETTLE", 1)  # one untimed round (plain step) before each timed one
+    monkeypatch.setattr(cost_measure, "SETTLE", 1)  # one untimed plain step before the timed one, as for a round
     monkeypatch.setattr(cost_measure, "SETTLE_SECONDS", float("inf"))
     monkeypatch.setattr(cost_measure, "TIMED", 1)
     target = tiny_llama(0, sharpness=4.0)
@@ -134,6 +134,10 @@ def test_the_costs_time_the_decoders_own_round_and_step_right_after_the_pass_the
     for i in steps:  # the plain step on the last position of the 1-token pass before it
         assert log[i - 1][0] == "pass" and log[i - 1][1].shape[1] == 1 and log[i][1].dim() == 2
     assert all(costs.o_round(g) > 0 for g in (2, 3)) and costs.o_plain > 0
+    monkeypatch.setattr(cost_measure, "SETTLE", 3)  # plain steps settle longer; a round settles in one
+    log.clear()
+    measure_costs(target, draft, [1, 2, 3, 4], [2, 3], context=20, repeats=2)
+    assert sum(name == "round" for name, _ in log) == 2 * 2 * 3 and sum(name == "step" for name, _ in log) == 4 * 3
 
 
 def test_a_cost_is_the_median_of_calls_made_after_the_first_ones_back_to_back(monkeypatch):
