@@ -1,15 +1,16 @@
 """How a decoder's compiled steps settle: plain steps after a round, and rounds after rounds, by position.
 
-    python benchmarks/settling.py [--pair bundled] [--repeats 24] [--run 32] [--gamma 4] [--json FILE]
+    python benchmarks/settling.py [--pair bundled] [--repeats 24] [--run 32] [--gamma 4] [--no-compile] [--json FILE]
 
-The cost model's calibration (``cost_measure``) times each round and each plain step only after several
-have run back to back (``SETTLE``, ``SETTLE_SECONDS``). This prints why. Per repeat, on the compiled static
-caches and at a context of the workload's mid-run length: ``--run`` speculative rounds back to back (the draft
-proposes gamma tokens, the target verifies them, ``verify_round``, both caches roll back), then ``--run``
-plain steps back to back (a 1-token pass and ``plain_step``), each timed alone. The first repeat warms up and
-is not kept. For each span of positions (the first call, the second, calls 2-3, 4-7, ...) it prints the median
-over the repeats and the calls in that span: if the first calls of a run are slower than the later ones, timing
-them would not be timing the decoder, which runs its rounds, or its steps, one after another.
+The cost model's calibration (``cost_measure``) times each round and each plain step only after one round, or
+several plain steps, have run back to back (``SETTLE``, ``SETTLE_SECONDS``). This prints why. Per repeat, on
+the compiled static caches (``--no-compile``: the eager caches) and at a context of the workload's mid-run
+length: ``--run`` speculative rounds back to back (the draft proposes gamma tokens, the target verifies them,
+``verify_round``, both caches roll back), then ``--run`` plain steps back to back (a 1-token pass and
+``plain_step``), each timed alone. The first repeat warms up and is not kept. For each span of positions (the
+first call, the second, calls 2-3, 4-7, ...) it prints the median over the repeats and the calls in that span:
+if the first calls of a run are slower than the later ones, timing them would not be timing the decoder, which
+runs its rounds, or its steps, one after another.
 """
 
 from __future__ import annotations
@@ -35,10 +36,10 @@ SPANS = ((0, 1), (1, 2), (2, 4), (4, 8), (8, 16), (16, 32), (32, 64))
 
 
 @torch.inference_mode()
-def settling(pair_name: str, repeats: int, run: int, gamma: int) -> dict:
+def settling(pair_name: str, repeats: int, run: int, gamma: int, compile: bool = True) -> dict:
     """{"round": {span: ms}, "plain": {span: ms}, ...}: medians by position in a run of back-to-back calls."""
     pair = load_named_pair(pair_name)
-    options = DecodeOptions(gamma=gamma, compile=True).replace(eos_token_id=pair.eos_token_id,
+    options = DecodeOptions(gamma=gamma, compile=compile).replace(eos_token_id=pair.eos_token_id,
                                                                  vocab_size=pair.vocab_size)
     prompt = list(pair.prompts[0])
     context = (prompt * (workload_context(pair.prompts, 64) // len(prompt) + 1))[:workload_context(pair.prompts, 64)]
@@ -54,7 +55,7 @@ def settling(pair_name: str, repeats: int, run: int, gamma: int) -> dict:
         start = time.perf_counter()
         proposal = draft.propose([context], gamma, options.sampling, draws)
         logits = cache.feed_block(torch.cat([last, proposal.tokens], dim=1))
-        verify_round(logits, proposal, options.sampling, options.accept_reject, draws, True)
+        verify_round(logits, proposal, options.sampling, options.accept_reject, draws, compile)
         cache.keep([base])
         draft.commit([len(context) - 1])
         return time.perf_counter() - start
@@ -62,7 +63,7 @@ def settling(pair_name: str, repeats: int, run: int, gamma: int) -> dict:
     def one_step() -> float:
         start = time.perf_counter()
         logits = cache.feed_block(last)[:, -1]
-        plain_step(logits, options.sampling, draws, True)
+        plain_step(logits, options.sampling, draws, compile)
         cache.keep([base])
         return time.perf_counter() - start
 
@@ -78,7 +79,7 @@ def settling(pair_name: str, repeats: int, run: int, gamma: int) -> dict:
     def by_span(runs: list[list[float]]) -> dict[str, float]:
         return {f"{a}-{min(b, run) - 1}": round(1e3 * median(t for one in runs for t in one[a:b]), 3) for a, b in spans}
 
-    return {"pair": pair_name, "gamma": gamma, "threads": torch.get_num_threads(), "repeats": repeats, "run": run,
+    return {"pair": pair_name, "gamma": gamma, "compile": compile, "threads": torch.get_num_threads(), "repeats": repeats, "run": run,
             "context": len(context), "round_ms": by_span(rounds), "plain_step_ms": by_span(steps)}
 
 
@@ -88,12 +89,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=24)
     parser.add_argument("--run", type=int, default=32, help="calls back to back in each run")
     parser.add_argument("--gamma", type=int, default=4)
+    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=True,
+                        help="compiled static-cache passes (default) or, with --no-compile, the eager ones")
     parser.add_argument("--json", metavar="FILE", default=None)
     args = parser.parse_args(argv)
     if args.repeats < 1 or args.run < 2 or args.gamma < 1:
         parser.error("--repeats and --gamma take an int >= 1, --run an int >= 2")
-    result = settling(args.pair, args.repeats, args.run, args.gamma)
-    print(f"pair {result['pair']}, gamma {result['gamma']}, {result['threads']} threads, context {result['context']}, "
+    result = settling(args.pair, args.repeats, args.run, args.gamma, args.compile)
+    print(f"pair {result['pair']}, {'compiled' if result['compile'] else 'eager'}, gamma {result['gamma']}, "
+          f"{result['threads']} threads, context {result['context']}, "
           f"{result['repeats']} repeats of {result['run']} calls back to back (medians, ms)")
     print("  calls  " + "  ".join(f"{span:>7s}" for span in result["round_ms"]))
     for name in ("round_ms", "plain_step_ms"):
