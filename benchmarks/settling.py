@@ -17,60 +17,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from statistics import median
 
 import torch
 
-from specmath.lm.cost_measure import workload_context
+from specmath.lm.cost_measure import TimedCalls, workload_context
 from specmath.lm.decode_options import DecodeOptions
 from specmath.lm.drafts import draft_for
-from specmath.lm.generation import Draws
 from specmath.lm.pairs import load_named_pair
-from specmath.lm.plain_decode import plain_step
-from specmath.lm.speculative_decode import verify_round
 from specmath.lm.static_cache import cache_class_for
 
 #: the spans of positions in a run whose calls are pooled: [start, stop)
 SPANS = ((0, 1), (1, 2), (2, 4), (4, 8), (8, 16), (16, 32), (32, 64))
 
 
-@torch.inference_mode()
 def settling(pair_name: str, repeats: int, run: int, gamma: int, compile: bool = True) -> dict:
-    """{"round": {span: ms}, "plain": {span: ms}, ...}: medians by position in a run of back-to-back calls."""
+    """{"round_ms": {span: ms}, "plain_step_ms": {span: ms}, ...}: medians by position in a run of back-to-back calls."""
     pair = load_named_pair(pair_name)
     options = DecodeOptions(gamma=gamma, compile=compile).replace(eos_token_id=pair.eos_token_id,
                                                                  vocab_size=pair.vocab_size)
-    prompt = list(pair.prompts[0])
-    context = (prompt * (workload_context(pair.prompts, 64) // len(prompt) + 1))[:workload_context(pair.prompts, 64)]
-    cache = cache_class_for(options)(pair.target, 1, pair.vocab_size)
-    cache.prefill([context[:-1]])
-    base = cache.lengths[0]
-    draft = draft_for(pair.draft, options)
-    draft.start([context], cache.device, pair.vocab_size)
-    draws = Draws.of(torch.Generator(device=cache.device).manual_seed(0), 1)
-    last = torch.tensor([[context[-1]]], device=cache.device)
-
-    def one_round() -> float:
-        start = time.perf_counter()
-        proposal = draft.propose([context], gamma, options.sampling, draws)
-        logits = cache.feed_block(torch.cat([last, proposal.tokens], dim=1))
-        verify_round(logits, proposal, options.sampling, options.accept_reject, draws, compile)
-        cache.keep([base])
-        draft.commit([len(context) - 1])
-        return time.perf_counter() - start
-
-    def one_step() -> float:
-        start = time.perf_counter()
-        logits = cache.feed_block(last)[:, -1]
-        plain_step(logits, options.sampling, draws, compile)
-        cache.keep([base])
-        return time.perf_counter() - start
-
+    calls = TimedCalls(pair.target, draft_for(pair.draft, options), pair.prompts[0], options,
+                       context=workload_context(pair.prompts, 64), cache_class=cache_class_for(options))
     rounds, steps = [], []
     for r in range(repeats + 1):
-        timed_rounds = [one_round() for _ in range(run)]
-        timed_steps = [one_step() for _ in range(run)]
+        timed_rounds = [sum(calls.round(gamma)) for _ in range(run)]
+        timed_steps = [sum(calls.plain_step()) for _ in range(run)]
         if r:
             rounds.append(timed_rounds)
             steps.append(timed_steps)
@@ -80,7 +51,7 @@ def settling(pair_name: str, repeats: int, run: int, gamma: int, compile: bool =
         return {f"{a}-{min(b, run) - 1}": round(1e3 * median(t for one in runs for t in one[a:b]), 3) for a, b in spans}
 
     return {"pair": pair_name, "gamma": gamma, "compile": compile, "threads": torch.get_num_threads(), "repeats": repeats, "run": run,
-            "context": len(context), "round_ms": by_span(rounds), "plain_step_ms": by_span(steps)}
+            "context": len(calls.context), "round_ms": by_span(rounds), "plain_step_ms": by_span(steps)}
 
 
 def main(argv: list[str] | None = None) -> int:

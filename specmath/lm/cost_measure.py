@@ -47,7 +47,7 @@ from specmath.lm.static_cache import cache_class_for
 from specmath.lm.stopwatch import Stopwatch, device_of
 from specmath.validation import check_integer
 
-__all__ = ["GAMMAS", "measure_costs", "forward_cost", "prefill_seconds", "workload_context"]
+__all__ = ["GAMMAS", "TimedCalls", "measure_costs", "forward_cost", "prefill_seconds", "workload_context"]
 
 #: the gammas ``--k-table`` and ``--gamma auto`` consider
 GAMMAS = tuple(range(1, 9))
@@ -131,62 +131,84 @@ class _RoundRatios:
     t1: float
 
 
+class TimedCalls:
+    """One row's rounds and plain steps, run as the decoders run them and timed by parts; each call leaves both
+    caches as it found them, so calls can follow each other at one cache length.
+
+    Set up as a decoder is mid-run: ``prompt`` tiled to ``context`` tokens (None: as it is), the target's cache
+    holding all but its last token, which is pending, the draft started on all of it, one generator. Every
+    timing is read off ``watch``.
+    """
+
+    @torch.inference_mode()
+    def __init__(self, target: torch.nn.Module, draft, prompt: Sequence[int], options: DecodeOptions,
+                 context: int | None = None, cache_class=RowCache) -> None:
+        self.context = _tiled(prompt, context)
+        self.draft, self.options = draft, options
+        self.cache = cache_class(target, 1)
+        self.cache.prefill([self.context[:-1]])
+        self.base = self.cache.lengths[0]
+        self.draws = Draws.of(torch.Generator(device=self.cache.device).manual_seed(0), 1)
+        draft.start([self.context])
+        self.last = torch.tensor([[self.context[-1]]], device=self.cache.device)  # (1, 1) the pending token
+        self.watch = Stopwatch(self.cache.device)
+
+    @torch.inference_mode()
+    def round(self, gamma: int) -> tuple[float, float, float, float]:
+        """Seconds of (draft, verify, extra, rollback) in one round: the draft proposes gamma tokens; the target
+        passes over [pending token, drafts] (``feed_block``); ``verify_round`` warps the gamma + 1 laws,
+        accepts/rejects and reads the round on the host; the target's cache rolls back and the draft
+        ``commit``s a round that kept nothing (counted in draft)."""
+        watch, sampling = self.watch, self.options.sampling
+        watch.restart()
+        proposal = self.draft.propose([self.context], gamma, sampling, self.draws)
+        d = watch.lap("draft")
+        full = min(proposal.lengths) == proposal.width
+        logits = self.cache.feed_block(torch.cat([self.last, proposal.tokens], dim=1),
+                                       None if full else [1 + n for n in proposal.lengths])
+        v = watch.lap("verify")
+        verify_round(logits, proposal, sampling, self.options.accept_reject, self.draws, self.options.compile)
+        e = watch.lap("extra")
+        self.cache.keep([self.base])
+        b = watch.lap("rollback")
+        self.draft.commit([len(self.context) - 1])
+        return d + watch.lap("draft"), v, e, b
+
+    @torch.inference_mode()
+    def plain_step(self) -> tuple[float, float]:
+        """Seconds of (pass, step) in one plain step: a 1-token pass, then ``plain_step`` on its law (the rollback
+        after it is not timed)."""
+        watch = self.watch
+        watch.restart()
+        step_logits = self.cache.feed_block(self.last)[:, -1]
+        single = watch.lap("plain")
+        plain_step(step_logits, self.options.sampling, self.draws, self.options.compile)
+        extra = watch.lap("plain_extra")
+        self.cache.keep([self.base])
+        return single, extra
+
+
 @torch.inference_mode()
 def _round_times(target: torch.nn.Module, draft, context: list[int], gammas: Sequence[int], options: DecodeOptions,
                  repeats: int, min_seconds: float | None = None, cache_class=RowCache) -> _RoundRatios:
-    """Rounds and plain steps timed as the decoders run them, each part in units of that repeat's t_1.
+    """Rounds and plain steps timed as the decoders run them (``TimedCalls``), each part in units of that
+    repeat's t_1.
 
-    For each gamma, 1 + ``TIMED`` rounds back to back, each in the decoder's order: the draft proposes gamma
-    tokens; the target passes over [last token, drafts] (``feed_block``); ``verify_round`` warps the gamma + 1
-    laws, accepts/rejects and reads the round on the host; the target's cache rolls back and the draft
-    ``commit``s a round that kept nothing. Then up to ``SETTLE`` + ``TIMED`` plain steps (a 1-token pass,
-    ``plain_step``). Only the last ``TIMED`` of each run are kept (their median, ``_settled``): a decoder
-    runs its rounds, or its plain steps, one after another, and a compiled plain step that follows other
-    work runs slower for several calls. The round's own work is timed on that pass's logits, right after it,
-    because a small model's pass leaves the CPU caches full of its weights and the warps pay for it
-    (timed apart on warm data, the same work comes out well below what the decoder's rounds spend).
-    Each part is divided by *that repeat's* t_1 before the median is taken, so a change of machine
-    speed between repeats cancels.
+    For each gamma, 1 + ``TIMED`` rounds back to back; then up to ``SETTLE`` + ``TIMED`` plain steps. Only the
+    last ``TIMED`` of each run are kept (their median, ``_settled``): a decoder runs its rounds, or its plain
+    steps, one after another, and a compiled plain step that follows other work runs slower for several
+    calls. The round's own work is timed on that pass's logits, right after it, because a small model's
+    pass leaves the CPU caches full of its weights and the warps pay for it (timed apart on warm data, the
+    same work comes out well below what the decoder's rounds spend). Each part is divided by *that
+    repeat's* t_1 before the median is taken, so a change of machine speed between repeats cancels.
     """
-    sampling, accept_reject = options.sampling, options.accept_reject
-    cache = cache_class(target, 1)
-    cache.prefill([context[:-1]])
-    base = cache.lengths[0]
-    draws = Draws.of(torch.Generator(device=cache.device).manual_seed(0), 1)
-    draft.start([context])
-    last = torch.tensor([[context[-1]]], device=cache.device)  # (1, 1) the pending token
-    watch = Stopwatch(cache.device)
+    calls = TimedCalls(target, draft, context, options, cache_class=cache_class)
     parts = ("draft", "verify", "extra", "rollback")
     ratios: dict[str, dict[int, list[float]]] = {part: {} for part in parts}
     plain, plain_extra = [], []
-
-    def round_parts(g: int) -> tuple[float, ...]:  # (draft, verify, extra, rollback) seconds of one round
-        watch.restart()
-        proposal = draft.propose([context], g, sampling, draws)
-        d = watch.lap("draft")
-        full = min(proposal.lengths) == proposal.width
-        logits = cache.feed_block(torch.cat([last, proposal.tokens], dim=1),
-                                  None if full else [1 + n for n in proposal.lengths])
-        v = watch.lap("verify")
-        verify_round(logits, proposal, sampling, accept_reject, draws, options.compile)
-        e = watch.lap("extra")
-        cache.keep([base])
-        b = watch.lap("rollback")
-        draft.commit([len(context) - 1])
-        return d + watch.lap("draft"), v, e, b
-
-    def plain_parts() -> tuple[float, ...]:  # (pass, plain_step) seconds of one plain step
-        watch.restart()
-        step_logits = cache.feed_block(last)[:, -1]
-        single = watch.lap("plain")
-        plain_step(step_logits, sampling, draws, options.compile)
-        extra = watch.lap("plain_extra")
-        cache.keep([base])
-        return single, extra
-
-    for r in _repeats(repeats, watch, min_seconds):
-        times = {g: _settled(partial(round_parts, g), settle=1) for g in gammas}
-        single, extra = _settled(plain_parts)
+    for r in _repeats(repeats, calls.watch, min_seconds):
+        times = {g: _settled(partial(calls.round, g), settle=1) for g in gammas}
+        single, extra = _settled(calls.plain_step)
         if r:
             plain.append(single)
             plain_extra.append(extra / single)

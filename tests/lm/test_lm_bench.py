@@ -140,6 +140,20 @@ def test_the_costs_time_the_decoders_own_round_and_step_right_after_the_pass_the
     assert sum(name == "round" for name, _ in log) == 2 * 2 * 3 and sum(name == "step" for name, _ in log) == 4 * 3
 
 
+def test_timed_calls_leave_both_caches_as_they_found_them_and_time_every_part():
+    # calls follow each other at one cache length (the workload's mid-run length), whatever the round kept
+    target = tiny_llama(0, sharpness=4.0)
+    draft = ModelDraft(noisy_copy(target, 0.3, 1))
+    calls = cost_measure.TimedCalls(target, draft, [1, 2, 3, 4], DecodeOptions(gamma=3), context=10)
+    assert calls.context == [1, 2, 3, 4, 1, 2, 3, 4, 1, 2]
+    before = (list(calls.cache.lengths), list(draft.cache.lengths))
+    for _ in range(3):
+        round_parts, step_parts = calls.round(3), calls.plain_step()
+        assert len(round_parts) == 4 and len(step_parts) == 2
+        assert all(t > 0 for t in round_parts + step_parts)
+        assert (calls.cache.lengths, draft.cache.lengths) == before == ([9], [9])
+
+
 def test_a_cost_is_the_median_of_calls_made_after_the_first_ones_back_to_back(monkeypatch):
     # a compiled step that follows other work runs slower for several calls: the settling calls are not kept
     monkeypatch.setattr(cost_measure, "SETTLE", 4)
