@@ -20,7 +20,12 @@ Why this and not the alternatives:
   instead of from a generated Python function, so a kernel call no longer pays the interpreter. A pass of
   small layers (the bundled target: 32 layers of width 64) is mostly such calls, and the verification of
   gamma + 1 tokens, whose products are library calls, gains the most. The price is a slower first compile
-  (the wrapper is C++ to compile too); Inductor's cache keeps it like the kernels.
+  (the wrapper is C++ to compile too); Inductor's cache keeps it like the kernels. Measured on a 2-core AMD EPYC
+  (family 26, 1 thread, 2026-12-07, ``python benchmarks/compile_wrapper.py --repeats 4``, the wrappers' processes
+  alternating; ``benchmarks/results/cpu_2026-12-07_compile_wrapper.json``), the bundled pair's compiled plain step
+  took 9-18% longer with the Python wrapper, the verification 1-15% longer and the round's own small graph 12-23%
+  shorter, a round 0.97-1.10 times as long in all; compiling every graph with an empty cache took 101 s with the
+  C++ wrapper and 58 s with the Python one, and the same 8-9 s with the cache warm.
 * bfloat16 / float16 weights on a CPU, and float32 weights of a large model (64 MiB or more), are frozen into the graph
   (``freezes``, ``CPU_FREEZING``): Inductor then lays them out for its own C++ matrix-product templates and times
   those against the library's products while it compiles. The library's one-row products convert each
