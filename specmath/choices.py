@@ -50,6 +50,9 @@ DTYPES = (*MEASURED_DTYPES, "float16")
 #: ``--gamma auto``: a short calibration picks gamma (``specmath.lm.bench.choose_gamma``)
 GAMMA_AUTO = "auto"
 
+#: what ``specmath bench`` times by (``specmath.lm.stopwatch.CLOCKS``): the wall, or this process's CPU time
+BENCH_CLOCKS = ("wall", "cpu")
+
 #: the named pairs ``specmath bench`` runs by default (``specmath.lm.pairs.load_named_pair``)
 BENCH_PAIRS = ("bundled", "smollm2")
 

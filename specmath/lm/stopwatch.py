@@ -12,19 +12,47 @@ this one clock.
     cache.keep(kept)
     watch.lap("rollback")
     watch.seconds["verify"]          # laps of one part add up
+
+Its clock is the wall's (``time.perf_counter``) unless a ``timed_by("cpu")`` block around the watch's making
+says otherwise: ``time.process_time``, the seconds this process ran on a CPU. Why: beside other CPU-bound
+processes, a run's wall time is its work plus whatever share of a core the scheduler withheld from it, which
+changes from one run to the next (on a 2-core CPU beside two CPU-bound processes, the bench's interleaved repeats
+measured speculative over plain decoding from 0.54 to 2.09 by the wall,
+``docs/measurements/cpu_2026-12-07_epyc-zen5_decode_speed.md``), while the CPU time
+of a process running one torch thread counts its own work only. It is the wrong clock for several threads (it adds
+up every thread's time, waiting ones included) and for a GPU (the work is not this process's CPU time).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 import torch
 
-__all__ = ["Stopwatch", "device_of"]
+from specmath.choices import BENCH_CLOCKS
+
+__all__ = ["Stopwatch", "device_of", "CLOCKS", "timed_by"]
 
 T = TypeVar("T")
+
+#: what a stopwatch can read: the wall's time, or this process's CPU time
+CLOCKS = dict(zip(BENCH_CLOCKS, (time.perf_counter, time.process_time), strict=True))
+_clock = ["wall"]  # the clock of the stopwatches made now: ``timed_by`` sets it
+
+
+@contextmanager
+def timed_by(clock: str) -> Iterator[None]:
+    """Every ``Stopwatch`` made inside the block (without a clock of its own) reads ``clock``, one of ``CLOCKS``."""
+    if clock not in CLOCKS:
+        raise ValueError(f"clock {clock!r}: one of {', '.join(CLOCKS)}")
+    _clock.append(clock)
+    try:
+        yield
+    finally:
+        _clock.pop()
 
 
 def device_of(model: torch.nn.Module) -> torch.device:
@@ -35,11 +63,15 @@ def device_of(model: torch.nn.Module) -> torch.device:
 class Stopwatch:
     """Seconds by part: ``lap(part)`` adds the time since the previous reading to ``seconds[part]``.
 
-    ``enabled=False`` makes every call free and every lap 0 (the decoder's unprofiled runs).
+    ``enabled=False`` makes every call free and every lap 0 (the decoder's unprofiled runs). ``clock``: one of
+    ``CLOCKS`` (None: the clock of the ``timed_by`` block it is made in, the wall's outside any).
     """
 
-    def __init__(self, device: torch.device | str | None = None, parts: Iterable[str] = (), enabled: bool = True) -> None:
+    def __init__(self, device: torch.device | str | None = None, parts: Iterable[str] = (), enabled: bool = True,
+                 clock: str | None = None) -> None:
         self.cuda = device is not None and torch.device(device).type == "cuda"
+        self.clock = _clock[-1] if clock is None else clock
+        self._read = CLOCKS[self.clock]
         self.enabled = enabled
         self.seconds: dict[str, float] = dict.fromkeys(parts, 0.0)
         self._last = self._now() if enabled else 0.0
@@ -47,7 +79,7 @@ class Stopwatch:
     def _now(self) -> float:
         if self.cuda:
             torch.cuda.synchronize()  # the device's queued work belongs to the lap that queued it
-        return time.perf_counter()
+        return self._read()
 
     def restart(self) -> None:
         """Start the next lap now (the time since the last reading counts nowhere)."""

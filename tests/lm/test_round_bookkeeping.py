@@ -13,7 +13,7 @@ from specmath.lm.drafts import Proposal  # noqa: E402
 from specmath.lm.generation import Generation, combined  # noqa: E402
 from specmath.lm.host_transfer import read_together  # noqa: E402
 from specmath.lm.round_bookkeeping import count_round, read_round  # noqa: E402
-from specmath.lm.stopwatch import Stopwatch  # noqa: E402
+from specmath.lm.stopwatch import Stopwatch, timed_by  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -76,3 +76,24 @@ def test_the_stopwatch_adds_laps_by_part_and_a_disabled_one_reads_nothing():
     assert watch.total == sum(watch.seconds.values())
     off = Stopwatch("cpu", parts=("a",), enabled=False)
     assert off.lap("a") == 0.0 and off.seconds == {"a": 0.0}
+
+
+def test_a_stopwatch_reads_the_clock_of_the_block_it_is_made_in_and_the_cpu_clock_skips_a_sleep():
+    import time
+
+    with timed_by("cpu"):
+        cpu = Stopwatch("cpu")
+        with timed_by("wall"):
+            assert Stopwatch("cpu").clock == "wall"
+        assert Stopwatch("cpu").clock == "cpu" and Stopwatch("cpu", clock="wall").clock == "wall"
+    wall = Stopwatch("cpu")
+    assert (cpu.clock, wall.clock) == ("cpu", "wall")
+    cpu.restart()
+    wall.restart()
+    time.sleep(0.2)
+    # a sleeping process runs on no CPU: the CPU clock's lap is its few microseconds of work, however busy the
+    # machine (0.1 s leaves room for a slow start of the sleep); the wall's lap is at least the sleep
+    assert cpu.lap("sleep") < 0.1 <= 0.2 <= wall.lap("sleep")
+    with pytest.raises(ValueError, match="clock 'gpu': one of wall, cpu"):
+        with timed_by("gpu"):
+            pass
