@@ -128,6 +128,10 @@ MISTAKES = [
     (["nosuch"], r"unknown command 'nosuch'; choose from: bench, figures, verify, verify-rule, article, audit, "),
     (["verfy"], r"unknown command 'verfy' \(did you mean 'verify'\?\)"),
     (["bench", "--tempreature", "1"], r"unknown option '--tempreature' \(did you mean '--temperature'\?\); choose from: .*--top-k"),
+    (["bench", "--clock", "cpu"], r"--clock cpu reads this process's CPU time, a run's own time with one torch thread only: add --threads 1$"),
+    (["bench", "--clock", "cpu", "--threads", "1", "--device", "cuda"],
+     r"--clock cpu times the work of a CPU, not of cuda: use --device cpu or --clock wall$"),
+    (["bench", "--clock", "gpu"], r"unknown --clock value 'gpu' \(did you mean 'cpu'\?\); choose from: wall, cpu$"),
     (["article", "extra"], r"unexpected argument 'extra'; see --help"),
     (["audit", "--n"], r"--n: expected one argument"),
     # verify

@@ -11,7 +11,8 @@ overhead for gamma 1..8 without decoding (``specmath.lm.cost_measure``).
 ``--verify block`` verifies each drafted block jointly (``specmath.lm.block_verify``). ``--compile`` runs
 the passes compiled on a static KV cache (``specmath.lm.compiled_steps``; the default on a CUDA device,
 ``drafts.compiles_by_default``); ``--repeats N`` interleaves N
-repeats and reports the median ratios and their spread. ``--json`` prints
+repeats and reports the median ratios and their spread; ``--clock cpu`` times them by the process's CPU time
+(one torch thread on a CPU: a ratio that holds beside other CPU-bound processes). ``--json`` prints
 ``BenchResult.to_json`` for each pair (its fields are documented in ``specmath.lm.bench_result``).
 Imports torch only when run; the choices come from ``specmath.choices``. Notation: p target, q draft,
 gamma drafts per round, alpha = sum min(p, q).
@@ -23,7 +24,7 @@ import argparse
 import json
 from dataclasses import replace
 
-from specmath.choices import BENCH_PAIRS, DTYPES, GAMMA_AUTO, LEAN, PAIR_FORMS, VERIFY
+from specmath.choices import BENCH_CLOCKS, BENCH_PAIRS, DTYPES, GAMMA_AUTO, LEAN, PAIR_FORMS, VERIFY
 from specmath.cli import IntegerValue, RealValue
 from specmath.validation import InvalidArgument
 
@@ -85,6 +86,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", metavar="N", action=IntegerValue, min_value=1, default=3,
                         help="interleaved repeats of plain, speculative and HF decoding and of the cost measurement, an int >= 1; "
                              "the medians and the spread of the ratios are reported (default 3)")
+    parser.add_argument("--clock", default=BENCH_CLOCKS[0], choices=BENCH_CLOCKS,
+                        help="time the runs and the costs by the wall (default) or by this process's CPU time ('cpu': with "
+                             "--threads 1 on a CPU, a ratio that holds beside other CPU-bound processes, which take a share of "
+                             "the cores the wall clock counts; specmath.lm.stopwatch)")
     parser.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
 
 
@@ -110,7 +115,7 @@ def _table(r) -> str:
         data = r.to_json()
         measured, predicted = data["measured_speedup"], data["predicted_speedup_repeats"]
         loads = [x for t in r.repeats for x in t.load_average if x is not None]
-        lines.append(f"  {len(r.repeats)} interleaved repeats: measured {measured['median']:.2f}x "
+        lines.append(f"  {len(r.repeats)} interleaved repeats{' (CPU time)' if r.clock == 'cpu' else ''}: measured {measured['median']:.2f}x "
                      f"[{measured['min']:.2f}, {measured['max']:.2f}]   predicted {predicted['median']:.2f}x "
                      f"[{predicted['min']:.2f}, {predicted['max']:.2f}]   model error {100 * data['model_error']:+.0f}%"
                      + (f"   load average {min(loads):.1f}-{max(loads):.1f}" if loads else "")
@@ -143,6 +148,10 @@ def _checked_inputs(args: argparse.Namespace):
         check_device(args.device, "--device")
         for pair in pairs:
             pair.check_device(args.device)
+    if args.clock == "cpu" and args.threads != 1:
+        raise InvalidArgument("--clock cpu reads this process's CPU time, a run's own time with one torch thread only: add --threads 1")
+    if args.clock == "cpu" and args.device is not None and args.device.startswith("cuda"):
+        raise InvalidArgument(f"--clock cpu times the work of a CPU, not of {args.device}: use --device cpu or --clock wall")
     if args.pack_weights and args.dtype != "bfloat16":
         raise InvalidArgument(f"--pack-weights packs bfloat16 models: add --dtype bfloat16 (got --dtype {args.dtype})")
     texts = read_prompts_file(args.prompts_file) if args.prompts_file else None
@@ -184,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
                 print(_k_table(pair.name, costs, GAMMAS), flush=True)
             continue
         result = bench_pair(pair, prompts, args.max_new_tokens, options, calibrate_gamma=auto, hf=not args.no_hf,
-                            progress=not args.json, profile=args.profile, repeats=args.repeats)
+                            progress=not args.json, profile=args.profile, repeats=args.repeats, clock=args.clock)
         results.append(result.to_json())
         if not args.json:
             print(_table(result), flush=True)

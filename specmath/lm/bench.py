@@ -48,9 +48,9 @@ from specmath.lm.pairs import Pair
 from specmath.lm.plain_decode import plain_generate
 from specmath.lm.roofline import Roofline, memory_bandwidth, weight_bytes
 from specmath.lm.speculative_decode import speculative_generate
-from specmath.lm.stopwatch import Stopwatch, device_of
+from specmath.lm.stopwatch import CLOCKS, Stopwatch, device_of, timed_by
 from specmath.theory import best_gamma, cost_model_speedup
-from specmath.validation import InvalidArgument, check_integer, check_seed
+from specmath.validation import InvalidArgument, check_choice, check_integer, check_seed
 
 __all__ = ["bench_pair", "choose_gamma", "continuation_rates", "DecodeOptions", "BenchResult"]
 
@@ -87,7 +87,7 @@ def choose_gamma(pair: Pair, prompt: Sequence[int], options: DecodeOptions = Dec
 
 def bench_pair(pair: Pair, prompts: Sequence[Sequence[int]] | None = None, max_new_tokens: int = 64,
                options: DecodeOptions = DecodeOptions(), *, calibrate_gamma: bool = False, hf: bool = True,
-               progress: bool = True, profile: bool = False, repeats: int = 3) -> BenchResult:
+               progress: bool = True, profile: bool = False, repeats: int = 3, clock: str = "wall") -> BenchResult:
     """Tokens/s of plain, speculative and HF assisted decoding (batch 1, each prompt), alpha_i, the costs, the model.
 
     ``prompts``: token ids (default: the pair's own); prompt i decodes with seed options.seed + i, each run
@@ -102,6 +102,9 @@ def bench_pair(pair: Pair, prompts: Sequence[Sequence[int]] | None = None, max_n
     then the costs), so each repeat's measured ratio and its predicted one see the same machine; the
     result reports each repeat, the median ratios and their spread (``RepeatTimes``). Each repeat also
     measures the memory bandwidth (``roofline``): plain decoding's rate against its bandwidth floor.
+
+    ``clock``: what the runs and the costs are timed by, "wall" or "cpu" (this process's CPU time, for a CPU run of
+    one torch thread beside other CPU-bound processes: ``stopwatch.timed_by``); the warm-up is timed by the wall.
     """
     prompts = [list(p) for p in (pair.prompts if prompts is None else prompts)]
     if not prompts:
@@ -109,6 +112,18 @@ def bench_pair(pair: Pair, prompts: Sequence[Sequence[int]] | None = None, max_n
     check_integer(max_new_tokens, "max_new_tokens", min_value=1)
     check_integer(repeats, "repeats (interleaved repeats of the bench)", min_value=1)
     seed = check_seed(options.seed, "options.seed (the bench's: prompt i decodes with seed + i)")
+    check_choice(clock, "clock", CLOCKS)
+    if clock == "cpu" and (device_of(pair.target).type != "cpu" or torch.get_num_threads() != 1):
+        raise InvalidArgument(f"clock 'cpu' reads this process's CPU time, a run's own time only on a CPU with 1 torch thread "
+                              f"(this run: {torch.get_num_threads()} threads on {device_of(pair.target)}): set 1 thread "
+                              "(--threads 1) or use the wall clock")
+    with timed_by(clock):
+        return _bench(pair, prompts, max_new_tokens, options, seed, calibrate_gamma, hf, progress, profile, repeats, clock)
+
+
+def _bench(pair: Pair, prompts: list[list[int]], max_new_tokens: int, options: DecodeOptions, seed: int,
+           calibrate_gamma: bool, hf: bool, progress: bool, profile: bool, repeats: int, clock: str) -> BenchResult:
+    """``bench_pair`` after its checks, every stopwatch reading ``clock``."""
     target, draft = pair.target, pair.draft
     hf = hf and has_hf_counterpart(draft)
     context = workload_context(prompts, max_new_tokens)
@@ -127,7 +142,7 @@ def bench_pair(pair: Pair, prompts: Sequence[Sequence[int]] | None = None, max_n
 
     # warm-up: allocator, kernels, lazy inits; with ``compile``, the graphs of every width a run meets
     # (the first runs of each prompt compile; their time is the compile time, reported apart)
-    compile_watch = Stopwatch(device_of(target))
+    compile_watch = Stopwatch(device_of(target), clock="wall")  # compiling runs in other processes too
     compile_watch.time("plain", partial(plain, prompts[0], 4, run_options))
     compile_watch.time("speculative", partial(speculative, prompts[0], 4, run_options))
     if options.compile:
@@ -194,7 +209,7 @@ def bench_pair(pair: Pair, prompts: Sequence[Sequence[int]] | None = None, max_n
         drafts_per_round=spec.drafted / spec.rounds if spec.rounds else None,
         mean_tokens_per_round=(accepted + spec.rounds) / spec.rounds if spec.rounds else None,
         costs=repeat_costs[middle], model=models[middle], profile=rounds_profile, repeats=by_repeat,
-        warmup_seconds=warmup_seconds,
+        warmup_seconds=warmup_seconds, clock=clock,
         roofline=Roofline(weight_bytes(target), median(t.bandwidth for t in by_repeat),
                           new_tokens.plain / median(t.plain for t in by_repeat)),
     )

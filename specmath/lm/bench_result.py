@@ -133,7 +133,9 @@ class BenchResult:
       ``verify``: "token" or "block"; ``sampling``: temperature, top_k, top_p;
     * ``prompts``: how many prompts; ``max_new_tokens``: the most new tokens per prompt;
     * ``new_tokens``, ``seconds``, ``tokens_per_s``: per decoder (plain, speculative, hf_assisted), tokens
-      emitted, wall seconds and their ratio, summed over the prompts (HF not run: 0, 0.0 and null);
+      emitted, seconds by ``clock`` and their ratio, summed over the prompts (HF not run: 0, 0.0 and null);
+    * ``clock``: what the runs and the costs were timed by: "wall", or "cpu" (this process's CPU time,
+      ``stopwatch.timed_by``; the warm-up is wall time either way);
     * ``alpha``: the mean over reached draft positions of sum_x min(p(x), q(x));
       ``acceptance_by_position``: alpha_i = accepted / reached at position i (null where never reached);
       ``continuation_by_position``: a_i, which counts a position the draft did not propose as rejected;
@@ -189,6 +191,7 @@ class BenchResult:
     profile: RoundProfile | None = None
     repeats: list[RepeatTimes] | None = None  # the interleaved repeats (None: one run, as the seconds say)
     warmup_seconds: float = 0.0
+    clock: str = "wall"  # what the runs and costs were timed by (``stopwatch.CLOCKS``)
     roofline: Roofline | None = None  # plain decoding against the bandwidth floor (medians over the repeats)
 
     @property
@@ -251,7 +254,7 @@ class BenchResult:
                          "top_p": None if self.sampling.top_p is None else float(self.sampling.top_p)},
             "prompts": self.prompts, "max_new_tokens": self.max_new_tokens,
             "new_tokens": self.new_tokens.to_json(), "seconds": self.seconds.to_json(),
-            "tokens_per_s": self.tokens_per_s.to_json(), "alpha": self.alpha,
+            "tokens_per_s": self.tokens_per_s.to_json(), "clock": self.clock, "alpha": self.alpha,
             "acceptance_by_position": self.acceptance_by_position, "continuation_by_position": self.continuation_by_position,
             "rounds_by_width": self.rounds_by_width, "drafts_per_round": self.drafts_per_round,
             "cost_ratio_c_per_draft": costs.c(g), "k_gamma": costs.k(g),

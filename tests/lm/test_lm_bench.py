@@ -252,6 +252,26 @@ def test_the_bench_profiles_the_rounds_when_asked():
                                        progress=False, repeats=1, hf=False).to_json()
 
 
+def test_the_bench_times_by_the_cpu_clock_with_one_thread_and_refuses_it_with_more():
+    import torch
+
+    target = tiny_llama(0, sharpness=4.0)
+    pair = tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1)))
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        r = bench_pair(pair, None, 8, DecodeOptions(gamma=2), progress=False, repeats=1, hf=False, clock="cpu")
+        assert r.to_json()["clock"] == "cpu" and r.seconds.plain > 0 and r.costs.t1 > 0
+        torch.set_num_threads(2)
+        with pytest.raises(InvalidArgument, match=r"clock 'cpu' .* with 1 torch thread \(this run: 2 threads on cpu\)"):
+            bench_pair(pair, None, 8, DecodeOptions(gamma=2), progress=False, repeats=1, hf=False, clock="cpu")
+    finally:
+        torch.set_num_threads(threads)
+    with pytest.raises(InvalidArgument, match="unknown clock 'cpus'"):
+        bench_pair(pair, None, 8, DecodeOptions(gamma=2), progress=False, repeats=1, hf=False, clock="cpus")
+    assert bench_pair(pair, None, 8, DecodeOptions(gamma=2), progress=False, repeats=1, hf=False).clock == "wall"
+
+
 def test_repeats_each_time_both_decoders_and_the_result_is_their_median():
     target = tiny_llama(0, sharpness=4.0)
     r = bench_pair(tiny_pair(target, ModelDraft(noisy_copy(target, 0.3, 1))), None, 8, DecodeOptions(gamma=2),
