@@ -10,7 +10,8 @@ Runs, each on 1 torch thread (``OMP_NUM_THREADS=1``), first on the machine as it
 * ``speed-smollm2-bfloat16`` and ``speed-smollm2-float32``: the same for SmolLM2-135M, plain decoding only (its
   roofline in each dtype);
 * ``cli-bench-bundled-eager`` and ``cli-bench-bundled-compiled``: ``specmath bench --no-compile`` and
-  ``--compile``, the cost model against the interleaved measurement.
+  ``--compile``, the cost model against the interleaved measurement; the same with ``-cpu-clock``, timed by the
+  process's CPU time (``--clock cpu``), which beside CPU-bound processes counts the bench's own work only.
 
 The busy runs carry the suffix ``-busy<N>``. Each run's JSON is written to ``DIR/<run>.json`` with ``run``,
 ``ok``, ``command`` and ``busy_processes`` added, and ``DIR/environment.json`` records the machine, the versions
@@ -48,6 +49,8 @@ RUNS = {
                               "--plain-only", "--prompts", "1", "--max-new-tokens", "64", "--repeats", "3"],
     "cli-bench-bundled-eager": ["-m", "specmath", "bench", "--no-compile", *BENCH],
     "cli-bench-bundled-compiled": ["-m", "specmath", "bench", "--compile", *BENCH],
+    "cli-bench-bundled-eager-cpu-clock": ["-m", "specmath", "bench", "--no-compile", *BENCH, "--clock", "cpu"],
+    "cli-bench-bundled-compiled-cpu-clock": ["-m", "specmath", "bench", "--compile", *BENCH, "--clock", "cpu"],
 }
 
 
