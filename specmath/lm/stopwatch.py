@@ -16,10 +16,10 @@ this one clock.
 Its clock is the wall's (``time.perf_counter``) unless a ``timed_by("cpu")`` block around the watch's making
 says otherwise: ``time.process_time``, the seconds this process ran on a CPU. Why: beside other CPU-bound
 processes, a run's wall time is its work plus whatever share of a core the scheduler withheld from it, which
-changes from one run to the next (on a 2-core CPU beside two CPU-bound processes, the bench's interleaved repeats
-measured speculative over plain decoding from 0.54 to 2.09 by the wall,
-``docs/measurements/cpu_2026-12-07_epyc-zen5_decode_speed.md``), while the CPU time
-of a process running one torch thread counts its own work only. It is the wrong clock for several threads (it adds
+changes from one run to the next, while the CPU time of a process running one torch thread counts its own work
+only: on a 2-core AMD EPYC beside two CPU-bound processes, the bench's five interleaved repeats of the bundled pair,
+eager, measured speculative over plain decoding at 1.96-2.60 by the wall and 2.15-2.18 by CPU time
+(``docs/measurements/cpu_2026-12-07_epyc-zen5_decode_speed.md``). It is the wrong clock for several threads (it adds
 up every thread's time, waiting ones included) and for a GPU (the work is not this process's CPU time).
 """
 
