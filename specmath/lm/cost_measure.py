@@ -157,8 +157,8 @@ class TimedCalls:
     def round(self, gamma: int) -> tuple[float, float, float, float]:
         """Seconds of (draft, verify, extra, rollback) in one round: the draft proposes gamma tokens; the target
         passes over [pending token, drafts] (``feed_block``); ``verify_round`` warps the gamma + 1 laws,
-        accepts/rejects and reads the round on the host; the target's cache rolls back and the draft
-        ``commit``s a round that kept nothing (counted in draft)."""
+        accepts/rejects and reads the round on the host; the target's cache rolls back and the draft's
+        ``commit`` keeps none of the round (counted in draft)."""
         watch, sampling = self.watch, self.options.sampling
         watch.restart()
         proposal = self.draft.propose([self.context], gamma, sampling, self.draws)
