@@ -130,8 +130,8 @@ def _table(r) -> str:
     return "\n".join(lines)
 
 
-def _k_table(name: str, costs, gammas) -> str:
-    lines = [f"pair {name}: costs in target 1-token passes ({costs.t1 * 1e3:.1f} ms), "
+def _k_table(name: str, costs, gammas, clock: str) -> str:
+    lines = [f"pair {name}: costs in target 1-token passes ({costs.t1 * 1e3:.1f} ms{' of CPU time' if clock == 'cpu' else ''}), "
              f"cache at {costs.context} tokens, o_plain {costs.o_plain:.3f}",
              "  gamma   k(gamma) in a round   k alone   c      o_round"]
     lines += [f"  {g:>5}   {costs.k(g):19.2f}   {costs.k_alone(g):7.2f}   {costs.c(g):.3f}  {costs.o_round(g):.3f}" for g in gammas]
@@ -166,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
     from specmath.lm.cost_measure import GAMMAS, measure_costs, workload_context
     from specmath.lm.drafts import compiles_by_default
     from specmath.lm.pairs import load_named_pair
+    from specmath.lm.stopwatch import timed_by
     from specmath.sampling_options import SamplingOptions
 
     if args.device is not None and args.device.startswith("cuda") and not torch.cuda.is_available():
@@ -186,11 +187,13 @@ def run(args: argparse.Namespace) -> int:
         compile_pair = args.compile if args.compile is not None else compiles_by_default(device, pair.target, pair.draft)
         options = replace(options, compile=compile_pair)
         if args.k_table:
-            costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, options=options,
-                                  context=workload_context(prompts, args.max_new_tokens))
-            results.append({"pair": pair.name, "sampling": {"temperature": args.temperature}, **costs.to_json(GAMMAS)})
+            with timed_by(args.clock):
+                costs = measure_costs(pair.target, pair.draft, prompts[0], GAMMAS, options=options,
+                                      context=workload_context(prompts, args.max_new_tokens))
+            results.append({"pair": pair.name, "sampling": {"temperature": args.temperature}, "clock": args.clock,
+                            **costs.to_json(GAMMAS)})
             if not args.json:
-                print(_k_table(pair.name, costs, GAMMAS), flush=True)
+                print(_k_table(pair.name, costs, GAMMAS, args.clock), flush=True)
             continue
         result = bench_pair(pair, prompts, args.max_new_tokens, options, calibrate_gamma=auto, hf=not args.no_hf,
                             progress=not args.json, profile=args.profile, repeats=args.repeats, clock=args.clock)
