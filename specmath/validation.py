@@ -229,6 +229,22 @@ def check_choice(value: Any, what: str, choices: Iterable[str], *, also: str | N
     raise UnknownName(f"unknown {what} {value!r}{hint}; choose from: {listed}")
 
 
+def check_clock(clock: Any, threads: int | None, device: str | None) -> str:
+    """``clock`` when a run of ``threads`` torch threads on ``device`` (a torch device name, such as "cpu" or
+    "cuda:0") can be timed by it: "wall" always, "cpu" (this process's CPU time, ``specmath.lm.stopwatch``) only
+    for 1 thread on a CPU, since it adds up every thread's time, waiting ones included, and is none of a GPU's work.
+    None, from a command line that did not set them: the default thread count, and a device checked once known."""
+    from specmath.choices import BENCH_CLOCKS
+
+    clock = check_choice(clock, "clock", BENCH_CLOCKS)
+    off_cpu = device is not None and device.split(":")[0] != "cpu"
+    if clock == "cpu" and (threads != 1 or off_cpu):
+        run = ('the default thread count' if threads is None else f"{threads} thread{'' if threads == 1 else 's'}") + (f" on {device}" if device else "")
+        raise InvalidArgument(f"clock 'cpu' reads this process's CPU time, a run's own time only with 1 torch thread on a "
+                              f"CPU (this run: {run}): set --threads 1 on a CPU, or use the wall clock")
+    return clock
+
+
 def check_choices(values: Iterable[Any], what: str, choices: Iterable[str]) -> list[str]:
     """Each of ``values`` checked by ``check_choice``; a bare string is one value, not its characters."""
     if isinstance(values, str):

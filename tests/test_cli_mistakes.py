@@ -128,9 +128,9 @@ MISTAKES = [
     (["nosuch"], r"unknown command 'nosuch'; choose from: bench, figures, verify, verify-rule, article, audit, "),
     (["verfy"], r"unknown command 'verfy' \(did you mean 'verify'\?\)"),
     (["bench", "--tempreature", "1"], r"unknown option '--tempreature' \(did you mean '--temperature'\?\); choose from: .*--top-k"),
-    (["bench", "--clock", "cpu"], r"--clock cpu reads this process's CPU time, a run's own time with one torch thread only: add --threads 1$"),
-    (["bench", "--clock", "cpu", "--threads", "1", "--device", "cuda"],
-     r"--clock cpu times the work of a CPU, not of cuda: use --device cpu or --clock wall$"),
+    (["bench", "--clock", "cpu"], r"clock 'cpu' reads this process's CPU time, a run's own time only with 1 torch thread on a "
+                                  r"CPU \(this run: the default thread count\): set --threads 1 on a CPU, or use the wall clock$"),
+    (["bench", "--clock", "cpu", "--threads", "1", "--device", "cuda"], r"clock 'cpu' .* \(this run: 1 thread on cuda\): set --threads 1 on a CPU"),
     (["bench", "--clock", "gpu"], r"unknown --clock value 'gpu' \(did you mean 'cpu'\?\); choose from: wall, cpu$"),
     (["article", "extra"], r"unexpected argument 'extra'; see --help"),
     (["audit", "--n"], r"--n: expected one argument"),

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from specmath.choices import BENCH_CLOCKS, BENCH_PAIRS, DTYPES, GAMMA_AUTO, LEAN, PAIR_FORMS, VERIFY
 from specmath.cli import IntegerValue, RealValue
-from specmath.validation import InvalidArgument
+from specmath.validation import InvalidArgument, check_clock
 
 
 class _GammaValue(IntegerValue):
@@ -148,10 +148,7 @@ def _checked_inputs(args: argparse.Namespace):
         check_device(args.device, "--device")
         for pair in pairs:
             pair.check_device(args.device)
-    if args.clock == "cpu" and args.threads != 1:
-        raise InvalidArgument("--clock cpu reads this process's CPU time, a run's own time with one torch thread only: add --threads 1")
-    if args.clock == "cpu" and args.device is not None and args.device.startswith("cuda"):
-        raise InvalidArgument(f"--clock cpu times the work of a CPU, not of {args.device}: use --device cpu or --clock wall")
+    check_clock(args.clock, args.threads, args.device)
     if args.pack_weights and args.dtype != "bfloat16":
         raise InvalidArgument(f"--pack-weights packs bfloat16 models: add --dtype bfloat16 (got --dtype {args.dtype})")
     texts = read_prompts_file(args.prompts_file) if args.prompts_file else None

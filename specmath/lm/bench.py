@@ -48,9 +48,9 @@ from specmath.lm.pairs import Pair
 from specmath.lm.plain_decode import plain_generate
 from specmath.lm.roofline import Roofline, memory_bandwidth, weight_bytes
 from specmath.lm.speculative_decode import speculative_generate
-from specmath.lm.stopwatch import CLOCKS, Stopwatch, device_of, timed_by
+from specmath.lm.stopwatch import Stopwatch, device_of, timed_by
 from specmath.theory import best_gamma, cost_model_speedup
-from specmath.validation import InvalidArgument, check_choice, check_integer, check_seed
+from specmath.validation import InvalidArgument, check_clock, check_integer, check_seed
 
 __all__ = ["bench_pair", "choose_gamma", "continuation_rates", "DecodeOptions", "BenchResult"]
 
@@ -112,11 +112,7 @@ def bench_pair(pair: Pair, prompts: Sequence[Sequence[int]] | None = None, max_n
     check_integer(max_new_tokens, "max_new_tokens", min_value=1)
     check_integer(repeats, "repeats (interleaved repeats of the bench)", min_value=1)
     seed = check_seed(options.seed, "options.seed (the bench's: prompt i decodes with seed + i)")
-    check_choice(clock, "clock", CLOCKS)
-    if clock == "cpu" and (device_of(pair.target).type != "cpu" or torch.get_num_threads() != 1):
-        raise InvalidArgument(f"clock 'cpu' reads this process's CPU time, a run's own time only on a CPU with 1 torch thread "
-                              f"(this run: {torch.get_num_threads()} threads on {device_of(pair.target)}): set 1 thread "
-                              "(--threads 1) or use the wall clock")
+    check_clock(clock, torch.get_num_threads(), str(device_of(pair.target)))
     with timed_by(clock):
         return _bench(pair, prompts, max_new_tokens, options, seed, calibrate_gamma, hf, progress, profile, repeats, clock)
 

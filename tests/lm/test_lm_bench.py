@@ -263,7 +263,7 @@ def test_the_bench_times_by_the_cpu_clock_with_one_thread_and_refuses_it_with_mo
         r = bench_pair(pair, None, 8, DecodeOptions(gamma=2), progress=False, repeats=1, hf=False, clock="cpu")
         assert r.to_json()["clock"] == "cpu" and r.seconds.plain > 0 and r.costs.t1 > 0
         torch.set_num_threads(2)
-        with pytest.raises(InvalidArgument, match=r"clock 'cpu' .* with 1 torch thread \(this run: 2 threads on cpu\)"):
+        with pytest.raises(InvalidArgument, match=r"clock 'cpu' .* with 1 torch thread on a CPU \(this run: 2 threads on cpu\)"):
             bench_pair(pair, None, 8, DecodeOptions(gamma=2), progress=False, repeats=1, hf=False, clock="cpu")
     finally:
         torch.set_num_threads(threads)
