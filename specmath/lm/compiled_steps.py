@@ -27,13 +27,22 @@ Why this and not the alternatives:
   shorter, a round 0.97-1.10 times as long in all; compiling every graph with an empty cache took 101 s with the
   C++ wrapper and 58 s with the Python one, and the same 8-9 s with the cache warm.
 * bfloat16 / float16 weights on a CPU, and float32 weights of a large model (64 MiB or more), are frozen into the graph
-  (``freezes``, ``CPU_FREEZING``): Inductor then lays them out for its own C++ matrix-product templates and times
-  those against the library's products while it compiles. The library's one-row products convert each
-  low-precision weight as they read it and stream it at about half the copy loop's rate in bytes; the templates
-  read the laid-out weights at close to that rate (``docs/measurements/cpu_2026-12-07_decode_speed.md``: SmolLM2's
-  one-token passes). Frozen graphs are not kept by Inductor's graph cache, and their constants are each graph's own
-  copy of the weights, so a small float32 model, whose passes are bound by their kernels' fixed costs, and float64
-  are not frozen.
+  (``freezes``): their products then read weights laid out once for them, not converted or re-blocked at every
+  call. Which products read them is a choice by dtype (``FROZEN_PRODUCTS``): bfloat16 weights go to the library's
+  own (oneDNN's, over weights it packed once), the others to Inductor's C++ matrix-product templates, timed against
+  the library's products while the graph compiles ("autotuned"). Why not let that timing choose for bfloat16 too:
+  Inductor times each product alone, called again and again, so its weight sits in the CPU's caches, while a
+  decoding pass reads every weight once from memory. On a 2-core AMD EPYC (family 26, AVX-512 with BF16, no AMX; 1
+  thread, 2026-12-07, ``python benchmarks/frozen_products.py --repeats 2``, results in
+  ``benchmarks/results/cpu_2026-12-07_frozen_products.json``), SmolLM2's frozen bfloat16 one-token pass took 12.2
+  and 12.5 ms with oneDNN's products, 17.9-18.5 ms with the timed choice and 28.0-28.9 ms with the templates alone
+  (the floor W / B: 7.1 ms), and compiled in 36-40 s instead of 52-53 s; in float32 the templates won where the
+  pass reads its weights (16.8-17.0 ms timed, 16.8-17.5 ms templates alone, 28.6-29.4 ms oneDNN's). On the Intel
+  Xeon (AMX) and the Zen 4 EPYC of ``docs/measurements/cpu_2026-12-07_decode_speed.md`` and
+  ``cpu_2026-12-07_epyc-zen4_decode_speed.md`` the timed choice read bfloat16 weights at 81% of the floor's
+  speed; oneDNN's products alone were not measured there. Frozen graphs
+  are not kept by Inductor's graph cache, and their constants are each graph's own copy of the weights, so a small
+  float32 model, whose passes are bound by their kernels' fixed costs, and float64 are not frozen.
 * a model draft's gamma steps, their warps and their draws, are one graph (``draft_graph``): the draws'
   noise is drawn eagerly from the run's ``torch.Generator`` objects, in the order the step-by-step loop
   draws it, and the graph samples argmax(q / noise), torch.multinomial's own one-sample form, so the
@@ -70,7 +79,7 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["compiled", "compile_mode", "freezes", "kept", "FROZEN_FLOAT32_BYTES"]
+__all__ = ["compiled", "compile_mode", "freezes", "kept", "FROZEN_FLOAT32_BYTES", "FROZEN_PRODUCTS"]
 
 #: distinct (width, capacity, batch, dtype) shapes one process may compile for the pass (Dynamo's default is 8)
 RECOMPILE_LIMIT = 64
@@ -84,62 +93,72 @@ def compile_mode(device: torch.device | str) -> str | None:
 #: Inductor's options on a CPU, the C++ wrapper (``torch.compile`` takes a mode or options, not both; a GPU takes the mode)
 CPU_OPTIONS = {"cpp_wrapper": True}
 
-#: Inductor's configuration while a frozen CPU graph is traced and compiled: the weights it reads become constants,
-#: which Inductor lays out for its own matrix-product kernels (C++ templates, chosen among the library's by timing)
-CPU_FREEZING = {"freezing": True, "max_autotune": True, "max_autotune_gemm_backends": "CPP,ATEN"}
+#: Inductor's configuration while a frozen CPU graph is traced and compiled, by its products (``FROZEN_PRODUCTS``): the
+#: weights it reads become constants, laid out for the products that read them. "library": ATen's products
+#: (oneDNN's, over weights it packs once); "autotuned": Inductor's own C++ templates as well, each product's kernel
+#: chosen among them by timing while it compiles
+CPU_FREEZING = {
+    "library": {"freezing": True, "max_autotune": False},
+    "autotuned": {"freezing": True, "max_autotune": True, "max_autotune_gemm_backends": "CPP,ATEN"},
+}
 
-#: the weight dtypes whose CPU passes are compiled frozen at any size
-_FROZEN_DTYPES = (torch.bfloat16, torch.float16)
+#: the products of a frozen CPU graph, by weight dtype (measured: the module docstring)
+FROZEN_PRODUCTS = {torch.bfloat16: "library", torch.float16: "autotuned", torch.float32: "autotuned"}
 
 #: float32 weights of at least this many bytes are compiled frozen too: SmolLM2 (538 MB), whose pass is bound by
 #: reading its weights, is faster frozen; the bundled target (7 MB), bound by its kernels' fixed costs, is slower
 FROZEN_FLOAT32_BYTES = 64 * 2**20
 
 
-def freezes(device: torch.device | str, dtype: torch.dtype, weight_bytes: int) -> bool:
-    """Whether a pass over ``weight_bytes`` of weights of ``dtype`` on ``device`` is compiled frozen
-    (``compiled(..., frozen=True)``): on a CPU, bfloat16 / float16 weights of any size and float32 weights of
-    ``FROZEN_FLOAT32_BYTES`` or more.
+def freezes(device: torch.device | str, dtype: torch.dtype, weight_bytes: int) -> str | None:
+    """The products of a pass over ``weight_bytes`` of weights of ``dtype`` on ``device`` compiled frozen
+    (``FROZEN_PRODUCTS``: "library" or "autotuned", what ``compiled(..., frozen=...)`` takes), or None where it is
+    not frozen: on a CPU, bfloat16 / float16 weights of any size and float32 weights of ``FROZEN_FLOAT32_BYTES`` or
+    more are frozen.
 
     Why, by measurement on a 2-core Intel Xeon (``docs/measurements/cpu_2026-12-07_decode_speed.md``): the
     library's one-row product converts each bfloat16 weight as it reads it, at half its float32 rate in bytes, and
-    Inductor's template over frozen, re-laid-out weights reads them at close to the copy loop's rate (SmolLM2's
+    the products over frozen, re-laid-out weights read them at close to the copy loop's rate (SmolLM2's
     bfloat16 one-token pass 47.5 -> 26 ms). In float32, SmolLM2's pass went from 62 ms (streamed products) to 46.5
     ms frozen, while the bundled pair, whose weights sit in the caches and whose passes are bound by their kernels'
     fixed costs, decoded slower frozen (plain 462 tokens/s, against 505-515 unfrozen in a run minutes before).
     The price is a compile that Inductor's graph cache does not keep (a minute or more for each graph, in every
     process); float64, which the exactness tests use, is never frozen."""
     if torch.device(device).type != "cpu":
-        return False
-    return dtype in _FROZEN_DTYPES or (dtype == torch.float32 and weight_bytes >= FROZEN_FLOAT32_BYTES)
+        return None
+    if dtype == torch.float32 and weight_bytes < FROZEN_FLOAT32_BYTES:
+        return None
+    return FROZEN_PRODUCTS.get(dtype)
 
 
 @functools.cache
-def compiled(function: Callable, device_kind: str, frozen: bool = False) -> Callable:
+def compiled(function: Callable, device_kind: str, frozen: str | None = None) -> Callable:
     """``function`` (``static_pass``) compiled for a device kind ("cpu", "cuda"), one graph per shape, built once;
-    ``frozen`` (a CPU only, ``freezes``): traced and compiled under ``CPU_FREEZING``, the module tensors it reads
-    (the weights) frozen into each graph as constants."""
+    ``frozen`` (a CPU only, ``freezes``: "library" or "autotuned"): traced and compiled under that entry of
+    ``CPU_FREEZING``, the module tensors it reads (the weights) frozen into each graph as constants."""
     import torch._dynamo
 
     config = torch._dynamo.config
     for name in ("recompile_limit", "cache_size_limit"):  # renamed in torch 2.6; set whichever exists
         if hasattr(config, name):
             setattr(config, name, max(getattr(config, name), RECOMPILE_LIMIT))
+    if frozen is not None and frozen not in CPU_FREEZING:
+        raise ValueError(f"frozen must be one of {sorted(CPU_FREEZING)} or None, got {frozen!r}")
     if device_kind == "cpu":
         graph = torch.compile(function, dynamic=False, fullgraph=True, options=dict(CPU_OPTIONS))
-        return functools.partial(_frozen_call, graph) if frozen else graph
+        return functools.partial(_frozen_call, graph, CPU_FREEZING[frozen]) if frozen else graph
     if frozen:
         raise ValueError(f"frozen graphs are compiled for the CPU, not for {device_kind}")
     return torch.compile(function, dynamic=False, fullgraph=True, mode=compile_mode(device_kind))
 
 
-def _frozen_call(graph: Callable, *args, **kwargs):
-    """``graph(*args, **kwargs)`` under ``CPU_FREEZING``. Why around every call and not in ``torch.compile``'s
-    options: Dynamo reads ``freezing`` from Inductor's global configuration when it traces (a recompile can come at
-    any call), and the options reach Inductor only; the patch costs about 15 us a call."""
+def _frozen_call(graph: Callable, freezing: dict, *args, **kwargs):
+    """``graph(*args, **kwargs)`` under ``freezing`` (an entry of ``CPU_FREEZING``). Why around every call and not
+    in ``torch.compile``'s options: Dynamo reads ``freezing`` from Inductor's global configuration when it traces (a
+    recompile can come at any call), and the options reach Inductor only; the patch costs about 15 us a call."""
     import torch._inductor.config
 
-    with torch._inductor.config.patch(CPU_FREEZING):
+    with torch._inductor.config.patch(freezing):
         return graph(*args, **kwargs)
 
 

@@ -16,8 +16,8 @@ weight matrices, each once, as a pass meets them. A pass of nothing but its matr
 W_linear / that rate, so  linear rate / B  bounds the roofline fraction any decoder built on these
 kernels can reach, whatever it does about dispatch. ``linear_bandwidth(..., streamed=True)`` asks the same of
 the streamed reductions a compiled one-token pass runs on the CPU over a small model's float32 / float64 weights
-(``streamed_products``; over bfloat16 / float16 weights and large float32 ones it runs Inductor's products over
-frozen weights, ``compiled_steps.freezes``).
+(``streamed_products``; over bfloat16 / float16 weights and large float32 ones it runs products over frozen
+weights laid out once for them, ``compiled_steps.freezes``).
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ def layer_kv(kv: PassKV, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
     return getattr(kv, f"k{layer}"), getattr(kv, f"v{layer}")
 
 
-def pass_kv(kv: StaticKV, frozen: bool) -> PassKV:
+def pass_kv(kv: StaticKV, frozen: str | None) -> PassKV:
     """The cache as a compiled pass takes it: the module (on a GPU its buffers are static addresses, which CUDA
     graphs replay over), or, for a frozen graph (``compiled_steps.freezes``), its buffers as a tuple, ordinary
     inputs: a frozen graph turns the module tensors it reads into constants, and a cache read as a module would be
@@ -177,8 +177,9 @@ class StaticRowCache:
         self.lengths = [0] * batch
         self.forwards = 0
         self.compiled = compiled
-        # its compiled passes freeze the weights (by dtype, and by W, the bytes one pass reads)
-        self.frozen = compiled and freezes(self.device, self.dtype, weight_bytes(self.lean))
+        # the products of its compiled passes where they freeze the weights (by dtype, and by W, the bytes one
+        # pass reads), None where they do not
+        self.frozen = freezes(self.device, self.dtype, weight_bytes(self.lean)) if compiled else None
         self.kv: StaticKV | None = None
 
     @property

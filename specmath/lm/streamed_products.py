@@ -17,7 +17,7 @@ differs from the library's, so logits agree to rounding, not to the bit (the tes
 
 ``static_cache.static_pass``, compiled for the CPU, uses ``streamed_product`` for a pass over one token of one row
 (plain decoding and a draft's steps at batch 1) unless its graph freezes the weights (bfloat16 / float16, or a
-large model's float32, ``compiled_steps.freezes``: Inductor's own products over re-laid-out weights are faster
+large model's float32, ``compiled_steps.freezes``: products over weights laid out once for them are faster
 still), and the module's own call otherwise (eagerly, the streamed form would build x * W in memory): for
 several rows the loop would read W once
 per row, and a library product reads it once. Only plain ``torch.nn.Linear`` modules are rewritten; anything

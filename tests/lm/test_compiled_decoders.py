@@ -72,7 +72,8 @@ def test_one_row_compiled_streams_its_products_and_emits_the_eager_tokens():
 
 def test_low_precision_cpu_graphs_freeze_the_weights_agree_with_eager_and_compile_once_per_shape():
     """bfloat16 weights on the CPU: the compiled passes freeze them into the graph (``compiled_steps.freezes``) and
-    compute the products with Inductor's kernels, the cache an ordinary input of the graph. Their logits are the
+    compute the products over the weights laid out once (oneDNN's, ``FROZEN_PRODUCTS``), the cache an ordinary input
+    of the graph. Their logits are the
     eager pass's to bfloat16 rounding: every product is summed in float32 in another order and each layer rounds
     its output to bfloat16 (2^-8 relative), so two orders may differ by an ulp or two of a layer's output, which
     the next layers carry: over the 2 layers here, logits of 1-1.5 differed by at most 0.008 (two ulps, seeds 0-2),
