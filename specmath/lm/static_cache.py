@@ -128,9 +128,10 @@ class _Writer:
         return keys, values
 
 
-def static_pass(lean: LeanLlama, kv: PassKV, ids: torch.Tensor, positions: torch.Tensor, last_only: bool = False
-                ) -> torch.Tensor:
-    """Logits (B, n, V) (``last_only``: (B, 1, V)) of ``ids`` (B, n) at ``positions`` (B, n), written into ``kv``.
+def static_pass(lean: LeanLlama, kv: PassKV, ids: torch.Tensor, positions: torch.Tensor, logits: bool = True
+                ) -> torch.Tensor | None:
+    """Logits (B, n, V) of ``ids`` (B, n) at ``positions`` (B, n), written into ``kv``; ``logits=False`` (a prefill):
+    the keys and values written, no output layer, None.
 
     Token i of row b sits at position m = positions[b, i] and sees slots j <= m. Every shape is fixed
     by (B, n, L): this is the function ``compiled_steps`` compiles, once per width n. Compiled for the CPU, a pass
@@ -157,10 +158,9 @@ def static_pass(lean: LeanLlama, kv: PassKV, ids: torch.Tensor, positions: torch
     attention = streamed_attention if one_row else library_attention
     for layer in lean.layers:
         h = layer(h, cos, sin, mask, writer, product, attention)
-    h = lean.norm(h)
-    if last_only:
-        h = h[:, -1:]
-    return product(lean.lm_head, h)
+    if not logits:
+        return None
+    return product(lean.lm_head, lean.norm(h))
 
 
 class StaticRowCache:
@@ -226,7 +226,7 @@ class StaticRowCache:
             out = compiled(static_pass, self.device.type, self.frozen)(self.lean, pass_kv(self.kv, self.frozen), ids,
                                                                        positions)
         else:
-            out = static_pass(self.lean, self.kv, ids, positions, last_only=not logits)
+            out = static_pass(self.lean, self.kv, ids, positions, logits=logits)
         self.forwards += 1
         self.lengths = [length + k for length, k in zip(self.lengths, counts, strict=True)]
         if not logits:

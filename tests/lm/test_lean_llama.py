@@ -74,6 +74,23 @@ def test_without_a_cache_and_with_logits_to_keep():
     assert lean.get_output_embeddings() is model.lm_head
 
 
+def test_the_kept_positions_logits_come_from_one_matrix_product():
+    """logits_to_keep = k: the last k positions' logits of every row, the head applied to a (B k, H) matrix (a sliced
+    3-d input makes torch's CPU product copy the weight first: ``lean_llama.last_logits``)."""
+    lean = LeanLlama(tiny_llama(4))
+    x = torch.tensor([[1, 2, 3, 4, 5], [5, 4, 3, 2, 1]])
+    inputs = []
+    hook = lean.lm_head.register_forward_hook(lambda module, args, out: inputs.append(args[0].shape))
+    with torch.no_grad():
+        full = lean(x, use_cache=False).logits
+        for keep in (1, 2, 5):
+            kept = lean(x, use_cache=False, logits_to_keep=keep).logits
+            assert kept.shape == (2, keep, 48)
+            torch.testing.assert_close(kept, full[:, -keep:])  # the same rows through the same product
+    hook.remove()
+    assert inputs == [(2, 5, 32), (2, 32), (4, 32), (10, 32)]  # hidden size 32
+
+
 def test_shared_and_quantised_projections_run_as_loaded():
     """A layer-skip self-draft shares the target's layers; an int8 draft keeps its quantised modules unstacked."""
     target = tiny_llama(5, layers=3)
