@@ -206,9 +206,10 @@ def last_logits(head: torch.nn.Module, h: torch.Tensor, keep: int) -> torch.Tens
     """Logits (B, keep, V) of the last ``keep`` positions of ``h`` (B, n, H), the head applied to them as one
     (B keep, H) matrix. Why not ``head(h[:, -keep:])``: that slice keeps h's stride n H on its first dimension, and
     torch's CPU ``F.linear`` takes such a 3-d input through a batched product that copies the weight first. For
-    SmolLM2's bfloat16 head (49,152 x 576) and one row's last position (a prefill of 61 tokens) it took 74 ms,
-    against 3.3 ms for the same product on the 2-d (1, 576) row (torch 2.13.0, 1 thread, a 2-core AMD EPYC,
-    2026-12-07; ``python benchmarks/head_input.py``)."""
+    SmolLM2's bfloat16 head (49,152 x 576) and one row's last position (a prefill of 61 tokens) it took 73.2 ms,
+    against 3.4 ms for the same product on the 2-d (1, 576) row; in float32 both took 6.7 ms (torch 2.13.0, 1
+    thread, a 2-core AMD EPYC of family 26, 2026-12-07; ``python benchmarks/head_input.py``, results in
+    ``benchmarks/results/cpu_2026-12-07_head_input.json``)."""
     B, _, H = h.shape
     return head(h[:, -keep:].reshape(B * keep, H)).view(B, keep, -1)
 
