@@ -189,7 +189,10 @@ class RowCache:
         # no hole anywhere: pass no mask (the plain causal one, which HF builds faster than from a 2D mask)
         attention_mask = None if full and not self._holes else mask
         self._holes = self._holes or not full
-        extra = {} if logits else {"logits_to_keep": 1}
+        # a prefill keeps the last position's logits only, named by index: Hugging Face's forward then gathers that row
+        # into a tensor of its own, where logits_to_keep=1 slices it out of h with h's strides, and torch's CPU product
+        # copies a bfloat16 output layer's weight for such a slice (``lean_llama.last_logits``)
+        extra = {} if logits else {"logits_to_keep": torch.tensor([n - 1], device=self.device)}
         out = self.model(input_ids=ids, attention_mask=attention_mask, position_ids=positions, use_cache=True,
                          **{self._cache_kw: self.cache}, **extra)
         self.forwards += 1

@@ -178,8 +178,10 @@ class LeanLlama(torch.nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 position_ids: torch.Tensor | None = None, cache=None, use_cache: bool = True,
-                logits_to_keep: int = 0, past_key_values=None) -> LeanOutput:
-        """Logits of ``input_ids`` (B, n) after the cached slots; ``attention_mask`` (B, slots + n): 1 = real token."""
+                logits_to_keep: int | torch.Tensor = 0, past_key_values=None) -> LeanOutput:
+        """Logits of ``input_ids`` (B, n) after the cached slots; ``attention_mask`` (B, slots + n): 1 = real token.
+        ``logits_to_keep``, as Hugging Face's forward takes it: an int k > 0 keeps the last k positions, a 1-d tensor
+        the positions it holds, 0 all of them."""
         cache = cache if cache is not None else past_key_values
         if not use_cache:
             cache = None
@@ -197,6 +199,8 @@ class LeanLlama(torch.nn.Module):
         for layer in self.layers:
             h = layer(h, cos, sin, mask, cache)
         h = self.norm(h)
+        if isinstance(logits_to_keep, torch.Tensor):
+            return LeanOutput(self.lm_head(h[:, logits_to_keep]))  # indexing copies the rows: (B, k, H) of its own
         if logits_to_keep:
             return LeanOutput(last_logits(self.lm_head, h, logits_to_keep))
         return LeanOutput(self.lm_head(h))

@@ -76,7 +76,8 @@ def test_without_a_cache_and_with_logits_to_keep():
 
 def test_the_kept_positions_logits_come_from_one_matrix_product():
     """logits_to_keep = k: the last k positions' logits of every row, the head applied to a (B k, H) matrix (a sliced
-    3-d input makes torch's CPU product copy the weight first: ``lean_llama.last_logits``)."""
+    3-d input makes torch's CPU product copy the weight first: ``lean_llama.last_logits``); a 1-d tensor of positions:
+    those positions' logits."""
     lean = LeanLlama(tiny_llama(4))
     x = torch.tensor([[1, 2, 3, 4, 5], [5, 4, 3, 2, 1]])
     inputs = []
@@ -87,8 +88,11 @@ def test_the_kept_positions_logits_come_from_one_matrix_product():
             kept = lean(x, use_cache=False, logits_to_keep=keep).logits
             assert kept.shape == (2, keep, 48)
             torch.testing.assert_close(kept, full[:, -keep:])  # the same rows through the same product
+        # Hugging Face's other form, positions by index (what RowCache's prefill passes): gathered, not sliced
+        picked = lean(x, use_cache=False, logits_to_keep=torch.tensor([1, 4])).logits
+        torch.testing.assert_close(picked, full[:, [1, 4]])
     hook.remove()
-    assert inputs == [(2, 5, 32), (2, 32), (4, 32), (10, 32)]  # hidden size 32
+    assert inputs == [(2, 5, 32), (2, 32), (4, 32), (10, 32), (2, 2, 32)]  # hidden size 32
 
 
 def test_shared_and_quantised_projections_run_as_loaded():
