@@ -136,7 +136,7 @@ def static_pass(lean: LeanLlama, kv: PassKV, ids: torch.Tensor, positions: torch
     Token i of row b sits at position m = positions[b, i] and sees slots j <= m. Every shape is fixed
     by (B, n, L): this is the function ``compiled_steps`` compiles, once per width n. Compiled for the CPU, a pass
     over one token of one row computes its products as streamed reductions (``streamed_products``), unless its
-    graph freezes the weights (``compiled_steps.freezes``): those products are Inductor's own kernels.
+    graph freezes the weights (``compiled_steps.freezes``): those products are the ones ``FROZEN_PRODUCTS`` names.
     """
     B, n = ids.shape
     h = lean.embed_tokens(ids)
@@ -151,8 +151,9 @@ def static_pass(lean: LeanLlama, kv: PassKV, ids: torch.Tensor, positions: torch
     # loop over W's rows (measured on the CPU only); eager, it would build x * W in memory, so eager passes and
     # passes over several rows or tokens keep the library's products, which read W once for all of them.
     one_row = B * n == 1 and ids.device.type == "cpu" and torch.compiler.is_compiling()
-    # Frozen weights (low precision or large, ``compiled_steps.freezes``) go to Inductor's own product kernels,
-    # which lay them out for the product; that needs the product as the library's, not as the streamed reduction.
+    # Frozen weights (low precision or large, ``compiled_steps.freezes``) go to products over weights laid out once
+    # for them (oneDNN's or Inductor's, ``FROZEN_PRODUCTS``); that needs the product as the library's, not as the
+    # streamed reduction.
     streamed = one_row and not torch._inductor.config.freezing
     product = streamed_product if streamed else module_product
     attention = streamed_attention if one_row else library_attention
