@@ -25,7 +25,7 @@ from pathlib import Path
 from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from run_record import machine_record, tool_output  # noqa: E402  (scripts/run_record.py)
+from run_record import cpu_summary, machine_record  # noqa: E402  (scripts/run_record.py)
 
 WRAPPERS = ("cpp", "python")
 #: warm-up calls of each kind before the timed ones (they compile every graph the timed calls run)
@@ -103,10 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {key:<14s} " + "  ".join(f"{r:5.2f}" for r in ratios[key])
               + f"   C++ {' '.join(str(c[key]) for c in runs[0::2])}   Python {' '.join(str(p[key]) for p in runs[1::2])}")
     if args.json:
-        cpu = tool_output("sh", "-c", "lscpu | grep -E '^(CPU family|Model|Flags)' | grep -o -E '^[^:]*: *[0-9]+|amx_tile|avx512f'")
         with open(args.json, "w") as f:
             json.dump({"pair": args.pair, "gamma": args.gamma, "threads": 1, "python_over_cpp": ratios, "runs": runs,
-                       "environment": machine_record(cpu=" ".join(cpu.split()),
+                       "environment": machine_record(cpu=cpu_summary(),
                                                      command="python " + " ".join(sys.argv))}, f, indent=1)
     return 0
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from run_record import machine_record, tool_output  # noqa: E402  (scripts/run_record.py)
+from run_record import cpu_summary, machine_record  # noqa: E402  (scripts/run_record.py)
 
 CHOICES = ("library", "templates", "autotuned")
 #: Inductor's configuration for "templates" (the other two are ``compiled_steps.CPU_FREEZING``'s)
@@ -119,10 +119,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {dtype:<9s} {choice:<10s} " + "   ".join(
                 f"{r['pass_ms']:6.2f} ms {r['share_of_floor_speed']:.0%} {r['warm_up_s']:5.1f} s" for r in mine))
     if args.json:
-        cpu = tool_output("sh", "-c", "lscpu | grep -E '^(CPU family|Model|Flags)' | grep -o -E '^[^:]*: *[0-9]+|amx_tile|avx512f|avx512_bf16'")
         with open(args.json, "w") as f:
             json.dump({"pair": args.pair, "threads": 1, "context": CONTEXT, "runs": runs,
-                       "environment": machine_record(cpu=" ".join(cpu.split()),
+                       "environment": machine_record(cpu=cpu_summary(),
                                                      command="python " + " ".join(sys.argv))}, f, indent=1)
     return 0
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from run_record import machine_record  # noqa: E402  (scripts/run_record.py)
+from run_record import cpu_summary, machine_record  # noqa: E402  (scripts/run_record.py)
 
 
 def time_call(call, calls: int = 5) -> float:
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"pair": args.pair, "threads": 1, "results": results,
-                       "environment": machine_record(command="python " + " ".join(sys.argv))}, f, indent=1)
+                       "environment": machine_record(cpu=cpu_summary(), command="python " + " ".join(sys.argv))}, f, indent=1)
     return 0
 
 
