@@ -43,11 +43,17 @@ CLOCKS = dict(zip(BENCH_CLOCKS, (time.perf_counter, time.process_time), strict=T
 _clock = ["wall"]  # the clock of the stopwatches made now: ``timed_by`` sets it
 
 
+def _check(clock: str) -> str:
+    """``clock`` if it is one of ``CLOCKS``; ValueError naming them otherwise."""
+    if clock not in CLOCKS:
+        raise ValueError(f"clock {clock!r}: one of {', '.join(CLOCKS)}")
+    return clock
+
+
 @contextmanager
 def timed_by(clock: str) -> Iterator[None]:
     """Every ``Stopwatch`` made inside the block (without a clock of its own) reads ``clock``, one of ``CLOCKS``."""
-    if clock not in CLOCKS:
-        raise ValueError(f"clock {clock!r}: one of {', '.join(CLOCKS)}")
+    _check(clock)
     _clock.append(clock)
     try:
         yield
@@ -70,7 +76,7 @@ class Stopwatch:
     def __init__(self, device: torch.device | str | None = None, parts: Iterable[str] = (), enabled: bool = True,
                  clock: str | None = None) -> None:
         self.cuda = device is not None and torch.device(device).type == "cuda"
-        self.clock = _clock[-1] if clock is None else clock
+        self.clock = _clock[-1] if clock is None else _check(clock)
         self._read = CLOCKS[self.clock]
         self.enabled = enabled
         self.seconds: dict[str, float] = dict.fromkeys(parts, 0.0)

@@ -97,3 +97,5 @@ def test_a_stopwatch_reads_the_clock_of_the_block_it_is_made_in_and_the_cpu_cloc
     with pytest.raises(ValueError, match="clock 'gpu': one of wall, cpu"):
         with timed_by("gpu"):
             pass
+    with pytest.raises(ValueError, match="clock 'gpu': one of wall, cpu"):
+        Stopwatch(clock="gpu")
